@@ -1,0 +1,84 @@
+import { ConfigError } from "../errors.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import { type Mask, type MaskLike, type Matrix, rowLengths } from "../core/tensor.js";
+import { toMask } from "../core/validate.js";
+import { Aggregation, checkAggregation } from "./aggregation.js";
+
+/** Options of the aggregation functions. */
+export interface AggregationOptions {
+  /** Generation budget ℓ for `token_sum_norm` (required for it, ignored by the other modes). */
+  readonly normLen?: number | null | undefined;
+}
+
+/**
+ * Validate `normLen` against the mode: required (a positive integer) iff the mode is
+ * `token_sum_norm`, ignored otherwise. Returns the budget, or 0 when unused.
+ * @internal
+ */
+export function checkNormLen(fn: string, mode: Aggregation, normLen: unknown, arg = "normLen"): number {
+  if (mode !== Aggregation.TOKEN_SUM_NORM) return 0;
+  if (normLen === null || normLen === undefined) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, 'a positive integer when the aggregation is "token_sum_norm" (the generation budget)', fmtValue(normLen)));
+  }
+  if (typeof normLen !== "number" || !Number.isInteger(normLen) || normLen < 1) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive integer", fmtValue(normLen)));
+  }
+  return normLen;
+}
+
+/**
+ * Fill `out` with the weights of `mode` for a validated mask (the kernel behind
+ * {@link effectiveTokenWeights}; `out` is zero at padding).
+ * @internal
+ */
+export function fillTokenWeights(mask: Mask, mode: Aggregation, normLen: number, out: Float64Array): void {
+  const { rows: B, cols: T, data: m } = mask;
+  out.fill(0);
+  if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
+    const L = rowLengths(mask);
+    for (let b = 0; b < B; b++) {
+      const w = 1 / (B * (L[b] as number));
+      for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = w;
+    }
+    return;
+  }
+  let w: number;
+  if (mode === Aggregation.TOKEN_MEAN) {
+    let N = 0;
+    for (let i = 0; i < m.length; i++) N += m[i] as number;
+    w = 1 / N;
+  } else if (mode === Aggregation.SEQ_MEAN_TOKEN_SUM) {
+    w = 1 / B;
+  } else {
+    w = 1 / (B * normLen);
+  }
+  for (let i = 0; i < m.length; i++) if (m[i] === 1) out[i] = w;
+}
+
+/**
+ * Return the weight each token carries in the aggregated loss, w[b, t] = ∂L/∂x[b, t].
+ *
+ * Formula: token_mean m/N; seq_mean_token_mean m/(B·L_b); seq_mean_token_sum m/B;
+ * token_sum_norm m/(B·norm_len). Each weight is one correctly rounded division 1/(integer).
+ * Gradient / stop-gradient: none (a function of the mask only).
+ *
+ * @param responseMask - The `[B, T]` response mask; every row needs at least one response token.
+ * @param mode - The aggregation mode.
+ * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`.
+ * @returns `[B, T]` float64 weights, exactly 0 at padding; the mean modes sum to 1.
+ * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row.
+ * @throws {ConfigError} E_CONFIG when `normLen` is missing or not a positive integer for token_sum_norm.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown mode.
+ * @derivation docs/derivations/aggregation.md#effective-token-weights
+ * @enforcedBy test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the four modes on lengths [2, 1]
+ * @since 0.1.0
+ */
+export function effectiveTokenWeights(responseMask: MaskLike, mode: Aggregation, options: AggregationOptions = {}): Matrix {
+  const fn = "effectiveTokenWeights";
+  const agg = checkAggregation(fn, "mode", mode);
+  const mask = toMask(fn, responseMask);
+  const normLen = checkNormLen(fn, agg, options.normLen);
+  const data = new Float64Array(mask.rows * mask.cols);
+  fillTokenWeights(mask, agg, normLen, data);
+  return { rows: mask.rows, cols: mask.cols, data };
+}

@@ -1,0 +1,206 @@
+/**
+ * Input validation shared by every public function: rank and shape checks, mask checks, finiteness
+ * at response positions, and the `[B]` / `[B, T]` advantage broadcast. Each check throws the typed
+ * error of `errors.ts` with the standard message (`core/message.ts`). Validation happens at call
+ * entry, before any arithmetic (docs/conventions.md#errors).
+ */
+import { MaskError, NonFiniteError, ShapeError } from "../errors.js";
+import { fmtIndices, fmtShape, mustBe } from "./message.js";
+import {
+  isMask,
+  isMatrix,
+  type Mask,
+  type MaskLike,
+  type Matrix,
+  type MatrixLike,
+  type VectorLike,
+} from "./tensor.js";
+
+/** Describe the shape of an arbitrary nested-array value for a message, e.g. `[4]` or `[2, 3]`. */
+export function describeShape(x: unknown): string {
+  if (isMatrix(x) || isMask(x)) return fmtShape([x.rows, x.cols]);
+  if (x instanceof Float64Array) return fmtShape([x.length]);
+  if (!Array.isArray(x)) return x === null ? "null" : typeof x;
+  const dims: number[] = [];
+  let cur: unknown = x;
+  while (Array.isArray(cur)) {
+    dims.push(cur.length);
+    cur = cur[0];
+  }
+  return fmtShape(dims);
+}
+
+function isRows(x: unknown): x is readonly (readonly unknown[])[] {
+  return Array.isArray(x) && x.length > 0 && x.every((r) => Array.isArray(r));
+}
+
+/**
+ * Validate and convert a `[B, T]` matrix argument. Nested rows must be rectangular and hold numbers
+ * (any float, NaN included: finiteness is checked separately at response positions).
+ */
+export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
+  if (isMatrix(x)) {
+    if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`));
+    }
+    return x;
+  }
+  if (!isRows(x)) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+  }
+  const rows = x.length;
+  const cols = (x[0] as readonly unknown[]).length;
+  if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
+  const data = new Float64Array(rows * cols);
+  for (let b = 0; b < rows; b++) {
+    const row = x[b] as readonly unknown[];
+    if (row.length !== cols) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, `rectangular [B, T] (every row of length ${cols})`, `row ${b} of length ${row.length}`));
+    }
+    for (let t = 0; t < cols; t++) {
+      const v = row[t];
+      if (typeof v !== "number") {
+        throw new ShapeError(fn, arg, mustBe(fn, arg, "a [B, T] array of numbers", `${typeof v} at (${b}, ${t})`));
+      }
+      data[b * cols + t] = v;
+    }
+  }
+  return { rows, cols, data };
+}
+
+/** Validate and convert a `[B]` vector argument (any float values; finiteness checked separately). */
+export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
+  if (x instanceof Float64Array) return x;
+  if (!Array.isArray(x) || x.some((v) => typeof v !== "number")) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "1-D [B] of numbers", `shape ${describeShape(x)}`));
+  }
+  return Float64Array.from(x);
+}
+
+/**
+ * Validate and convert a `[B, T]` response mask: values 0/1 (or booleans), shape equal to
+ * `like`'s, and at least one response token in every row.
+ */
+export function toMask(
+  fn: string,
+  x: MaskLike,
+  like?: { readonly rows: number; readonly cols: number; readonly arg: string },
+  arg = "responseMask",
+): Mask {
+  let mask: Mask;
+  if (isMask(x)) {
+    for (let i = 0; i < x.data.length; i++) {
+      if ((x.data[i] as number) > 1) {
+        throw new MaskError(fn, arg, mustBe(fn, arg, "0/1 valued", `${x.data[i]} at flat index ${i}`));
+      }
+    }
+    if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`));
+    }
+    mask = x;
+  } else {
+    if (!isRows(x)) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+    const rows = x.length;
+    const cols = (x[0] as readonly unknown[]).length;
+    if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
+    const data = new Uint8Array(rows * cols);
+    for (let b = 0; b < rows; b++) {
+      const row = x[b] as readonly unknown[];
+      if (row.length !== cols) {
+        throw new ShapeError(fn, arg, mustBe(fn, arg, `rectangular [B, T] (every row of length ${cols})`, `row ${b} of length ${row.length}`));
+      }
+      for (let t = 0; t < cols; t++) {
+        const v = row[t];
+        if (v === true || v === 1) data[b * cols + t] = 1;
+        else if (v !== false && v !== 0) {
+          throw new MaskError(fn, arg, mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`));
+        }
+      }
+    }
+    mask = { rows, cols, data };
+  }
+  if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, `the shape of ${like.arg} ${fmtShape([like.rows, like.cols])}`, `shape ${fmtShape([mask.rows, mask.cols])}`));
+  }
+  const empty: number[] = [];
+  for (let b = 0; b < mask.rows; b++) {
+    let any = 0;
+    for (let t = 0; t < mask.cols; t++) any |= mask.data[b * mask.cols + t] as number;
+    if (!any) empty.push(b);
+  }
+  if (empty.length > 0) {
+    throw new MaskError(fn, arg, mustBe(fn, arg, "non-empty in every row (at least one response token)", `zero response tokens in rows ${fmtIndices(empty)}`));
+  }
+  return mask;
+}
+
+/** Require two matrices to have identical shapes. */
+export function checkSameShape(fn: string, argA: string, a: Matrix, argB: string, b: Matrix): void {
+  if (a.rows !== b.rows || a.cols !== b.cols) {
+    throw new ShapeError(fn, argB, mustBe(fn, argB, `the shape of ${argA} ${fmtShape([a.rows, a.cols])}`, `shape ${fmtShape([b.rows, b.cols])}`));
+  }
+}
+
+/** Require `x` to be finite at every response position (padding may hold anything). */
+export function checkFiniteAt(fn: string, arg: string, x: Matrix, mask: Mask): void {
+  const { data } = x;
+  const m = mask.data;
+  for (let i = 0; i < data.length; i++) {
+    if (m[i] === 1 && !Number.isFinite(data[i] as number)) {
+      const b = Math.floor(i / x.cols);
+      throw new NonFiniteError(fn, arg, mustBe(fn, arg, "finite at response positions", `${data[i]} at (${b}, ${i - b * x.cols})`));
+    }
+  }
+}
+
+/** Require every entry of `x` to be finite. */
+export function checkFiniteAll(fn: string, arg: string, x: ArrayLike<number>, cols = 0): void {
+  for (let i = 0; i < x.length; i++) {
+    if (!Number.isFinite(x[i] as number)) {
+      const where = cols > 0 ? `(${Math.floor(i / cols)}, ${i % cols})` : `index ${i}`;
+      throw new NonFiniteError(fn, arg, mustBe(fn, arg, "finite everywhere", `${x[i]} at ${where}`));
+    }
+  }
+}
+
+/**
+ * Broadcast `[B]` or `[B, T]` advantages to `[B, T]`, zero at masked positions. A `[B]` vector must
+ * be finite everywhere; a `[B, T]` matrix only at response positions.
+ */
+export function broadcastAdvantages(
+  fn: string,
+  advantages: VectorLike | MatrixLike,
+  like: Matrix,
+  likeArg: string,
+  mask: Mask,
+  arg = "advantages",
+): Matrix {
+  const { rows, cols } = like;
+  const out = new Float64Array(rows * cols);
+  const m = mask.data;
+  const isVec =
+    advantages instanceof Float64Array ||
+    (Array.isArray(advantages) && advantages.every((v) => typeof v === "number"));
+  if (isVec) {
+    const v = toVector(fn, arg, advantages as VectorLike);
+    if (v.length !== rows) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, `[B] with B = ${rows} (the rows of ${likeArg}) or [B, T] = ${fmtShape([rows, cols])}`, `shape ${fmtShape([v.length])}`));
+    }
+    checkFiniteAll(fn, arg, v);
+    for (let b = 0; b < rows; b++) {
+      const a = v[b] as number;
+      for (let t = 0; t < cols; t++) if (m[b * cols + t] === 1) out[b * cols + t] = a;
+    }
+    return { rows, cols, data: out };
+  }
+  if (!isMatrix(advantages) && !isRows(advantages)) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "[B] or [B, T]", `shape ${describeShape(advantages)}`));
+  }
+  const a = toMatrix(fn, arg, advantages as MatrixLike);
+  if (a.rows !== rows || a.cols !== cols) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, `[B] with B = ${rows} or [B, T] = ${fmtShape([rows, cols])} (the shape of ${likeArg})`, `shape ${fmtShape([a.rows, a.cols])}`));
+  }
+  checkFiniteAt(fn, arg, a, mask);
+  for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = a.data[i] as number;
+  return { rows, cols, data: out };
+}

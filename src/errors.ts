@@ -1,0 +1,92 @@
+/**
+ * The one error hierarchy of polgrad. Every error names the public function (`fn`), the argument
+ * (`arg`) and carries a stable `code`; the message has one format, built by `core/message.ts`:
+ * `<fn>: <arg> must be <rule>; got <actual>`.
+ *
+ * Tests assert the class, `code` and `arg`; one snapshot per class pins the wording
+ * (test/errors.test.ts).
+ */
+
+/** Stable machine-readable error codes (house style §5.3). */
+export type ErrorCode =
+  | "E_SHAPE"
+  | "E_MASK"
+  | "E_NONFINITE"
+  | "E_CONFIG"
+  | "E_UNKNOWN_NAME"
+  | "E_IO"
+  | "E_VERIFY";
+
+/** Base class of every error polgrad throws on purpose. */
+export class PolgradError extends Error {
+  /** Stable code, e.g. `E_SHAPE`. */
+  readonly code: ErrorCode;
+  /** The public function that rejected its input, e.g. `policyLoss`. */
+  readonly fn: string;
+  /** The argument at fault (TS spelling), when there is one. */
+  readonly arg: string | undefined;
+
+  constructor(code: ErrorCode, fn: string, arg: string | undefined, message: string) {
+    super(message);
+    this.name = "PolgradError";
+    this.code = code;
+    this.fn = fn;
+    this.arg = arg;
+  }
+}
+
+/** A tensor has the wrong rank or a shape that does not match its partner. */
+export class ShapeError extends PolgradError {
+  constructor(fn: string, arg: string, message: string) {
+    super("E_SHAPE", fn, arg, message);
+    this.name = "ShapeError";
+  }
+}
+
+/** A response mask is not 0/1, has the wrong shape, or has a row with no response token. */
+export class MaskError extends PolgradError {
+  constructor(fn: string, arg: string, message: string) {
+    super("E_MASK", fn, arg, message);
+    this.name = "MaskError";
+  }
+}
+
+/** A value that must be finite (at a response position) is NaN or infinite. */
+export class NonFiniteError extends PolgradError {
+  constructor(fn: string, arg: string, message: string) {
+    super("E_NONFINITE", fn, arg, message);
+    this.name = "NonFiniteError";
+  }
+}
+
+/** A configuration object or scalar option breaks a rule. */
+export class ConfigError extends PolgradError {
+  constructor(fn: string, arg: string, message: string) {
+    super("E_CONFIG", fn, arg, message);
+    this.name = "ConfigError";
+  }
+}
+
+/** A name (algorithm, mode, estimator) is not registered; carries the closest known names. */
+export class UnknownNameError extends PolgradError {
+  /** Registered names closest to the one given, best first. */
+  readonly suggestions: readonly string[];
+
+  constructor(fn: string, arg: string, message: string, suggestions: readonly string[]) {
+    super("E_UNKNOWN_NAME", fn, arg, message);
+    this.name = "UnknownNameError";
+    this.suggestions = suggestions;
+  }
+}
+
+/** A file could not be read or does not hold a valid batch/config. */
+export class IoError extends PolgradError {
+  /** The path of the file at fault, when there is one. */
+  readonly path: string | undefined;
+
+  constructor(fn: string, arg: string | undefined, message: string, path?: string) {
+    super("E_IO", fn, arg, message);
+    this.name = "IoError";
+    this.path = path;
+  }
+}

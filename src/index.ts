@@ -1,0 +1,54 @@
+/**
+ * polgrad: the exact semantics of LLM policy-gradient post-training losses, in float64 with
+ * closed-form gradients. This file is the whole public API, re-exported by name.
+ */
+export {
+  AGGREGATIONS,
+  Aggregation,
+  type AggregationOptions,
+  aggregate,
+  effectiveTokenWeights,
+  type MicrobatchOptions,
+  microbatchTokenWeights,
+} from "./aggregate/index.js";
+export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
+export { maskToRows, toRows } from "./core/tensor.js";
+export {
+  ConfigError,
+  type ErrorCode,
+  IoError,
+  MaskError,
+  NonFiniteError,
+  PolgradError,
+  ShapeError,
+  UnknownNameError,
+} from "./errors.js";
+export {
+  type KLAggregateOptions,
+  KL_ESTIMATORS,
+  KLEstimator,
+  type KLLossConfig,
+  klEstimate,
+  klInReward,
+  klLoss,
+  type LossWithGrad,
+  reverseKlGradSurrogate,
+} from "./kl/index.js";
+export {
+  type ClipConfig,
+  type ISCorrectionConfig,
+  type PolicyLossConfig,
+  type PolicyLossInputs,
+  type PolicyLossResult,
+  policyLoss,
+  RATIO_KINDS,
+  RatioKind,
+  SURROGATE_KINDS,
+  SurrogateKind,
+  type ValueLossOptions,
+  type ValueLossResult,
+  valueLoss,
+} from "./losses/index.js";
+
+/** The package version. */
+export const VERSION: string = "0.1.0";

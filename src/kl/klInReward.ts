@@ -1,0 +1,47 @@
+import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import { checkFiniteAt, checkSameShape, toMatrix } from "../core/validate.js";
+import type { KLEstimator } from "./estimator.js";
+import { klPoints } from "./klEstimate.js";
+
+/**
+ * Subtract a KL penalty from per-token rewards (PPO-RLHF reward shaping).
+ *
+ * Formula: r'_t = r_t − coef·k(ref − old)_t, with the estimator evaluated at the *sampling*
+ * policy's logprobs `oldLogprobs`; 0 at padding.
+ * Gradient / stop-gradient: none — the output is data (a reward), detached from every input.
+ *
+ * @param tokenRewards - `[B, T]` per-token rewards.
+ * @param oldLogprobs - `[B, T]` logprobs of the policy that sampled the tokens.
+ * @param refLogprobs - `[B, T]` reference-policy logprobs.
+ * @param kind - The estimator.
+ * @param coef - The KL coefficient β.
+ * @param options - `responseMask`, the `[B, T]` mask.
+ * @returns `[B, T]` shaped rewards, exactly 0 at padding.
+ * @throws {ShapeError} E_SHAPE when shapes differ or a stream is not 2-D.
+ * @throws {MaskError} E_MASK when the mask is invalid.
+ * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown estimator.
+ * @derivation docs/derivations/kl.md#kl-in-reward
+ * @enforcedBy test/kl/klInReward.test.ts > klInReward > golden: k1 and k3 shaped rewards with coef 0.5
+ * @since 0.1.0
+ */
+export function klInReward(
+  tokenRewards: MatrixLike,
+  oldLogprobs: MatrixLike,
+  refLogprobs: MatrixLike,
+  kind: KLEstimator,
+  coef: number,
+  options: { readonly responseMask: MaskLike },
+): Matrix {
+  const fn = "klInReward";
+  const rewards = toMatrix(fn, "tokenRewards", tokenRewards);
+  const old = toMatrix(fn, "oldLogprobs", oldLogprobs);
+  checkSameShape(fn, "tokenRewards", rewards, "oldLogprobs", old);
+  const { value, mask } = klPoints(fn, old, refLogprobs, kind, options.responseMask, "oldLogprobs");
+  checkFiniteAt(fn, "tokenRewards", rewards, mask);
+  const out = new Float64Array(value.data.length);
+  for (let i = 0; i < out.length; i++) {
+    if (mask.data[i] === 1) out[i] = (rewards.data[i] as number) - coef * (value.data[i] as number);
+  }
+  return { rows: value.rows, cols: value.cols, data: out };
+}

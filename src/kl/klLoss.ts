@@ -1,0 +1,62 @@
+import { maskedDot } from "../aggregate/aggregate.js";
+import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
+import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import type { KLEstimator } from "./estimator.js";
+import { klPoints } from "./klEstimate.js";
+
+/** A scalar loss with its closed-form gradient w.r.t. `logprobs`. */
+export interface LossWithGrad {
+  /** The scalar loss. */
+  readonly loss: number;
+  /** ∂loss/∂logprobs, `[B, T]`, exactly 0 at padding. */
+  readonly gradLogprobs: Matrix;
+}
+
+/** Options of the aggregated KL functions. */
+export interface KLAggregateOptions {
+  /** `[B, T]` response mask. */
+  readonly responseMask: MaskLike;
+  /** Budget ℓ, required iff the aggregation is `token_sum_norm`. */
+  readonly normLen?: number | null;
+}
+
+/**
+ * Aggregate a KL estimator into an as-loss KL term, with its gradient.
+ *
+ * Formula: L = Σ_{b,t} w_{b,t}·k(δ_{b,t}), δ = ref − lp — exactly aggregate(klEstimate(...)).
+ * Gradient / stop-gradient: ∂L/∂lp = w·k'(δ)·(−1): k1 → w; k2 → w·(lp − ref); k3 → w·(1 − e^δ)
+ * = −w·expm1(δ); abs → −w·sign(δ) (0 at δ = 0); ref is constant.
+ *
+ * @param logprobs - `[B, T]` current-policy logprobs.
+ * @param refLogprobs - `[B, T]` reference-policy logprobs.
+ * @param kind - The estimator.
+ * @param aggregation - The aggregation mode.
+ * @param options - `responseMask` and `normLen`.
+ * @returns The KL term and its gradient (0 at padding).
+ * @throws {ShapeError} E_SHAPE when the streams are not 2-D or differ in shape.
+ * @throws {MaskError} E_MASK when the mask is invalid.
+ * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
+ * @throws {ConfigError} E_CONFIG when normLen is invalid for token_sum_norm.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown estimator or mode.
+ * @derivation docs/derivations/kl.md#kl-loss
+ * @enforcedBy test/kl/klLoss.test.ts > klLoss > identity: equals aggregate of klEstimate bitwise
+ * @since 0.1.0
+ */
+export function klLoss(
+  logprobs: MatrixLike,
+  refLogprobs: MatrixLike,
+  kind: KLEstimator,
+  aggregation: Aggregation,
+  options: KLAggregateOptions,
+): LossWithGrad {
+  const fn = "klLoss";
+  const agg = checkAggregation(fn, "aggregation", aggregation);
+  const { value, dLogprob, mask } = klPoints(fn, logprobs, refLogprobs, kind, options.responseMask);
+  const normLen = checkNormLen(fn, agg, options.normLen);
+  const w = new Float64Array(value.data.length);
+  fillTokenWeights(mask, agg, normLen, w);
+  const grad = new Float64Array(w.length);
+  for (let i = 0; i < w.length; i++) if (mask.data[i] === 1) grad[i] = (w[i] as number) * (dLogprob[i] as number);
+  return { loss: maskedDot(w, value.data, mask), gradLogprobs: { rows: value.rows, cols: value.cols, data: grad } };
+}

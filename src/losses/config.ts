@@ -1,0 +1,142 @@
+/**
+ * The policy-loss configuration algebra: ratio kind × surrogate × clip × aggregation × optional
+ * truncated-IS correction × optional as-loss KL (docs/derivations/losses.md). Configs are inert,
+ * readonly data; `validatePolicyLossConfig` checks them at call entry, in polgrad's rule order.
+ */
+import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
+import { checkNormLen } from "../aggregate/effectiveTokenWeights.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import { oneOf } from "../core/names.js";
+import { ConfigError } from "../errors.js";
+import { checkKLEstimator, type KLLossConfig } from "../kl/estimator.js";
+
+/** How the importance ratio is formed (docs/derivations/losses.md#ratios). */
+export const RatioKind = { TOKEN: "token", SEQUENCE: "sequence", SEQUENCE_TOKEN: "sequence_token" } as const;
+/** One of the ratio kind strings. */
+export type RatioKind = (typeof RatioKind)[keyof typeof RatioKind];
+/** Every ratio kind. */
+export const RATIO_KINDS: readonly RatioKind[] = Object.values(RatioKind);
+
+/** The per-token surrogate (docs/derivations/losses.md#surrogates). */
+export const SurrogateKind = { PG_CLIP: "pg_clip", PG: "pg", REINFORCE: "reinforce", CISPO: "cispo" } as const;
+/** One of the surrogate kind strings. */
+export type SurrogateKind = (typeof SurrogateKind)[keyof typeof SurrogateKind];
+/** Every surrogate kind. */
+export const SURROGATE_KINDS: readonly SurrogateKind[] = Object.values(SurrogateKind);
+
+/** Clip widths: band [1 − epsLow, 1 + epsHigh]; `ratioCap` c > 1 enables dual clip (pg_clip only). */
+export interface ClipConfig {
+  readonly epsLow: number | null;
+  readonly epsHigh: number | null;
+  readonly ratioCap?: number | null;
+}
+
+/** Truncated importance-sampling correction min(exp(old − rollout), cap), token or sequence level. */
+export interface ISCorrectionConfig {
+  readonly cap: number;
+  readonly level: "token" | "sequence";
+}
+
+/** A complete policy-loss configuration (polgrad's PolicyLossConfig). */
+export interface PolicyLossConfig {
+  readonly ratio: RatioKind;
+  readonly surrogate: SurrogateKind;
+  readonly clip: ClipConfig | null;
+  readonly aggregation: Aggregation;
+  readonly normLen?: number | null;
+  readonly isCorrection?: ISCorrectionConfig | null;
+  readonly kl?: KLLossConfig | null;
+}
+
+/** A config after validation: every optional field resolved. @internal */
+export interface ResolvedPolicyLossConfig {
+  readonly ratio: RatioKind;
+  readonly surrogate: SurrogateKind;
+  readonly lo: number;
+  readonly hi: number;
+  readonly cap: number | null;
+  readonly oneSided: boolean;
+  readonly aggregation: Aggregation;
+  readonly normLen: number;
+  readonly isCorrection: ISCorrectionConfig | null;
+  readonly kl: { kind: KLLossConfig["kind"]; coef: number; aggregation: Aggregation; normLen: number } | null;
+}
+
+function positiveFinite(fn: string, arg: string, x: unknown): number {
+  if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", fmtValue(x)));
+  }
+  return x;
+}
+
+function isSet(x: unknown): boolean {
+  return x !== null && x !== undefined;
+}
+
+/**
+ * Validate a policy-loss config and resolve its defaults, in polgrad's order: pg_clip needs both
+ * eps (ratioCap finite > 1 if set); cispo needs epsHigh and no ratioCap; pg and reinforce need
+ * clip = null; reinforce needs ratio = token; every eps finite > 0; IS cap finite > 0 and level
+ * token|sequence; then aggregation/normLen and the KL term (which inherits aggregation/normLen).
+ * @internal
+ */
+export function validatePolicyLossConfig(fn: string, config: PolicyLossConfig): ResolvedPolicyLossConfig {
+  if (typeof config !== "object" || config === null) {
+    throw new ConfigError(fn, "config", mustBe(fn, "config", "a PolicyLossConfig object", fmtValue(config)));
+  }
+  const ratio = oneOf(fn, "config.ratio", config.ratio, RATIO_KINDS);
+  const surrogate = oneOf(fn, "config.surrogate", config.surrogate, SURROGATE_KINDS);
+  const clip = config.clip ?? null;
+  let lo = 0;
+  let hi = 0;
+  let cap: number | null = null;
+  let oneSided = false;
+  if (surrogate === "pg_clip") {
+    if (clip === null || !isSet(clip.epsLow) || !isSet(clip.epsHigh)) {
+      throw new ConfigError(fn, "config.clip", mustBe(fn, "config.clip", 'a ClipConfig with epsLow and epsHigh set when surrogate is "pg_clip"', fmtValue(clip)));
+    }
+    if (isSet(clip.ratioCap)) {
+      const c = clip.ratioCap;
+      if (typeof c !== "number" || !Number.isFinite(c) || c <= 1) {
+        throw new ConfigError(fn, "config.clip.ratioCap", mustBe(fn, "config.clip.ratioCap", "a finite number > 1 (dual clip) or null", fmtValue(c)));
+      }
+      cap = c;
+    }
+  } else if (surrogate === "cispo") {
+    if (clip === null || !isSet(clip.epsHigh)) {
+      throw new ConfigError(fn, "config.clip", mustBe(fn, "config.clip", 'a ClipConfig with epsHigh set when surrogate is "cispo"', fmtValue(clip)));
+    }
+    if (isSet(clip.ratioCap)) {
+      throw new ConfigError(fn, "config.clip.ratioCap", mustBe(fn, "config.clip.ratioCap", 'null when surrogate is "cispo" (CISPO has no dual clip)', fmtValue(clip.ratioCap)));
+    }
+    oneSided = !isSet(clip.epsLow);
+  } else if (clip !== null) {
+    throw new ConfigError(fn, "config.clip", mustBe(fn, "config.clip", `null when surrogate is "${surrogate}"`, fmtValue(clip)));
+  }
+  if (surrogate === "reinforce" && ratio !== "token") {
+    throw new ConfigError(fn, "config.ratio", mustBe(fn, "config.ratio", '"token" when surrogate is "reinforce" (the ratio is unused)', fmtValue(ratio)));
+  }
+  if (clip !== null) {
+    if (isSet(clip.epsLow)) lo = 1 - positiveFinite(fn, "config.clip.epsLow", clip.epsLow);
+    if (isSet(clip.epsHigh)) hi = 1 + positiveFinite(fn, "config.clip.epsHigh", clip.epsHigh);
+  }
+  const isCorrection = config.isCorrection ?? null;
+  if (isCorrection !== null) {
+    positiveFinite(fn, "config.isCorrection.cap", isCorrection.cap);
+    oneOf(fn, "config.isCorrection.level", isCorrection.level, ["token", "sequence"] as const);
+  }
+  const aggregation = checkAggregation(fn, "config.aggregation", config.aggregation);
+  const normLen = checkNormLen(fn, aggregation, config.normLen, "config.normLen");
+  let kl: ResolvedPolicyLossConfig["kl"] = null;
+  if (isSet(config.kl)) {
+    const k = config.kl as KLLossConfig;
+    const kind = checkKLEstimator(fn, "config.kl.kind", k.kind);
+    if (typeof k.coef !== "number" || !Number.isFinite(k.coef)) {
+      throw new ConfigError(fn, "config.kl.coef", mustBe(fn, "config.kl.coef", "a finite number", fmtValue(k.coef)));
+    }
+    const klAgg = isSet(k.aggregation) ? checkAggregation(fn, "config.kl.aggregation", k.aggregation) : aggregation;
+    const klNormRaw = isSet(k.normLen) ? k.normLen : config.normLen;
+    kl = { kind, coef: k.coef, aggregation: klAgg, normLen: checkNormLen(fn, klAgg, klNormRaw, "config.kl.normLen") };
+  }
+  return { ratio, surrogate, lo, hi, cap, oneSided, aggregation, normLen, isCorrection, kl };
+}

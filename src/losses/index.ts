@@ -1,0 +1,16 @@
+/**
+ * Policy and value losses: the configuration algebra (ratio × surrogate × clip × aggregation ×
+ * TIS × KL) and the loss functions, each returning its value and closed-form gradient
+ * (docs/derivations/losses.md).
+ */
+export {
+  type ClipConfig,
+  type ISCorrectionConfig,
+  type PolicyLossConfig,
+  RATIO_KINDS,
+  RatioKind,
+  SURROGATE_KINDS,
+  SurrogateKind,
+} from "./config.js";
+export { type PolicyLossInputs, type PolicyLossResult, policyLoss } from "./policyLoss.js";
+export { type ValueLossOptions, type ValueLossResult, valueLoss } from "./valueLoss.js";

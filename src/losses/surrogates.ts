@@ -1,0 +1,67 @@
+/**
+ * Pointwise surrogates: the objective each response token contributes before negation, and its
+ * derivative (docs/derivations/losses.md#surrogates). Tie conventions follow the autograd
+ * semantics polgrad's numbers come from: min/max of two equal values split the gradient ½/½, and
+ * clamp(x, lo, hi) passes gradient iff lo ≤ x ≤ hi.
+ */
+
+/** Objective value, d(objective)/d(ratio) and clip flags of one PG_CLIP token. @internal */
+export interface PgClipPoint {
+  /** obj = min(r·A, clamp(r, lo, hi)·A), then max(obj, c·A) when A < 0 and a cap c is set. */
+  readonly obj: number;
+  /** ∂obj/∂r = A·slope, slope ∈ {1, ½, ¼, 0} (½ at ties between branches). */
+  readonly slope: number;
+  /** A > 0 and r > hi, or (dual clip) A < 0 and r > c. */
+  readonly high: boolean;
+  /** A < 0 and r < lo. */
+  readonly low: boolean;
+}
+
+/**
+ * PPO clipped objective of one token, with optional dual clip (docs/derivations/losses.md#dual-clip).
+ * obj = min(r·A, clamp(r, lo, hi)·A); for A < 0 with cap c: obj ← max(obj, c·A).
+ * ∂obj/∂r = A·slope: slope 1 on the unclipped branch, 0 on a saturated clamp or on the cap, halved
+ * at each tie.
+ * @internal
+ */
+export function pgClipPoint(r: number, A: number, lo: number, hi: number, cap: number | null): PgClipPoint {
+  const rc = r < lo ? lo : r > hi ? hi : r;
+  const pass = r >= lo && r <= hi ? 1 : 0;
+  const a = r * A;
+  const c = rc * A;
+  let obj: number;
+  let slope: number;
+  if (a < c) {
+    obj = a;
+    slope = 1;
+  } else if (c < a) {
+    obj = c;
+    slope = pass;
+  } else {
+    obj = a;
+    slope = (1 + pass) * 0.5;
+  }
+  let high = A > 0 && r > hi;
+  if (cap !== null && A < 0) {
+    const floor = cap * A;
+    if (floor > obj) {
+      obj = floor;
+      slope = 0;
+    } else if (floor === obj) {
+      slope *= 0.5;
+    }
+    if (r > cap) high = true;
+  }
+  return { obj, slope, high, low: A < 0 && r < lo };
+}
+
+/**
+ * CISPO's clipped IS weight ŵ = clamp(r, lo, hi) (two-sided) or min(r, hi) (one-sided). It enters
+ * the loss as a constant, sg[ŵ], so it has no derivative here.
+ * @internal
+ */
+export function cispoWeight(r: number, lo: number, hi: number, oneSided: boolean): number {
+  if (r > hi) return hi;
+  if (!oneSided && r < lo) return lo;
+  return r;
+}

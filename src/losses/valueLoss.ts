@@ -1,0 +1,120 @@
+import { maskedDot } from "../aggregate/aggregate.js";
+import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
+import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import { ConfigError } from "../errors.js";
+
+/** Options of {@link valueLoss}. */
+export interface ValueLossOptions {
+  /** Clip width ε of the value update around `oldValues`, or null for the unclipped loss. */
+  readonly clipEps: number | null;
+  /** Aggregation mode of the per-token value loss. */
+  readonly aggregation: Aggregation;
+  /** Budget ℓ, required iff aggregation is `token_sum_norm`. */
+  readonly normLen?: number | null;
+}
+
+/** Result of {@link valueLoss}. */
+export interface ValueLossResult {
+  /** The aggregated value loss. */
+  readonly loss: number;
+  /** ∂loss/∂values in closed form, `[B, T]`, exactly 0 at padding. */
+  readonly gradValues: Matrix;
+  /** Fraction of response tokens whose clipped error is strictly larger (0 when unclipped). */
+  readonly clippedFrac: number;
+}
+
+/**
+ * Compute the (optionally clipped) PPO value loss and its gradient w.r.t. `values`.
+ *
+ * Formula: e = (v − R)²; unclipped ℓ = ½·e; clipped v_c = clamp(v, v_old − ε, v_old + ε) (a clamp
+ * of v itself, so inside the band v_c is v bitwise), ℓ = ½·max(e, (v_c − R)²);
+ * L = Σ w·ℓ with the aggregation weights w.
+ * Gradient / stop-gradient: ∂L/∂v = w·(v − R) on the unclipped branch, 0 where the clipped error
+ * wins strictly (v is outside the band there), half of it at a tie outside the band; old values and
+ * returns are constants.
+ *
+ * @param values - `[B, T]` current value predictions.
+ * @param oldValues - `[B, T]` value predictions at rollout time.
+ * @param returns - `[B, T]` regression targets.
+ * @param responseMask - `[B, T]` response mask.
+ * @param options - `clipEps` (null or finite > 0), `aggregation`, `normLen`.
+ * @returns loss, gradient (0 at padding) and the strict clipped fraction.
+ * @throws {ShapeError} E_SHAPE when shapes differ or a stream is not 2-D.
+ * @throws {MaskError} E_MASK when the mask is invalid.
+ * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
+ * @throws {ConfigError} E_CONFIG when clipEps is not null or a positive finite number, or normLen is invalid.
+ * @derivation docs/derivations/losses.md#value-loss
+ * @enforcedBy test/losses/valueLoss.test.ts > valueLoss > golden: clipped token_mean loss 0.7225
+ * @since 0.1.0
+ */
+export function valueLoss(
+  values: MatrixLike,
+  oldValues: MatrixLike,
+  returns: MatrixLike,
+  responseMask: MaskLike,
+  options: ValueLossOptions,
+): ValueLossResult {
+  const fn = "valueLoss";
+  const v = toMatrix(fn, "values", values);
+  const vo = toMatrix(fn, "oldValues", oldValues);
+  const R = toMatrix(fn, "returns", returns);
+  checkSameShape(fn, "values", v, "oldValues", vo);
+  checkSameShape(fn, "values", v, "returns", R);
+  const mask = toMask(fn, responseMask, { rows: v.rows, cols: v.cols, arg: "values" });
+  checkFiniteAt(fn, "values", v, mask);
+  checkFiniteAt(fn, "oldValues", vo, mask);
+  checkFiniteAt(fn, "returns", R, mask);
+  const eps = options.clipEps;
+  if (eps !== null && (typeof eps !== "number" || !Number.isFinite(eps) || eps <= 0)) {
+    throw new ConfigError(fn, "clipEps", mustBe(fn, "clipEps", "a positive finite number or null", fmtValue(eps)));
+  }
+  const agg = checkAggregation(fn, "aggregation", options.aggregation);
+  const normLen = checkNormLen(fn, agg, options.normLen);
+  const n = v.rows * v.cols;
+  const m = mask.data;
+  const w = new Float64Array(n);
+  fillTokenWeights(mask, agg, normLen, w);
+  const ell = new Float64Array(n);
+  const grad = new Float64Array(n);
+  let clipped = 0;
+  let N = 0;
+  for (let i = 0; i < n; i++) {
+    if (m[i] !== 1) continue;
+    N++;
+    const vi = v.data[i] as number;
+    const Ri = R.data[i] as number;
+    const d = vi - Ri;
+    const e = d * d;
+    if (eps === null) {
+      ell[i] = 0.5 * e;
+      grad[i] = (w[i] as number) * d;
+      continue;
+    }
+    const lo = (vo.data[i] as number) - eps;
+    const hi = (vo.data[i] as number) + eps;
+    const vc = vi < lo ? lo : vi > hi ? hi : vi;
+    const dc = vc - Ri;
+    const ec = dc * dc;
+    if (ec > e) {
+      ell[i] = 0.5 * ec;
+      clipped++;
+      // Clipped branch wins only outside the band, where clamp passes no gradient.
+      grad[i] = vi >= lo && vi <= hi ? (w[i] as number) * dc : 0;
+    } else if (e > ec) {
+      ell[i] = 0.5 * e;
+      grad[i] = (w[i] as number) * d;
+    } else {
+      ell[i] = 0.5 * e;
+      const pass = vi >= lo && vi <= hi;
+      grad[i] = pass ? (w[i] as number) * d : ((w[i] as number) * d) * 0.5;
+    }
+  }
+  return {
+    loss: maskedDot(w, ell, mask),
+    gradValues: { rows: v.rows, cols: v.cols, data: grad },
+    clippedFrac: clipped / N,
+  };
+}
