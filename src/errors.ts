@@ -15,6 +15,7 @@ export type ErrorCode =
   | "E_CONFIG"
   | "E_UNKNOWN_NAME"
   | "E_IO"
+  | "E_USAGE"
   | "E_VERIFY";
 
 /** Base class of every error polgrad throws on purpose. */
@@ -88,5 +89,13 @@ export class IoError extends PolgradError {
     super("E_IO", fn, arg, message);
     this.name = "IoError";
     this.path = path;
+  }
+}
+
+/** A command line is malformed: unknown command or option, missing or invalid value. */
+export class UsageError extends PolgradError {
+  constructor(fn: string, arg: string | undefined, message: string) {
+    super("E_USAGE", fn, arg, message);
+    this.name = "UsageError";
   }
 }

@@ -1,0 +1,36 @@
+/**
+ * The declarative shape of a CLI command: its option table (help text is generated from it) and
+ * its action. Commands parse, call the library and render through report/; they hold no numerics.
+ */
+
+/** One option of a command: `--name <argument>` with a description and default. */
+export interface OptionSpec {
+  readonly type: "string" | "boolean";
+  /** Placeholder shown in help, e.g. `FILE` (string options only). */
+  readonly argument?: string;
+  readonly description: string;
+  readonly default?: string;
+  readonly short?: string;
+}
+
+/** Where a command writes: stdout carries only the result, stderr diagnostics. */
+export interface CommandIO {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/** Parsed options of one invocation. */
+export type OptionValues = Readonly<Record<string, string | boolean | undefined>>;
+
+/** A CLI command. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  /** Usage line after `polgrad `, e.g. `which [--batch FILE] [--json]`. */
+  readonly usage: string;
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Whether the command takes positional arguments (e.g. `describe NAME`). */
+  readonly positionals?: number;
+  /** Run the command; resolve to the exit code (0 ok, 1 a check failed, 2 bad input). */
+  readonly run: (values: OptionValues, positionals: readonly string[], io: CommandIO) => Promise<number>;
+}
