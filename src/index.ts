@@ -24,8 +24,8 @@ export {
   UnknownNameError,
 } from "./errors.js";
 export {
-  type KLAggregateOptions,
   KL_ESTIMATORS,
+  type KLAggregateOptions,
   KLEstimator,
   type KLLossConfig,
   klEstimate,
@@ -49,6 +49,26 @@ export {
   type ValueLossResult,
   valueLoss,
 } from "./losses/index.js";
+export {
+  type AdvantageConfig,
+  type AdvantageKind,
+  ALGORITHM_NAMES,
+  ALGORITHMS,
+  type AlgorithmName,
+  type AlgorithmSpec,
+  type Citation,
+  defineAlgorithm,
+  describeAlgorithm,
+  getAlgorithm,
+  type KLPlacement,
+} from "./registry/index.js";
+export {
+  BUILTIN_BATCH,
+  type WhichCrossCheck,
+  type WhichReport,
+  type WhichRow,
+  whichTable,
+} from "./which/index.js";
 
 /** The package version. */
 export const VERSION: string = "0.1.0";

@@ -1,0 +1,88 @@
+/**
+ * Plain-text rendering of a registered algorithm: one fact per line, in polgrad's line order, with
+ * JS number formatting and snake_case wire names (docs/derivations/variants.md#describe-format).
+ */
+import { Aggregation } from "../aggregate/aggregation.js";
+import { getAlgorithm } from "./registry.js";
+import type { AlgorithmSpec } from "./spec.js";
+
+function fmt(x: unknown): string {
+  if (x === null || x === undefined) return "none";
+  return String(x);
+}
+
+function snake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function fmtConfig(config: object | null): string {
+  if (config === null) return "none";
+  return Object.entries(config)
+    .map(([k, v]) => `${snake(k)}=${fmt(v)}`)
+    .join(", ");
+}
+
+function render(spec: AlgorithmSpec): string {
+  const loss = spec.loss;
+  const lines = [`${spec.name}: ${loss.surrogate} surrogate on ${loss.ratio} ratio`];
+  const clip = loss.clip;
+  lines.push(
+    clip === null
+      ? "clip: none"
+      : `clip: eps_low=${fmt(clip.epsLow)}, eps_high=${fmt(clip.epsHigh)}, ratio_cap=${fmt(clip.ratioCap)}`,
+  );
+  const normLen = loss.normLen ?? null;
+  if (loss.aggregation === Aggregation.TOKEN_SUM_NORM) {
+    lines.push(`aggregation: ${loss.aggregation} (norm_len=${fmt(normLen)})`);
+    if (normLen === null) {
+      lines.push(
+        "norm_len is none: set it to the generation budget before calling policyLoss, which " +
+          "throws ConfigError until then ({ ...spec.loss, normLen: <generation budget> } in " +
+          'TypeScript, or "norm_len" in the CLI config JSON)',
+      );
+    }
+  } else {
+    lines.push(`aggregation: ${loss.aggregation}`);
+  }
+  const lossKl = loss.kl ?? null;
+  if (spec.klPlacement === "loss" && lossKl !== null) {
+    const agg = lossKl.aggregation ?? `${loss.aggregation} (inherited)`;
+    lines.push(`kl: as-loss, ${lossKl.kind}, coef=${fmt(lossKl.coef)}, aggregation=${agg}`);
+  } else if (spec.klPlacement === "reward" && spec.klReward !== null) {
+    lines.push(
+      `kl: in-reward, ${spec.klReward.kind}, coef=${fmt(spec.klReward.coef)} ` +
+        "(apply via klInReward before advantage estimation)",
+    );
+  } else {
+    lines.push("kl: none");
+  }
+  const tis = loss.isCorrection ?? null;
+  if (tis !== null) lines.push(`is_correction: TIS, ${tis.level}-level, cap=${fmt(tis.cap)}`);
+  lines.push(`advantage: ${spec.advantage} (${fmtConfig(spec.advantageConfig)})`);
+  const source =
+    spec.citation.arxiv !== null ? `arXiv ${spec.citation.arxiv}` : fmt(spec.citation.url);
+  lines.push(`citation: ${spec.citation.title} (${source})`);
+  lines.push(`notes: ${spec.notes}`);
+  return lines.join("\n");
+}
+
+/**
+ * Describe a registered algorithm in plain text, one fact per line: surrogate and ratio; clip
+ * bounds; aggregation (plus, when a token_sum_norm entry ships `normLen` null, how to set it);
+ * the KL placement with estimator and coefficient; the TIS correction if any; the advantage
+ * estimator and its config; the citation; the notes. Numbers use JS formatting (`10`, `1e-8`),
+ * absent values print as `none`, mode values and config keys are snake_case wire names.
+ *
+ * @param name - The registry key, one of `ALGORITHM_NAMES`.
+ * @returns 7 to 9 newline-joined lines; meant for people, not for parsing.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME when `name` is not registered.
+ * @derivation docs/derivations/variants.md#describe-format
+ * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > golden: grpo renders seven lines in polgrad's order
+ * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > property: every entry states its aggregation, clip, kl, advantage, citation and notes
+ * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > golden: dr_grpo states norm_len none and how to set it
+ * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > rejects: an unknown name
+ * @since 0.1.0
+ */
+export function describeAlgorithm(name: string): string {
+  return render(getAlgorithm(name));
+}
