@@ -85,7 +85,11 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
     }
     return await cmd.run(values, positionals, io);
   } catch (err) {
-    const hints = err instanceof UsageError && cmd !== undefined ? [`polgrad ${cmd.name} --help`] : err instanceof UsageError ? ["polgrad --help"] : [];
+    const hints: string[] = [];
+    if (err instanceof UsageError) hints.push(cmd !== undefined ? `polgrad ${cmd.name} --help` : "polgrad --help");
+    if (err instanceof PolgradError && err.arg === "config.normLen") {
+      hints.push("set the generation budget with --norm-len N (dr_grpo ships without one on purpose)");
+    }
     io.stderr(renderError(err, json, hints));
     return err instanceof PolgradError ? 2 : 70;
   }

@@ -39,8 +39,7 @@ export function renderWhichText(report: WhichReport): string {
   }
   const g = report.gspo;
   lines.push("");
-  lines.push(
-    `GSPO sequence ratios s = [${Array.from(g.sequenceRatios, (s) => s.toFixed(4)).join(", ")}] vs band [${g.band[0].toFixed(4)}, ${g.band[1].toFixed(4)}]: rows [${g.killedRows.join(", ")}] lose their whole gradient (clipped on the pessimistic side), rows [${g.flowingRows.join(", ")}] flow.`,
-  );
+  lines.push(`GSPO sequence ratios s = [${Array.from(g.sequenceRatios, (s) => s.toFixed(4)).join(", ")}] vs band [${g.band[0].toFixed(4)}, ${g.band[1].toFixed(4)}]:`);
+  lines.push(`  rows [${g.killedRows.join(", ")}] lose their whole gradient (clipped on the pessimistic side); rows [${g.flowingRows.join(", ")}] keep it.`);
   return `${lines.join("\n")}\n`;
 }
