@@ -3,6 +3,24 @@
  * closed-form gradients. This file is the whole public API, re-exported by name.
  */
 export {
+  broadcastToTokens,
+  DEFAULT_GROUP_NORM,
+  DEFAULT_REINFORCE_PP_EPS,
+  type GAEConfig,
+  type GAEResult,
+  GROUP_NORM_SCALES,
+  type GroupIdsLike,
+  type GroupNormConfig,
+  GroupNormScale,
+  gae,
+  grpoAdvantages,
+  type ReinforcePPConfig,
+  reinforcePPAdvantages,
+  rlooAdvantages,
+  type WhitenOptions,
+  whiten,
+} from "./advantages/index.js";
+export {
   AGGREGATIONS,
   Aggregation,
   type AggregationOptions,

@@ -1,0 +1,106 @@
+import { fmtIndices, mustBe } from "../core/message.js";
+import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import { checkFiniteAll, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import { MaskError } from "../errors.js";
+import { checkFiniteNumber, checkObject } from "./checks.js";
+
+/** Generalized advantage estimation parameters (polgrad's GAEConfig). Inert data. */
+export interface GAEConfig {
+  /** Discount γ (finite; polgrad leaves the range open, [0, 1] in practice). */
+  readonly gamma: number;
+  /** Trace parameter λ (finite; [0, 1] in practice). */
+  readonly lam: number;
+}
+
+/** The two outputs of {@link gae}. */
+export interface GAEResult {
+  /** `[B, T]` advantages A_t, exactly 0 at padding. */
+  readonly advantages: Matrix;
+  /** `[B, T]` returns A_t + V_t (the value-loss targets), exactly 0 at padding. */
+  readonly returns: Matrix;
+}
+
+/**
+ * Compute GAE advantages and returns over right-padded responses by a gated reverse scan.
+ *
+ * Formula: for t = T−1 … 0 with gate_{t+1} = m[b, t+1] (0 beyond T):
+ * δ_t = r_t + γ·gate_{t+1}·V_{t+1} − V_t; A_t = δ_t + γλ·gate_{t+1}·A_{t+1}; R_t = A_t + V_t.
+ * The gate is the terminal bootstrap V_L = 0 and resets the trace at the last real token, so
+ * A_t = Σ_{s=t}^{L−1} (γλ)^{s−t} δ_s; at γ = λ = 1, R_t is the reward-to-go Σ_{s≥t} r_s.
+ * A gated-off term is the literal 0, never 0·V (padding is not read).
+ * Gradient / stop-gradient: none; advantages and returns are constants to every loss (sg[A], sg[R]).
+ *
+ * @param tokenRewards - The `[B, T]` per-token rewards, finite everywhere (padding included).
+ * @param values - The `[B, T]` value estimates V_t, same shape, finite everywhere.
+ * @param config - The discount γ and trace parameter λ.
+ * @param responseMask - The `[B, T]` right-padded response mask, ≥ 1 response token per row.
+ * @returns `{ advantages, returns }`, each `[B, T]` and exactly 0 at padding.
+ * @throws {ShapeError} E_SHAPE when an input is not 2-D or the shapes differ.
+ * @throws {NonFiniteError} E_NONFINITE when tokenRewards or values hold NaN or ±Inf anywhere.
+ * @throws {MaskError} E_MASK when the mask is not 0/1, has an empty row, or is not right-padded.
+ * @throws {ConfigError} E_CONFIG when gamma or lam is not a finite number.
+ * @derivation docs/derivations/advantages.md#gae
+ * @enforcedBy test/advantages/gae.test.ts > gae > golden: ragged batch at gamma = lam = 1/2 with junk in the padding
+ * @enforcedBy test/advantages/gae.test.ts > gae > property: matches the O(T²) direct-sum oracle
+ * @enforcedBy test/advantages/gae.test.ts > gae > mask invariance: padding values never reach the outputs (bitwise)
+ * @enforcedBy test/advantages/gae.test.ts > gae > rejects: a mask that is not right-padded
+ * @see Schulman et al. 2016, GAE, arXiv:1506.02438; the truncated form of PPO eq. 11–12, arXiv:1707.06347
+ * @since 0.1.0
+ */
+export function gae(
+  tokenRewards: MatrixLike,
+  values: MatrixLike,
+  config: GAEConfig,
+  responseMask: MaskLike,
+): GAEResult {
+  const fn = "gae";
+  const r = toMatrix(fn, "tokenRewards", tokenRewards);
+  const v = toMatrix(fn, "values", values);
+  checkSameShape(fn, "tokenRewards", r, "values", v);
+  checkFiniteAll(fn, "tokenRewards", r.data, r.cols);
+  checkFiniteAll(fn, "values", v.data, v.cols);
+  const mask = toMask(fn, responseMask, { rows: r.rows, cols: r.cols, arg: "tokenRewards" });
+  const { rows: B, cols: T } = r;
+  const m = mask.data;
+  const notRightPadded: number[] = [];
+  for (let b = 0; b < B; b++) {
+    for (let t = 1; t < T; t++) {
+      if (m[b * T + t] === 1 && m[b * T + t - 1] === 0) {
+        notRightPadded.push(b);
+        break;
+      }
+    }
+  }
+  if (notRightPadded.length > 0) {
+    throw new MaskError(
+      fn,
+      "responseMask",
+      mustBe(
+        fn,
+        "responseMask",
+        "right-padded (no response token after a padded position)",
+        `rows ${fmtIndices(notRightPadded)} with a response token after padding`,
+      ),
+    );
+  }
+  const cfg = checkObject(fn, "config", config);
+  const gamma = checkFiniteNumber(fn, "config.gamma", cfg.gamma);
+  const lam = checkFiniteNumber(fn, "config.lam", cfg.lam);
+  const gammaLam = gamma * lam;
+
+  const adv = new Float64Array(B * T);
+  const ret = new Float64Array(B * T);
+  for (let b = 0; b < B; b++) {
+    for (let t = T - 1; t >= 0; t--) {
+      const i = b * T + t;
+      if (m[i] === 0) continue; // padding: outputs stay exactly 0
+      const gate = t + 1 < T && m[i + 1] === 1;
+      const bootstrap = gate ? gamma * (v.data[i + 1] as number) : 0;
+      const delta = (r.data[i] as number) + bootstrap - (v.data[i] as number);
+      const a = gate ? delta + gammaLam * (adv[i + 1] as number) : delta;
+      adv[i] = a;
+      ret[i] = a + (v.data[i] as number);
+    }
+  }
+  return { advantages: { rows: B, cols: T, data: adv }, returns: { rows: B, cols: T, data: ret } };
+}

@@ -1,0 +1,196 @@
+/**
+ * Grouped-reward inputs shared by `grpoAdvantages`, `rlooAdvantages` and `reinforcePPAdvantages`:
+ * validation of `rewards` `[B]` and `groupIds` `[B]`, the partition into groups, and per-group
+ * compensated means (docs/derivations/advantages.md#grouped-inputs).
+ *
+ * Groups are formed from the sorted unique labels; within a group the members keep ascending batch
+ * order, and every per-group sum is a Neumaier compensated sum over the members in that order.
+ */
+import { fmtIndices, fmtShape, mustBe } from "../core/message.js";
+import { CompensatedSum } from "../core/sum.js";
+import type { VectorLike } from "../core/tensor.js";
+import { checkFiniteAll, describeShape, toVector } from "../core/validate.js";
+import { ShapeError } from "../errors.js";
+
+/**
+ * Group labels `[B]`: non-negative integers, as a plain array or an integer typed array. Labels are
+ * arbitrary (non-contiguous, unsorted); only the partition they induce matters.
+ */
+export type GroupIdsLike =
+  | readonly number[]
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array;
+
+/** A partition of the batch into groups. */
+export interface Groups {
+  /** The distinct labels, ascending. */
+  readonly ids: readonly number[];
+  /** The batch indices of each group (ascending), parallel to `ids`. */
+  readonly members: readonly Int32Array[];
+}
+
+const INTEGER_ARRAYS = [Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array];
+
+/**
+ * Validate `rewards` `[B]`: 1-D numbers, at least one entry, finite everywhere.
+ * @internal
+ */
+export function checkRewards(fn: string, rewards: VectorLike): Float64Array {
+  const r = toVector(fn, "rewards", rewards);
+  if (r.length === 0) {
+    throw new ShapeError(
+      fn,
+      "rewards",
+      mustBe(fn, "rewards", "non-empty (at least one sequence)", "shape [0]"),
+    );
+  }
+  checkFiniteAll(fn, "rewards", r);
+  return r;
+}
+
+/**
+ * Validate `groupIds` against `rewards` of length `n`, in polgrad's order: 1-D, same length, integer,
+ * non-negative. Returns the labels as plain numbers.
+ * @internal
+ */
+export function checkGroupIds(fn: string, groupIds: GroupIdsLike, n: number): ArrayLike<number> {
+  const arg = "groupIds";
+  const isTyped = ArrayBuffer.isView(groupIds) && !(groupIds instanceof DataView);
+  const isList = Array.isArray(groupIds) && groupIds.every((v) => typeof v === "number");
+  if (!isTyped && !isList) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, arg, "1-D [B] of integers", `shape ${describeShape(groupIds)}`),
+    );
+  }
+  const ids = groupIds as ArrayLike<number>;
+  if (ids.length !== n) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, arg, `the shape of rewards ${fmtShape([n])}`, `shape ${fmtShape([ids.length])}`),
+    );
+  }
+  if (isTyped && !INTEGER_ARRAYS.some((C) => groupIds instanceof C)) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        "an integer array (number[] of integers or an integer typed array)",
+        groupIds.constructor.name,
+      ),
+    );
+  }
+  let min = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const v = ids[i] as number;
+    if (!Number.isSafeInteger(v)) {
+      throw new ShapeError(
+        fn,
+        arg,
+        mustBe(fn, arg, "integers (safe: |id| < 2^53)", `${v} at index ${i}`),
+      );
+    }
+    if (v < min) min = v;
+  }
+  if (min < 0) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "non-negative", `minimum ${min}`));
+  }
+  return ids;
+}
+
+/**
+ * Partition the batch by label: sorted unique labels, members in ascending batch order.
+ * @internal
+ */
+export function partition(ids: ArrayLike<number>): Groups {
+  const byId = new Map<number, number[]>();
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i] as number;
+    const list = byId.get(id);
+    if (list === undefined) byId.set(id, [i]);
+    else list.push(i);
+  }
+  const sorted = [...byId.keys()].sort((a, b) => a - b);
+  return { ids: sorted, members: sorted.map((id) => Int32Array.from(byId.get(id) ?? [])) };
+}
+
+/**
+ * Validate grouped inputs and partition them (the shared entry of the three grouped estimators).
+ * @internal
+ */
+export function groupedInputs(
+  fn: string,
+  rewards: VectorLike,
+  groupIds: GroupIdsLike,
+): { r: Float64Array; groups: Groups } {
+  const r = checkRewards(fn, rewards);
+  const ids = checkGroupIds(fn, groupIds, r.length);
+  return { r, groups: partition(ids) };
+}
+
+/**
+ * The labels of the groups holding a single reward, ascending.
+ * @internal
+ */
+export function singletonIds(groups: Groups): number[] {
+  const out: number[] = [];
+  groups.members.forEach((m, g) => {
+    if (m.length === 1) out.push(groups.ids[g] as number);
+  });
+  return out;
+}
+
+/**
+ * Throw {@link ShapeError} (arg `groupIds`) when some group has a single reward.
+ * @internal
+ */
+export function rejectSingletons(fn: string, groups: Groups, why: string): void {
+  const single = singletonIds(groups);
+  if (single.length > 0) {
+    throw new ShapeError(
+      fn,
+      "groupIds",
+      mustBe(
+        fn,
+        "groupIds",
+        `a partition into groups of at least 2 rewards ${why}`,
+        `group id(s) ${fmtIndices(single)} with a single reward`,
+      ),
+    );
+  }
+}
+
+/**
+ * Compensated sum of `r` over the members of one group, in ascending batch order.
+ * @internal
+ */
+export function groupSum(r: Float64Array, members: Int32Array): number {
+  const acc = new CompensatedSum();
+  for (let k = 0; k < members.length; k++) acc.add(r[members[k] as number] as number);
+  return acc.value();
+}
+
+/**
+ * Per-group centering r_i − μ_g with μ_g = S_g / G_g (the Dr.GRPO and REINFORCE++-baseline
+ * advantage). A singleton group gives 0.
+ * @internal
+ */
+export function centerByGroup(r: Float64Array, groups: Groups): Float64Array {
+  const out = new Float64Array(r.length);
+  for (const members of groups.members) {
+    const mean = groupSum(r, members) / members.length;
+    for (let k = 0; k < members.length; k++) {
+      const i = members[k] as number;
+      out[i] = (r[i] as number) - mean;
+    }
+  }
+  return out;
+}

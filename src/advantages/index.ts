@@ -1,0 +1,29 @@
+/**
+ * Advantage estimators (docs/derivations/advantages.md): per-sequence advantages from grouped
+ * rewards — GRPO / Dr.GRPO group normalization, RLOO leave-one-out, REINFORCE++ mean baselines —
+ * and per-token tools — GAE over right-padded responses, broadcasting `[B]` to `[B, T]`, and masked
+ * whitening.
+ *
+ * Conventions: `[B]` outputs are Float64Array, `[B, T]` outputs are Matrix, exactly 0 at padding.
+ * Grouped rewards and GAE/whiten inputs must be finite everywhere (padding included, as in
+ * polgrad); every reduction is a compensated sum in a fixed order (ascending batch order within a
+ * group; row-major over response positions). Advantages are never differentiated: every loss uses
+ * them as constants, sg[A].
+ */
+export { broadcastToTokens } from "./broadcast.js";
+export { type GAEConfig, type GAEResult, gae } from "./gae.js";
+export type { GroupIdsLike } from "./groups.js";
+export {
+  DEFAULT_GROUP_NORM,
+  GROUP_NORM_SCALES,
+  type GroupNormConfig,
+  GroupNormScale,
+  grpoAdvantages,
+} from "./grpo.js";
+export {
+  DEFAULT_REINFORCE_PP_EPS,
+  type ReinforcePPConfig,
+  reinforcePPAdvantages,
+} from "./reinforcePP.js";
+export { rlooAdvantages } from "./rloo.js";
+export { type WhitenOptions, whiten } from "./whiten.js";

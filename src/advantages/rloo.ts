@@ -1,0 +1,41 @@
+import type { VectorLike } from "../core/tensor.js";
+import { type GroupIdsLike, groupedInputs, groupSum, rejectSingletons } from "./groups.js";
+
+/**
+ * Compute RLOO (leave-one-out baseline) per-sequence advantages.
+ *
+ * Formula: A_i = r_i − (S_g − r_i)/(G_g − 1), computed literally in this form, with S_g the
+ * compensated sum of the group's rewards (ascending batch order). Identities:
+ * A_i = (G_g·r_i − S_g)/(G_g − 1) = (G_g/(G_g − 1))·(r_i − μ_g); Σ_{i∈g} A_i = 0; per-group
+ * centering is ((G_g − 1)/G_g)·RLOO.
+ * Gradient / stop-gradient: none; advantages are constants to every loss (sg[A]).
+ *
+ * @param rewards - The `[B]` sequence rewards, finite, B ≥ 1.
+ * @param groupIds - The `[B]` non-negative integer group labels; every group needs ≥ 2 rewards.
+ * @returns The `[B]` advantages.
+ * @throws {ShapeError} E_SHAPE when rewards or groupIds are not 1-D, empty, of different lengths,
+ *   not integer or negative, or when a group has a single reward (no leave-one-out baseline).
+ * @throws {NonFiniteError} E_NONFINITE when a reward is NaN or infinite.
+ * @derivation docs/derivations/advantages.md#rloo
+ * @enforcedBy test/advantages/rloo.test.ts > rlooAdvantages > golden: groups [1, 3] and [2, 4, 6] give [-2, 2] and [-3, 0, 3]
+ * @enforcedBy test/advantages/rloo.test.ts > rlooAdvantages > identity: leave-one-out form equals (G·r − S)/(G − 1) bitwise on dyadic rewards with G − 1 in {1, 2, 4}
+ * @enforcedBy test/advantages/rloo.test.ts > rlooAdvantages > rejects: a singleton group
+ * @see Ahmadian et al. 2024, Back to Basics (RLOO), arXiv:2402.14740
+ * @since 0.1.0
+ */
+export function rlooAdvantages(rewards: VectorLike, groupIds: GroupIdsLike): Float64Array {
+  const fn = "rlooAdvantages";
+  const { r, groups } = groupedInputs(fn, rewards, groupIds);
+  rejectSingletons(fn, groups, "(the leave-one-out baseline needs 2 rewards)");
+  const out = new Float64Array(r.length);
+  for (const members of groups.members) {
+    const S = groupSum(r, members);
+    const others = members.length - 1;
+    for (let k = 0; k < members.length; k++) {
+      const i = members[k] as number;
+      const ri = r[i] as number;
+      out[i] = ri - (S - ri) / others;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+import { mustBe } from "../core/message.js";
+import { CompensatedSum } from "../core/sum.js";
+import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import { checkFiniteAll, toMask, toMatrix } from "../core/validate.js";
+import { MaskError } from "../errors.js";
+import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
+
+/** Options of {@link whiten}. */
+export interface WhitenOptions {
+  /** Keep the output centered (true) or add the masked mean μ back (false). @defaultValue true */
+  readonly shiftMean?: boolean;
+  /** Added to the variance inside the square root. @defaultValue 1e-8 */
+  readonly eps?: number;
+}
+
+/**
+ * Whiten a `[B, T]` tensor with the masked mean and Bessel-corrected masked variance of the batch.
+ *
+ * Formula: over the n response positions, μ = Σ m·x / n, σ² = Σ m·(x − μ)² / (n − 1),
+ * out = (x − μ)·(1/sqrt(σ² + eps)) (+ μ when `shiftMean` is false), 0 at padding. The output has
+ * masked mean 0 (μ with shiftMean false) and masked variance σ²/(σ² + eps). Note eps sits *inside*
+ * the square root here, unlike grpoAdvantages and reinforcePPAdvantages.
+ * Sums: compensated, over response positions in row-major order; padding is never read.
+ * Gradient / stop-gradient: none; used on advantages, which are constants to every loss (sg[A]).
+ *
+ * @param x - The `[B, T]` values, finite everywhere (padding included, as in polgrad).
+ * @param responseMask - The `[B, T]` response mask, ≥ 1 response token per row and ≥ 2 in total.
+ * @param options - `shiftMean` (default true) and `eps` (default 1e-8).
+ * @returns The `[B, T]` whitened values, exactly 0 at padding.
+ * @throws {ShapeError} E_SHAPE when x is not 2-D or the mask shape differs.
+ * @throws {NonFiniteError} E_NONFINITE when x holds NaN or ±Inf anywhere.
+ * @throws {MaskError} E_MASK when the mask is not 0/1, has an empty row, or has < 2 response tokens.
+ * @throws {ConfigError} E_CONFIG when shiftMean is not a boolean, eps is negative or not finite, or
+ *   eps is 0 and every response value is equal (0/0).
+ * @derivation docs/derivations/advantages.md#whitening
+ * @enforcedBy test/advantages/whiten.test.ts > whiten > golden: x = [1, 2, 3, 4] gives (x − 2.5)/sqrt(5/3 + 1e-8)
+ * @enforcedBy test/advantages/whiten.test.ts > whiten > property: masked mean is 0 and masked variance is σ²/(σ² + eps)
+ * @enforcedBy test/advantages/whiten.test.ts > whiten > mask invariance: finite junk in the padding never reaches the output (bitwise)
+ * @since 0.1.0
+ */
+export function whiten(x: MatrixLike, responseMask: MaskLike, options: WhitenOptions = {}): Matrix {
+  const fn = "whiten";
+  const xm = toMatrix(fn, "x", x);
+  checkFiniteAll(fn, "x", xm.data, xm.cols);
+  const mask = toMask(fn, responseMask, { rows: xm.rows, cols: xm.cols, arg: "x" });
+  const m = mask.data;
+  let n = 0;
+  for (let i = 0; i < m.length; i++) n += m[i] as number;
+  if (n < 2) {
+    throw new MaskError(
+      fn,
+      "responseMask",
+      mustBe(
+        fn,
+        "responseMask",
+        "a mask with at least 2 response tokens in total (Bessel-corrected variance)",
+        `${n} response token(s)`,
+      ),
+    );
+  }
+  const opts = checkObject(fn, "options", options);
+  const shiftMean = checkFlag(fn, "options.shiftMean", opts.shiftMean ?? true);
+  const eps = checkEps(fn, "options.eps", opts.eps ?? 1e-8);
+
+  const data = xm.data;
+  const sum = new CompensatedSum();
+  for (let i = 0; i < m.length; i++) if (m[i] === 1) sum.add(data[i] as number);
+  const mean = sum.value() / n;
+  const ss = new CompensatedSum();
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] === 1) {
+      const d = (data[i] as number) - mean;
+      ss.add(d * d);
+    }
+  }
+  const varPlusEps = ss.value() / (n - 1) + eps;
+  if (varPlusEps === 0)
+    throw zeroDenominator(fn, "options.eps", "every response value is equal (zero variance)");
+  const invStd = 1 / Math.sqrt(varPlusEps);
+  const out = new Float64Array(data.length);
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] === 1) {
+      const w = ((data[i] as number) - mean) * invStd;
+      out[i] = shiftMean ? w : w + mean;
+    }
+  }
+  return { rows: xm.rows, cols: xm.cols, data: out };
+}
