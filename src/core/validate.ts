@@ -80,6 +80,7 @@ export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
 /**
  * Validate and convert a `[B, T]` response mask: values 0/1 (or booleans), shape equal to
  * `like`'s, and at least one response token in every row.
+ * @enforcedBy test/core/validate.test.ts > toMask > rejects: non-boolean values, wrong shapes and rows with zero response tokens
  */
 export function toMask(
   fn: string,
@@ -141,7 +142,10 @@ export function checkSameShape(fn: string, argA: string, a: Matrix, argB: string
   }
 }
 
-/** Require `x` to be finite at every response position (padding may hold anything). */
+/**
+ * Require `x` to be finite at every response position (padding may hold anything).
+ * @enforcedBy test/core/validate.test.ts > checkFiniteAt > rejects: nan and infinity at response positions only
+ */
 export function checkFiniteAt(fn: string, arg: string, x: Matrix, mask: Mask): void {
   const { data } = x;
   const m = mask.data;
@@ -166,6 +170,7 @@ export function checkFiniteAll(fn: string, arg: string, x: ArrayLike<number>, co
 /**
  * Broadcast `[B]` or `[B, T]` advantages to `[B, T]`, zero at masked positions. A `[B]` vector must
  * be finite everywhere; a `[B, T]` matrix only at response positions.
+ * @enforcedBy test/core/validate.test.ts > broadcastAdvantages > golden: [B] advantages expand along T and are zero at padding
  */
 export function broadcastAdvantages(
   fn: string,
