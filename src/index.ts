@@ -40,6 +40,7 @@ export {
   PolgradError,
   ShapeError,
   UnknownNameError,
+  UsageError,
 } from "./errors.js";
 export {
   KL_ESTIMATORS,

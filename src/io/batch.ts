@@ -1,0 +1,237 @@
+/**
+ * A rollout batch as the losses consume it (docs/io.md#batches): named tensors from a file,
+ * checked for names, presence, ranks, shapes and mask values, and mapped from polgrad's
+ * snake_case file names to camelCase fields. Non-finite values are kept: finiteness is a rule
+ * of response positions only, checked by the losses.
+ */
+import { fmtShape } from "../core/message.js";
+import { closestNames } from "../core/names.js";
+import type { Mask, Matrix } from "../core/tensor.js";
+import type { IoError } from "../errors.js";
+import { ioError } from "./_internal/files.js";
+import { readTensorsAs } from "./readTensors.js";
+import { FLOAT_DTYPES, type NamedTensor, type ReadOptions, type TensorSet } from "./tensorTypes.js";
+
+/** Every tensor name a batch file may hold (polgrad's snake_case). */
+export const BATCH_TENSOR_NAMES: readonly [
+  "logprobs",
+  "old_logprobs",
+  "advantages",
+  "response_mask",
+  "ref_logprobs",
+  "rollout_logprobs",
+  "values",
+  "old_values",
+  "returns",
+  "entropies",
+] = [
+  "logprobs",
+  "old_logprobs",
+  "advantages",
+  "response_mask",
+  "ref_logprobs",
+  "rollout_logprobs",
+  "values",
+  "old_values",
+  "returns",
+  "entropies",
+];
+
+/** One batch tensor name. */
+export type BatchTensorName = (typeof BATCH_TENSOR_NAMES)[number];
+
+/** The tensors every batch must hold (a policy loss needs all four). */
+export const REQUIRED_BATCH_TENSORS: readonly BatchTensorName[] = [
+  "logprobs",
+  "old_logprobs",
+  "advantages",
+  "response_mask",
+];
+
+/** Where a batch came from: the file, its format and each tensor's stored dtype. */
+export interface BatchSource {
+  readonly path: string;
+  readonly format: "safetensors" | "json";
+  readonly dtypes: Readonly<Record<string, string>>;
+}
+
+/** A validated batch: `[B, T]` float64 matrices, `[B]` or `[B, T]` advantages and a 0/1 mask. */
+export interface Batch {
+  readonly logprobs: Matrix;
+  readonly oldLogprobs: Matrix;
+  readonly advantages: Float64Array | Matrix;
+  readonly responseMask: Mask;
+  readonly refLogprobs?: Matrix;
+  readonly rolloutLogprobs?: Matrix;
+  readonly values?: Matrix;
+  readonly oldValues?: Matrix;
+  readonly returns?: Matrix;
+  readonly entropies?: Matrix;
+  readonly source: BatchSource;
+}
+
+/** Options of {@link toBatch}. */
+export interface ToBatchOptions {
+  /** Names required in addition to the four of {@link REQUIRED_BATCH_TENSORS}. */
+  readonly require?: readonly BatchTensorName[];
+}
+
+/** Options of {@link readBatch}: reader limits plus required names. */
+export interface ReadBatchOptions extends ToBatchOptions, ReadOptions {}
+
+const OPTIONAL_FIELDS = {
+  ref_logprobs: "refLogprobs",
+  rollout_logprobs: "rolloutLogprobs",
+  values: "values",
+  old_values: "oldValues",
+  returns: "returns",
+  entropies: "entropies",
+} as const;
+
+type Fail = (arg: string, rule: string, actual: string) => IoError;
+
+function floatMatrix(fail: Fail, name: string, t: NamedTensor, like: Matrix | undefined): Matrix {
+  if (!FLOAT_DTYPES.includes(t.dtype) || !(t.data instanceof Float64Array)) {
+    throw fail(name, `a float dtype (${FLOAT_DTYPES.join(", ")})`, `dtype ${t.dtype}`);
+  }
+  const [rows = 0, cols = 0] = t.shape;
+  if (t.shape.length !== 2 || rows < 1 || cols < 1) {
+    throw fail(name, "2-D [B, T] with B, T >= 1", `shape ${fmtShape(t.shape)}`);
+  }
+  if (like !== undefined && (rows !== like.rows || cols !== like.cols)) {
+    throw fail(
+      name,
+      `the shape of logprobs ${fmtShape([like.rows, like.cols])}`,
+      `shape ${fmtShape(t.shape)}`,
+    );
+  }
+  return { rows, cols, data: t.data };
+}
+
+function advantagesOf(fail: Fail, t: NamedTensor, like: Matrix): Float64Array | Matrix {
+  if (t.shape.length === 1) {
+    if (!FLOAT_DTYPES.includes(t.dtype) || !(t.data instanceof Float64Array)) {
+      throw fail("advantages", `a float dtype (${FLOAT_DTYPES.join(", ")})`, `dtype ${t.dtype}`);
+    }
+    if (t.shape[0] !== like.rows) {
+      throw fail(
+        "advantages",
+        `[B] with B = ${like.rows} or [B, T] = ${fmtShape([like.rows, like.cols])} (logprobs)`,
+        `shape ${fmtShape(t.shape)}`,
+      );
+    }
+    return t.data;
+  }
+  if (t.shape.length !== 2) {
+    throw fail(
+      "advantages",
+      `[B] or [B, T] = ${fmtShape([like.rows, like.cols])} (logprobs)`,
+      `shape ${fmtShape(t.shape)}`,
+    );
+  }
+  return floatMatrix(fail, "advantages", t, like);
+}
+
+function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
+  if (t.shape.length !== 2 || t.shape[0] !== like.rows || t.shape[1] !== like.cols) {
+    throw fail(
+      "response_mask",
+      `2-D with the shape of logprobs ${fmtShape([like.rows, like.cols])}`,
+      `shape ${fmtShape(t.shape)}`,
+    );
+  }
+  const data = new Uint8Array(t.data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = t.data[i] as number;
+    if (v !== 0 && v !== 1) {
+      const b = Math.floor(i / like.cols);
+      throw fail(
+        "response_mask",
+        "0/1 valued (or true/false)",
+        `${v} at (${b}, ${i - b * like.cols})`,
+      );
+    }
+    data[i] = v;
+  }
+  return { rows: like.rows, cols: like.cols, data };
+}
+
+/**
+ * Validate named tensors as a batch and map them to camelCase fields.
+ *
+ * Format: names from {@link BATCH_TENSOR_NAMES}; value tensors float `[B, T]` (the shape of
+ * `logprobs`); `advantages` float `[B]` or `[B, T]`; `response_mask` `[B, T]` of any dtype whose
+ * values are exactly 0 or 1. Empty mask rows are not checked here (the losses reject them).
+ *
+ * @param tensors - The tensors, e.g. from {@link readTensors}.
+ * @param options - `require`: names needed beyond logprobs, old_logprobs, advantages, response_mask.
+ * @returns The batch (matrices share the tensors' Float64Arrays) with its source.
+ * @throws {IoError} E_IO for an unknown name (with a did-you-mean suggestion), missing required
+ *   names (listing the missing and the present), a wrong rank, shape or dtype, or mask values
+ *   other than 0/1.
+ * @derivation docs/io.md#batches
+ * @enforcedBy test/io/batch.test.ts > toBatch > rejects: an unknown tensor name with a suggestion
+ * @enforcedBy test/io/batch.test.ts > toBatch > rejects: missing required tensors listing missing and present
+ * @since 0.1.0
+ */
+export function toBatch(tensors: TensorSet, options: ToBatchOptions = {}): Batch {
+  return toBatchAs("toBatch", tensors, options);
+}
+
+function toBatchAs(fn: string, set: TensorSet, options: ToBatchOptions): Batch {
+  const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
+  const known: readonly string[] = BATCH_TENSOR_NAMES;
+  const present = [...set.tensors.keys()];
+  for (const name of present) {
+    if (known.includes(name)) continue;
+    const near = closestNames(name, known);
+    const hint =
+      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
+  }
+  const required = [...new Set([...REQUIRED_BATCH_TENSORS, ...(options.require ?? [])])];
+  const missing = required.filter((n) => !set.tensors.has(n));
+  if (missing.length > 0) {
+    throw fail(
+      "tensors",
+      `a set including ${required.join(", ")} (missing ${missing.join(", ")})`,
+      present.length > 0 ? `only ${present.join(", ")}` : "no tensors",
+    );
+  }
+  const get = (name: BatchTensorName): NamedTensor => set.tensors.get(name) as NamedTensor;
+  const logprobs = floatMatrix(fail, "logprobs", get("logprobs"), undefined);
+  const dtypes: Record<string, string> = {};
+  for (const [name, t] of set.tensors) dtypes[name] = t.dtype;
+  const batch: { -readonly [K in keyof Batch]: Batch[K] } = {
+    logprobs,
+    oldLogprobs: floatMatrix(fail, "old_logprobs", get("old_logprobs"), logprobs),
+    advantages: advantagesOf(fail, get("advantages"), logprobs),
+    responseMask: maskOf(fail, get("response_mask"), logprobs),
+    source: { path: set.path, format: set.format, dtypes },
+  };
+  for (const [name, field] of Object.entries(OPTIONAL_FIELDS)) {
+    const t = set.tensors.get(name);
+    if (t !== undefined) batch[field] = floatMatrix(fail, name, t, logprobs);
+  }
+  return batch;
+}
+
+/**
+ * Read a batch file (`.safetensors` or `.json`) and validate it as a {@link Batch}.
+ *
+ * Format: {@link readTensors} then {@link toBatch}; see docs/io.md#batches.
+ *
+ * @param path - The file path, ending in `.safetensors` or `.json`.
+ * @param options - `require` (extra required names) and `maxBytes` (size limit, checked first).
+ * @returns The validated batch with its source (path, format, stored dtypes).
+ * @throws {IoError} E_IO for any read or validation failure (see {@link readTensors}, {@link toBatch}).
+ * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
+ * @derivation docs/io.md#batches
+ * @enforcedBy test/io/batch.test.ts > readBatch > golden: a json batch with nan and infinity at padding
+ * @enforcedBy test/io/batch.test.ts > readBatch > golden: a safetensors batch with f32 logprobs and a bool mask
+ * @since 0.1.0
+ */
+export function readBatch(path: string, options: ReadBatchOptions = {}): Batch {
+  const fn = "readBatch";
+  return toBatchAs(fn, readTensorsAs(fn, path, options), options);
+}

@@ -1,0 +1,353 @@
+/**
+ * A from-scratch reader of the safetensors format (docs/io.md#safetensors): an 8-byte
+ * little-endian u64 header length N, N bytes of UTF-8 JSON header
+ * `{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {str: str}}`, then the
+ * byte buffer (little-endian, row-major; offsets relative to its start). The file is hostile until
+ * proven otherwise: every length is checked against the bytes that exist before it is used, the
+ * tensors must tile the buffer exactly (no hole, no overlap), and every failure is an IoError.
+ */
+
+import { closeSync } from "node:fs";
+import { fmtShape, fmtValue } from "../core/message.js";
+import { closestNames } from "../core/names.js";
+import type { IoError } from "../errors.js";
+import {
+  checkMaxBytes,
+  decodeUtf8,
+  fmtBytes,
+  ioError,
+  openForRead,
+  readRange,
+} from "./_internal/files.js";
+import { parseStrictJson } from "./_internal/strictJson.js";
+import { bf16DecodeTable, f16DecodeTable } from "./halfFloat.js";
+import {
+  DEFAULT_MAX_SAFETENSORS_BYTES,
+  DTYPE_BYTES,
+  MAX_SAFETENSORS_HEADER_BYTES,
+  type NamedTensor,
+  type ReadOptions,
+  TENSOR_DTYPES,
+  type TensorDtype,
+  type TensorSet,
+} from "./tensorTypes.js";
+
+interface Entry {
+  readonly name: string;
+  readonly dtype: TensorDtype;
+  readonly shape: readonly number[];
+  readonly count: number;
+  readonly begin: number;
+  readonly end: number;
+}
+
+interface Header {
+  readonly entries: readonly Entry[];
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+type Fail = (arg: string, rule: string, actual: string) => IoError;
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+function isIndex(x: unknown): x is number {
+  return typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+}
+
+/** Validate the 8-byte header length against the file size; returns N. */
+function headerLength(fail: Fail, first8: Uint8Array, fileSize: number): number {
+  const n = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
+  const room = fileSize - 8;
+  if (n > BigInt(MAX_SAFETENSORS_HEADER_BYTES)) {
+    throw fail(
+      "header length",
+      `at most ${MAX_SAFETENSORS_HEADER_BYTES} bytes (100 MB)`,
+      `${n} bytes`,
+    );
+  }
+  if (n > BigInt(room)) {
+    throw fail("header length", `at most the file size − 8 = ${room} bytes`, `${n} bytes`);
+  }
+  if (n < 2n) throw fail("header length", "at least 2 bytes (the JSON object {})", `${n} bytes`);
+  return Number(n);
+}
+
+function parseMetadata(fail: Fail, v: unknown): Record<string, string> {
+  if (!isPlainObject(v)) throw fail("__metadata__", "an object of string values", fmtValue(v));
+  const out: Record<string, string> = {};
+  for (const [k, s] of Object.entries(v)) {
+    if (typeof s !== "string") {
+      throw fail(
+        "__metadata__",
+        "an object of string values",
+        `${fmtValue(s)} at key ${JSON.stringify(k)}`,
+      );
+    }
+    Object.defineProperty(out, k, {
+      value: s,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+const ENTRY_KEYS = ["dtype", "shape", "data_offsets"];
+
+function parseEntry(fail: Fail, name: string, v: unknown, bufferLength: number): Entry {
+  if (!isPlainObject(v)) {
+    throw fail(name, "an object {dtype, shape, data_offsets}", fmtValue(v));
+  }
+  const keys = Object.keys(v);
+  const extra = keys.filter((k) => !ENTRY_KEYS.includes(k));
+  const missing = ENTRY_KEYS.filter((k) => !keys.includes(k));
+  if (extra.length > 0 || missing.length > 0) {
+    throw fail(
+      name,
+      "an object with exactly the keys dtype, shape, data_offsets",
+      `keys ${fmtValue(keys)}`,
+    );
+  }
+  const dt = v.dtype;
+  if (typeof dt !== "string" || !(TENSOR_DTYPES as readonly string[]).includes(dt)) {
+    const near = typeof dt === "string" ? closestNames(dt, TENSOR_DTYPES) : [];
+    const hint =
+      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    throw fail(
+      `${name}.dtype`,
+      `one of the supported dtypes ${TENSOR_DTYPES.join(", ")}`,
+      `${fmtValue(dt)}${hint}`,
+    );
+  }
+  const dtype = dt as TensorDtype;
+  const shape = v.shape;
+  if (!Array.isArray(shape) || !shape.every(isIndex)) {
+    throw fail(`${name}.shape`, "a list of non-negative integers", fmtValue(shape));
+  }
+  const offsets = v.data_offsets;
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isIndex)) {
+    throw fail(
+      `${name}.data_offsets`,
+      "a pair [begin, end] of non-negative integers",
+      fmtValue(offsets),
+    );
+  }
+  const [begin, end] = offsets as [number, number];
+  if (end < begin) {
+    throw fail(`${name}.data_offsets`, "increasing (begin ≤ end)", `[${begin}, ${end}]`);
+  }
+  if (end > bufferLength) {
+    throw fail(
+      `${name}.data_offsets`,
+      `within the byte buffer of ${bufferLength} bytes`,
+      `[${begin}, ${end}]`,
+    );
+  }
+  // Element count with an overflow guard: stop as soon as the bytes exceed the span.
+  const size = DTYPE_BYTES[dtype];
+  let count = shape.includes(0) ? 0 : 1;
+  for (const d of shape as number[]) {
+    if (count === 0) break;
+    count *= d;
+    if (count * size > end - begin) {
+      throw fail(
+        `${name}.shape`,
+        `a shape whose ${dtype} bytes equal end − begin = ${end - begin}`,
+        `shape ${fmtShape(shape)} (more bytes)`,
+      );
+    }
+  }
+  if (count * size !== end - begin) {
+    throw fail(
+      `${name}.shape`,
+      `a shape whose ${dtype} bytes (${size} each) equal end − begin = ${end - begin}`,
+      `shape ${fmtShape(shape)} (${count * size} bytes)`,
+    );
+  }
+  return { name, dtype, shape: shape as number[], count, begin, end };
+}
+
+/** Parse and check the header; `bufferLength` is the byte count after the header. */
+function parseHeader(
+  fail: Fail,
+  fn: string,
+  path: string,
+  bytes: Uint8Array,
+  bufferLength: number,
+): Header {
+  if (bytes[0] !== 0x7b) {
+    throw fail(
+      "header",
+      "a JSON object (starting with '{')",
+      `first byte 0x${(bytes[0] ?? 0).toString(16).padStart(2, "0")}`,
+    );
+  }
+  const text = decodeUtf8(fn, path, "header", bytes);
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) {
+    throw fail(
+      "header",
+      "valid JSON with distinct tensor names",
+      `${parsed.reason} at line ${parsed.line}, column ${parsed.column}`,
+    );
+  }
+  if (!isPlainObject(parsed.value)) throw fail("header", "a JSON object", fmtValue(parsed.value));
+  const entries: Entry[] = [];
+  let metadata: Record<string, string> = {};
+  for (const [name, v] of Object.entries(parsed.value)) {
+    if (name === "__metadata__") metadata = parseMetadata(fail, v);
+    else entries.push(parseEntry(fail, name, v, bufferLength));
+  }
+  // The tensors must tile the buffer: sorted by offset, each starts where the previous ends.
+  const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let at = 0;
+  let prev = "the buffer start";
+  for (const e of sorted) {
+    if (e.begin !== at) {
+      const what =
+        e.begin > at ? `a hole of ${e.begin - at} bytes` : `an overlap of ${at - e.begin} bytes`;
+      throw fail(
+        `${e.name}.data_offsets`,
+        `to begin where ${prev} ends, at byte ${at} (no holes, no overlaps)`,
+        `begin ${e.begin}: ${what}`,
+      );
+    }
+    at = e.end;
+    prev = `tensor ${JSON.stringify(e.name)}`;
+  }
+  if (at !== bufferLength) {
+    throw fail(
+      "byte buffer",
+      `fully covered by the tensors (${at} bytes)`,
+      `${bufferLength} bytes: ${bufferLength - at} trailing bytes`,
+    );
+  }
+  return { entries, metadata };
+}
+
+function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
+  const view = new DataView(body.buffer, body.byteOffset + e.begin, e.end - e.begin);
+  const n = e.count;
+  if (e.dtype === "BOOL" || e.dtype === "U8") {
+    const bytes = body.slice(e.begin, e.end);
+    if (e.dtype === "BOOL") {
+      const bad = bytes.findIndex((b) => b > 1);
+      if (bad >= 0) throw fail(e.name, "BOOL bytes 0 or 1", `${bytes[bad]} at flat index ${bad}`);
+    }
+    return { dtype: e.dtype, shape: e.shape, data: bytes };
+  }
+  let out: Float64Array;
+  try {
+    out = new Float64Array(n);
+  } catch {
+    throw fail(e.name, "small enough to hold as float64 in memory", `${n} elements`);
+  }
+  switch (e.dtype) {
+    case "F64":
+      for (let i = 0; i < n; i++) out[i] = view.getFloat64(8 * i, true);
+      break;
+    case "F32":
+      for (let i = 0; i < n; i++) out[i] = view.getFloat32(4 * i, true);
+      break;
+    case "F16":
+    case "BF16": {
+      const table = e.dtype === "F16" ? f16DecodeTable() : bf16DecodeTable();
+      for (let i = 0; i < n; i++) out[i] = table[view.getUint16(2 * i, true)] as number;
+      break;
+    }
+    case "I32":
+      for (let i = 0; i < n; i++) out[i] = view.getInt32(4 * i, true);
+      break;
+    case "I64": {
+      const limit = 2n ** 53n;
+      for (let i = 0; i < n; i++) {
+        const v = view.getBigInt64(8 * i, true);
+        if (v > limit || v < -limit) {
+          throw fail(
+            e.name,
+            "I64 values within ±2^53 (exact in float64)",
+            `${v} at flat index ${i}`,
+          );
+        }
+        out[i] = Number(v);
+      }
+      break;
+    }
+  }
+  return { dtype: e.dtype, shape: e.shape, data: out };
+}
+
+function assemble(path: string, header: Header, fail: Fail, body: Uint8Array): TensorSet {
+  const tensors = new Map<string, NamedTensor>();
+  for (const e of header.entries) tensors.set(e.name, decodeEntry(fail, e, body));
+  return { path, format: "safetensors", tensors, metadata: header.metadata };
+}
+
+/**
+ * Parse the bytes of a safetensors file held in memory.
+ *
+ * Format: u64 LE header length N · N bytes UTF-8 JSON header · byte buffer tiled exactly by the
+ * tensors' `data_offsets`. Floats are upcast to float64 exactly; I32/I64 become float64 integers;
+ * BOOL/U8 stay bytes. NaN and ±Inf in the data are kept (padding may hold junk).
+ *
+ * @param bytes - The whole file.
+ * @param path - The name to report in errors (default `"<bytes>"`).
+ * @returns Every tensor by name, in header order, with the `__metadata__` map.
+ * @throws {IoError} E_IO when the bytes break any rule of docs/io.md#safetensors (short file,
+ *   header length, UTF-8/JSON, dtype, shape, offsets, holes, overlaps, duplicate names, values).
+ * @derivation docs/io.md#safetensors
+ * @enforcedBy test/io/safetensors.hostile.test.ts > parseSafetensors > rejects: overlapping tensors
+ * @enforcedBy test/io/safetensors.property.test.ts > parseSafetensors > property: mutated or truncated files parse or throw IoError
+ * @since 0.1.0
+ */
+export function parseSafetensors(bytes: Uint8Array, path = "<bytes>"): TensorSet {
+  const fn = "parseSafetensors";
+  const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
+  if (bytes.length < 8)
+    throw fail("file", "at least 8 bytes (the header length)", fmtBytes(bytes.length));
+  const n = headerLength(fail, bytes.subarray(0, 8), bytes.length);
+  const bufferLength = bytes.length - 8 - n;
+  const header = parseHeader(fail, fn, path, bytes.subarray(8, 8 + n), bufferLength);
+  return assemble(path, header, fail, bytes.subarray(8 + n));
+}
+
+/**
+ * Read a safetensors file: size checked (statSync) before reading, header validated before the
+ * byte buffer is read, every length checked before use.
+ *
+ * Format: as {@link parseSafetensors}; the file must be at most `options.maxBytes` (default 4 GiB).
+ *
+ * @param path - The file path.
+ * @param options - `maxBytes`: refuse larger files (checked before reading).
+ * @returns Every tensor by name, in header order, with the `__metadata__` map.
+ * @throws {IoError} E_IO when the file is missing, not a regular file, over the limit, or breaks
+ *   any rule of docs/io.md#safetensors.
+ * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
+ * @derivation docs/io.md#safetensors
+ * @enforcedBy test/io/safetensors.roundtrip.test.ts > readSafetensors > golden: every dtype round-trips through writeSafetensors
+ * @enforcedBy test/io/safetensors.hostile.test.ts > readSafetensors > rejects: a file over options.maxBytes before reading it
+ * @since 0.1.0
+ */
+export function readSafetensors(path: string, options: ReadOptions = {}): TensorSet {
+  return readSafetensorsAs("readSafetensors", path, options);
+}
+
+/** {@link readSafetensors} reporting errors as `fn`. @internal */
+export function readSafetensorsAs(fn: string, path: string, options: ReadOptions): TensorSet {
+  const maxBytes = checkMaxBytes(fn, options.maxBytes, DEFAULT_MAX_SAFETENSORS_BYTES);
+  const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
+  const file = openForRead(fn, path, maxBytes);
+  try {
+    if (file.size < 8)
+      throw fail("file", "at least 8 bytes (the header length)", fmtBytes(file.size));
+    const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
+    const bufferLength = file.size - 8 - n;
+    const header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), bufferLength);
+    return assemble(path, header, fail, readRange(fn, path, file, 8 + n, bufferLength));
+  } finally {
+    closeSync(file.fd);
+  }
+}

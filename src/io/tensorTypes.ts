@@ -1,0 +1,79 @@
+/**
+ * The generic result of reading a batch file: named tensors with a shape, the dtype they were
+ * stored in, and their values upcast to float64 (floats and integers) or kept as bytes (BOOL, U8).
+ * See docs/io.md#tensor-sets.
+ */
+
+/** The dtypes polgrad reads from safetensors files (and reports for JSON tensors). */
+export const TENSOR_DTYPES: readonly ["F64", "F32", "BF16", "F16", "BOOL", "U8", "I64", "I32"] = [
+  "F64",
+  "F32",
+  "BF16",
+  "F16",
+  "BOOL",
+  "U8",
+  "I64",
+  "I32",
+];
+
+/** One of the supported storage dtypes. */
+export type TensorDtype = (typeof TENSOR_DTYPES)[number];
+
+/** Bytes per element of each dtype. */
+export const DTYPE_BYTES: Readonly<Record<TensorDtype, number>> = {
+  F64: 8,
+  F32: 4,
+  BF16: 2,
+  F16: 2,
+  BOOL: 1,
+  U8: 1,
+  I64: 8,
+  I32: 4,
+};
+
+/** The floating-point dtypes (values tensors must have one of these). */
+export const FLOAT_DTYPES: readonly TensorDtype[] = ["F64", "F32", "BF16", "F16"];
+
+/**
+ * A tensor as read from a file: row-major values with their shape. Float and integer dtypes are
+ * held as float64 (integers exactly, |v| ≤ 2^53); BOOL and U8 as bytes.
+ */
+export interface NamedTensor {
+  /** The dtype the values were stored in (`F64` for JSON numbers, `BOOL` for JSON booleans). */
+  readonly dtype: TensorDtype;
+  /** The shape, outermost dimension first (`[]` for a scalar). */
+  readonly shape: readonly number[];
+  /** The values in row-major order; length is the product of `shape`. */
+  readonly data: Float64Array | Uint8Array;
+}
+
+/** Every named tensor of one file, in file order, plus its string metadata. */
+export interface TensorSet {
+  /** The file the tensors came from (as given to the reader). */
+  readonly path: string;
+  /** The file format. */
+  readonly format: "safetensors" | "json";
+  /** The tensors by name, in the order the file lists them. */
+  readonly tensors: ReadonlyMap<string, NamedTensor>;
+  /** The `__metadata__` string map (empty when the file has none). */
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** Options of the file readers. */
+export interface ReadOptions {
+  /**
+   * Refuse files larger than this many bytes, checked before reading. Defaults: 4 GiB for
+   * safetensors ({@link DEFAULT_MAX_SAFETENSORS_BYTES}), 256 MiB for JSON
+   * ({@link DEFAULT_MAX_JSON_BYTES}).
+   */
+  readonly maxBytes?: number;
+}
+
+/** Default size limit of a safetensors file: 4 GiB. */
+export const DEFAULT_MAX_SAFETENSORS_BYTES: number = 4 * 2 ** 30;
+
+/** Default size limit of a JSON file: 256 MiB. */
+export const DEFAULT_MAX_JSON_BYTES: number = 256 * 2 ** 20;
+
+/** Largest safetensors header accepted: 100 MB (the reference implementation's limit). */
+export const MAX_SAFETENSORS_HEADER_BYTES: number = 100_000_000;
