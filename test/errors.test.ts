@@ -2,7 +2,12 @@
 import { describe, expect, test } from "vitest";
 import { aggregate, effectiveTokenWeights, klLoss, policyLoss, valueLoss } from "../src/index.js";
 
-function thrown(f: () => unknown): { name: string; code: string; arg: string | undefined; message: string } {
+function thrown(f: () => unknown): {
+  name: string;
+  code: string;
+  arg: string | undefined;
+  message: string;
+} {
   try {
     f();
   } catch (e) {
@@ -22,19 +27,36 @@ describe("errors", () => {
       arg: "perToken",
       message: "aggregate: perToken must be 2-D [B, T]; got shape [2]",
     });
-    expect(thrown(() => effectiveTokenWeights([[true, false], [false, false]], "token_mean"))).toEqual({
+    expect(
+      thrown(() =>
+        effectiveTokenWeights(
+          [
+            [true, false],
+            [false, false],
+          ],
+          "token_mean",
+        ),
+      ),
+    ).toEqual({
       name: "MaskError",
       code: "E_MASK",
       arg: "responseMask",
-      message: "effectiveTokenWeights: responseMask must be non-empty in every row (at least one response token); got zero response tokens in rows [1]",
+      message:
+        "effectiveTokenWeights: responseMask must be non-empty in every row (at least one response token); got zero response tokens in rows [1]",
     });
-    expect(thrown(() => klLoss([[Number.NaN, 1]], [[0, 0]], "k1", "token_mean", { responseMask: m }))).toEqual({
+    expect(
+      thrown(() => klLoss([[Number.NaN, 1]], [[0, 0]], "k1", "token_mean", { responseMask: m })),
+    ).toEqual({
       name: "NonFiniteError",
       code: "E_NONFINITE",
       arg: "logprobs",
       message: "klLoss: logprobs must be finite at response positions; got NaN at (0, 0)",
     });
-    expect(thrown(() => valueLoss([[1, 1]], [[1, 1]], [[1, 1]], m, { clipEps: 0, aggregation: "token_mean" }))).toEqual({
+    expect(
+      thrown(() =>
+        valueLoss([[1, 1]], [[1, 1]], [[1, 1]], m, { clipEps: 0, aggregation: "token_mean" }),
+      ),
+    ).toEqual({
       name: "ConfigError",
       code: "E_CONFIG",
       arg: "clipEps",
@@ -42,13 +64,17 @@ describe("errors", () => {
     });
     expect(
       thrown(() =>
-        policyLoss({ ratio: "token", surrogate: "pg_clp" as "pg", clip: null, aggregation: "token_mean" }, { logprobs: [[0]], oldLogprobs: [[0]], advantages: [1], responseMask: [[true]] }),
+        policyLoss(
+          { ratio: "token", surrogate: "pg_clp" as "pg", clip: null, aggregation: "token_mean" },
+          { logprobs: [[0]], oldLogprobs: [[0]], advantages: [1], responseMask: [[true]] },
+        ),
       ),
     ).toEqual({
       name: "UnknownNameError",
       code: "E_UNKNOWN_NAME",
       arg: "config.surrogate",
-      message: 'policyLoss: config.surrogate must be one of "pg_clip", "pg", "reinforce", "cispo"; got "pg_clp" (did you mean "pg_clip"?)',
+      message:
+        'policyLoss: config.surrogate must be one of "pg_clip", "pg", "reinforce", "cispo"; got "pg_clp" (did you mean "pg_clip"?)',
     });
   });
 });

@@ -2,7 +2,11 @@ import { CompensatedSum } from "../core/sum.js";
 import type { Mask, MaskLike, MatrixLike } from "../core/tensor.js";
 import { toMask, toMatrix } from "../core/validate.js";
 import { type Aggregation, checkAggregation } from "./aggregation.js";
-import { type AggregationOptions, checkNormLen, fillTokenWeights } from "./effectiveTokenWeights.js";
+import {
+  type AggregationOptions,
+  checkNormLen,
+  fillTokenWeights,
+} from "./effectiveTokenWeights.js";
 
 /**
  * Compensated inner product Σ_{b,t} w[b,t]·x[b,t] over response positions in row-major order;
@@ -36,7 +40,12 @@ export function maskedDot(w: Float64Array, x: Float64Array, mask: Mask): number 
  * @enforcedBy test/aggregate/aggregate.test.ts > aggregate > identity: equals the inner product with effectiveTokenWeights bitwise
  * @since 0.1.0
  */
-export function aggregate(perToken: MatrixLike, responseMask: MaskLike, mode: Aggregation, options: AggregationOptions = {}): number {
+export function aggregate(
+  perToken: MatrixLike,
+  responseMask: MaskLike,
+  mode: Aggregation,
+  options: AggregationOptions = {},
+): number {
   const fn = "aggregate";
   const agg = checkAggregation(fn, "mode", mode);
   const x = toMatrix(fn, "perToken", perToken);

@@ -1,7 +1,7 @@
-import { ConfigError } from "../errors.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { type Mask, type MaskLike, type Matrix, rowLengths } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
+import { ConfigError } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
 
 /** Options of the aggregation functions. */
@@ -15,10 +15,24 @@ export interface AggregationOptions {
  * `token_sum_norm`, ignored otherwise. Returns the budget, or 0 when unused.
  * @internal
  */
-export function checkNormLen(fn: string, mode: Aggregation, normLen: unknown, arg = "normLen"): number {
+export function checkNormLen(
+  fn: string,
+  mode: Aggregation,
+  normLen: unknown,
+  arg = "normLen",
+): number {
   if (mode !== Aggregation.TOKEN_SUM_NORM) return 0;
   if (normLen === null || normLen === undefined) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, 'a positive integer when the aggregation is "token_sum_norm" (the generation budget)', fmtValue(normLen)));
+    throw new ConfigError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        'a positive integer when the aggregation is "token_sum_norm" (the generation budget)',
+        fmtValue(normLen),
+      ),
+    );
   }
   if (typeof normLen !== "number" || !Number.isInteger(normLen) || normLen < 1) {
     throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive integer", fmtValue(normLen)));
@@ -31,7 +45,12 @@ export function checkNormLen(fn: string, mode: Aggregation, normLen: unknown, ar
  * {@link effectiveTokenWeights}; `out` is zero at padding).
  * @internal
  */
-export function fillTokenWeights(mask: Mask, mode: Aggregation, normLen: number, out: Float64Array): void {
+export function fillTokenWeights(
+  mask: Mask,
+  mode: Aggregation,
+  normLen: number,
+  out: Float64Array,
+): void {
   const { rows: B, cols: T, data: m } = mask;
   out.fill(0);
   if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
@@ -73,7 +92,11 @@ export function fillTokenWeights(mask: Mask, mode: Aggregation, normLen: number,
  * @enforcedBy test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the four modes on lengths [2, 1]
  * @since 0.1.0
  */
-export function effectiveTokenWeights(responseMask: MaskLike, mode: Aggregation, options: AggregationOptions = {}): Matrix {
+export function effectiveTokenWeights(
+  responseMask: MaskLike,
+  mode: Aggregation,
+  options: AggregationOptions = {},
+): Matrix {
   const fn = "effectiveTokenWeights";
   const agg = checkAggregation(fn, "mode", mode);
   const mask = toMask(fn, responseMask);

@@ -2,7 +2,8 @@
  * Aggregation: how a `[B, T]` per-token loss becomes a scalar. Every mode is an inner product with
  * closed-form weights, so ∂L/∂x = weights exactly (docs/derivations/aggregation.md).
  */
-export { AGGREGATIONS, Aggregation } from "./aggregation.js";
+
 export { aggregate } from "./aggregate.js";
+export { AGGREGATIONS, Aggregation } from "./aggregation.js";
 export { type AggregationOptions, effectiveTokenWeights } from "./effectiveTokenWeights.js";
 export { type MicrobatchOptions, microbatchTokenWeights } from "./microbatchTokenWeights.js";

@@ -1,9 +1,13 @@
-import { ConfigError } from "../errors.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import type { MaskLike, Matrix } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
-import { checkAggregation, type Aggregation } from "./aggregation.js";
-import { type AggregationOptions, checkNormLen, fillTokenWeights } from "./effectiveTokenWeights.js";
+import { ConfigError } from "../errors.js";
+import { type Aggregation, checkAggregation } from "./aggregation.js";
+import {
+  type AggregationOptions,
+  checkNormLen,
+  fillTokenWeights,
+} from "./effectiveTokenWeights.js";
 
 /** Options of {@link microbatchTokenWeights}. */
 export interface MicrobatchOptions extends AggregationOptions {
@@ -42,16 +46,37 @@ export function microbatchTokenWeights(
   const agg = checkAggregation(fn, "mode", mode);
   const mask = toMask(fn, responseMask);
   const sizes = microbatchSizes;
-  if (!Array.isArray(sizes) || sizes.length === 0 || sizes.some((s) => !Number.isInteger(s) || s < 1)) {
-    throw new ConfigError(fn, "microbatchSizes", mustBe(fn, "microbatchSizes", "a non-empty list of integers >= 1", fmtValue(sizes)));
+  if (
+    !Array.isArray(sizes) ||
+    sizes.length === 0 ||
+    sizes.some((s) => !Number.isInteger(s) || s < 1)
+  ) {
+    throw new ConfigError(
+      fn,
+      "microbatchSizes",
+      mustBe(fn, "microbatchSizes", "a non-empty list of integers >= 1", fmtValue(sizes)),
+    );
   }
   const total = sizes.reduce((a, s) => a + s, 0);
   if (total !== mask.rows) {
-    throw new ConfigError(fn, "microbatchSizes", mustBe(fn, "microbatchSizes", `sizes summing to the batch size ${mask.rows}`, `${fmtValue(sizes)} summing to ${total}`));
+    throw new ConfigError(
+      fn,
+      "microbatchSizes",
+      mustBe(
+        fn,
+        "microbatchSizes",
+        `sizes summing to the batch size ${mask.rows}`,
+        `${fmtValue(sizes)} summing to ${total}`,
+      ),
+    );
   }
   const lossScale = options.lossScale ?? "mean";
   if (lossScale !== "mean" && lossScale !== "sum") {
-    throw new ConfigError(fn, "lossScale", mustBe(fn, "lossScale", '"mean" or "sum"', fmtValue(lossScale)));
+    throw new ConfigError(
+      fn,
+      "lossScale",
+      mustBe(fn, "lossScale", '"mean" or "sum"', fmtValue(lossScale)),
+    );
   }
   const normLen = checkNormLen(fn, agg, options.normLen);
   const T = mask.cols;

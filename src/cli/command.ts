@@ -32,5 +32,9 @@ export interface Command {
   /** Whether the command takes positional arguments (e.g. `describe NAME`). */
   readonly positionals?: number;
   /** Run the command; resolve to the exit code (0 ok, 1 a check failed, 2 bad input). */
-  readonly run: (values: OptionValues, positionals: readonly string[], io: CommandIO) => Promise<number>;
+  readonly run: (
+    values: OptionValues,
+    positionals: readonly string[],
+    io: CommandIO,
+  ) => Promise<number>;
 }

@@ -14,7 +14,12 @@ import { whichCommand } from "./commands/which.js";
 import { renderError } from "./output.js";
 
 /** Every command, in help order. */
-export const COMMANDS: readonly Command[] = [whichCommand, lossCommand, algorithmsCommand, describeCommand];
+export const COMMANDS: readonly Command[] = [
+  whichCommand,
+  lossCommand,
+  algorithmsCommand,
+  describeCommand,
+];
 
 const VERSION = "0.1.0";
 
@@ -63,9 +68,16 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
   const cmd = COMMANDS.find((c) => c.name === name);
   try {
     if (cmd === undefined) {
-      const near = closestNames(name, COMMANDS.map((c) => c.name));
+      const near = closestNames(
+        name,
+        COMMANDS.map((c) => c.name),
+      );
       const hint = near.length > 0 ? ` (did you mean '${near[0]}'?)` : "";
-      throw new UsageError("polgrad", "command", `polgrad: command must be one of ${COMMANDS.map((c) => c.name).join(", ")}; got '${name}'${hint}`);
+      throw new UsageError(
+        "polgrad",
+        "command",
+        `polgrad: command must be one of ${COMMANDS.map((c) => c.name).join(", ")}; got '${name}'${hint}`,
+      );
     }
     if (rest.includes("--help") || rest.includes("-h")) {
       io.stdout(commandHelp(cmd));
@@ -75,20 +87,32 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
     let positionals: string[];
     try {
       const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
-      for (const [k, o] of Object.entries(cmd.options)) options[k] = o.short ? { type: o.type, short: o.short } : { type: o.type };
-      const parsed = parseArgs({ args: [...rest], options, strict: true, allowPositionals: (cmd.positionals ?? 0) > 0 });
+      for (const [k, o] of Object.entries(cmd.options))
+        options[k] = o.short ? { type: o.type, short: o.short } : { type: o.type };
+      const parsed = parseArgs({
+        args: [...rest],
+        options,
+        strict: true,
+        allowPositionals: (cmd.positionals ?? 0) > 0,
+      });
       values = parsed.values as OptionValues;
       positionals = parsed.positionals;
     } catch (e) {
-      const msg = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, "") : String(e);
+      const msg =
+        e instanceof Error
+          ? e.message.replace(/\. To specify a positional argument.*$/s, "")
+          : String(e);
       throw new UsageError(`polgrad ${cmd.name}`, undefined, `polgrad ${cmd.name}: ${msg}`);
     }
     return await cmd.run(values, positionals, io);
   } catch (err) {
     const hints: string[] = [];
-    if (err instanceof UsageError) hints.push(cmd !== undefined ? `polgrad ${cmd.name} --help` : "polgrad --help");
+    if (err instanceof UsageError)
+      hints.push(cmd !== undefined ? `polgrad ${cmd.name} --help` : "polgrad --help");
     if (err instanceof PolgradError && err.arg === "config.normLen") {
-      hints.push("set the generation budget with --norm-len N (dr_grpo ships without one on purpose)");
+      hints.push(
+        "set the generation budget with --norm-len N (dr_grpo ships without one on purpose)",
+      );
     }
     io.stderr(renderError(err, json, hints));
     return err instanceof PolgradError ? 2 : 70;

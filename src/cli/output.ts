@@ -9,7 +9,9 @@ export const SCHEMA_VERSION = 1;
 
 /** Write the one `--json` document: `{schema_version, command, ok: true, result}`. */
 export function writeJson(io: CommandIO, command: string, result: unknown): void {
-  io.stdout(`${JSON.stringify({ schema_version: SCHEMA_VERSION, command, ok: true, result: toWire(result) }, null, 2)}\n`);
+  io.stdout(
+    `${JSON.stringify({ schema_version: SCHEMA_VERSION, command, ok: true, result: toWire(result) }, null, 2)}\n`,
+  );
 }
 
 /** Read a positive integer option (e.g. `--norm-len`), or undefined when absent. */
@@ -18,7 +20,11 @@ export function intOption(values: OptionValues, name: string, command: string): 
   if (raw === undefined) return undefined;
   const n = typeof raw === "string" && /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(`polgrad ${command}`, `--${name}`, mustBe(`polgrad ${command}`, `--${name}`, "a positive integer", JSON.stringify(raw)));
+    throw new UsageError(
+      `polgrad ${command}`,
+      `--${name}`,
+      mustBe(`polgrad ${command}`, `--${name}`, "a positive integer", JSON.stringify(raw)),
+    );
   }
   return n;
 }
@@ -33,6 +39,7 @@ export function renderError(err: unknown, json: boolean, hints: readonly string[
   }
   const e = err instanceof Error ? err : new Error(String(err));
   const detail = process.env.POLGRAD_DEBUG ? `\n${e.stack ?? ""}` : "";
-  if (json) return `${JSON.stringify({ ok: false, error: { code: "E_INTERNAL", name: e.name, message: e.message } })}\n`;
+  if (json)
+    return `${JSON.stringify({ ok: false, error: { code: "E_INTERNAL", name: e.name, message: e.message } })}\n`;
   return `error[E_INTERNAL]: ${e.message}${detail}\nHint: this is a bug in polgrad; set POLGRAD_DEBUG=1 for the stack and report it.\n`;
 }

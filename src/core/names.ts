@@ -36,10 +36,18 @@ export function closestNames(name: string, known: readonly string[]): string[] {
  * Return `value` typed as one of `known`, or throw {@link UnknownNameError} naming the known values
  * and the closest ones.
  */
-export function oneOf<T extends string>(fn: string, arg: string, value: unknown, known: readonly T[]): T {
+export function oneOf<T extends string>(
+  fn: string,
+  arg: string,
+  value: unknown,
+  known: readonly T[],
+): T {
   if (typeof value === "string" && (known as readonly string[]).includes(value)) return value as T;
   const suggestions = typeof value === "string" ? closestNames(value, known) : [];
-  const hint = suggestions.length > 0 ? ` (did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?)` : "";
+  const hint =
+    suggestions.length > 0
+      ? ` (did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?)`
+      : "";
   throw new UnknownNameError(
     fn,
     arg,

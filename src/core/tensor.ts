@@ -70,7 +70,8 @@ export function at(m: Matrix, b: number, t: number): number {
 /** Convert a matrix to nested rows (for JSON output and tests). */
 export function toRows(m: Matrix): number[][] {
   const out: number[][] = [];
-  for (let b = 0; b < m.rows; b++) out.push(Array.from(m.data.subarray(b * m.cols, (b + 1) * m.cols)));
+  for (let b = 0; b < m.rows; b++)
+    out.push(Array.from(m.data.subarray(b * m.cols, (b + 1) * m.cols)));
   return out;
 }
 

@@ -41,7 +41,11 @@ function isRows(x: unknown): x is readonly (readonly unknown[])[] {
 export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
   if (isMatrix(x)) {
     if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`));
+      throw new ShapeError(
+        fn,
+        arg,
+        mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`),
+      );
     }
     return x;
   }
@@ -55,12 +59,25 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
   for (let b = 0; b < rows; b++) {
     const row = x[b] as readonly unknown[];
     if (row.length !== cols) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, `rectangular [B, T] (every row of length ${cols})`, `row ${b} of length ${row.length}`));
+      throw new ShapeError(
+        fn,
+        arg,
+        mustBe(
+          fn,
+          arg,
+          `rectangular [B, T] (every row of length ${cols})`,
+          `row ${b} of length ${row.length}`,
+        ),
+      );
     }
     for (let t = 0; t < cols; t++) {
       const v = row[t];
       if (typeof v !== "number") {
-        throw new ShapeError(fn, arg, mustBe(fn, arg, "a [B, T] array of numbers", `${typeof v} at (${b}, ${t})`));
+        throw new ShapeError(
+          fn,
+          arg,
+          mustBe(fn, arg, "a [B, T] array of numbers", `${typeof v} at (${b}, ${t})`),
+        );
       }
       data[b * cols + t] = v;
     }
@@ -72,7 +89,11 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
 export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
   if (x instanceof Float64Array) return x;
   if (!Array.isArray(x) || x.some((v) => typeof v !== "number")) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "1-D [B] of numbers", `shape ${describeShape(x)}`));
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, arg, "1-D [B] of numbers", `shape ${describeShape(x)}`),
+    );
   }
   return Float64Array.from(x);
 }
@@ -92,15 +113,24 @@ export function toMask(
   if (isMask(x)) {
     for (let i = 0; i < x.data.length; i++) {
       if ((x.data[i] as number) > 1) {
-        throw new MaskError(fn, arg, mustBe(fn, arg, "0/1 valued", `${x.data[i]} at flat index ${i}`));
+        throw new MaskError(
+          fn,
+          arg,
+          mustBe(fn, arg, "0/1 valued", `${x.data[i]} at flat index ${i}`),
+        );
       }
     }
     if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`));
+      throw new ShapeError(
+        fn,
+        arg,
+        mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`),
+      );
     }
     mask = x;
   } else {
-    if (!isRows(x)) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+    if (!isRows(x))
+      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
     const rows = x.length;
     const cols = (x[0] as readonly unknown[]).length;
     if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
@@ -108,20 +138,42 @@ export function toMask(
     for (let b = 0; b < rows; b++) {
       const row = x[b] as readonly unknown[];
       if (row.length !== cols) {
-        throw new ShapeError(fn, arg, mustBe(fn, arg, `rectangular [B, T] (every row of length ${cols})`, `row ${b} of length ${row.length}`));
+        throw new ShapeError(
+          fn,
+          arg,
+          mustBe(
+            fn,
+            arg,
+            `rectangular [B, T] (every row of length ${cols})`,
+            `row ${b} of length ${row.length}`,
+          ),
+        );
       }
       for (let t = 0; t < cols; t++) {
         const v = row[t];
         if (v === true || v === 1) data[b * cols + t] = 1;
         else if (v !== false && v !== 0) {
-          throw new MaskError(fn, arg, mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`));
+          throw new MaskError(
+            fn,
+            arg,
+            mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`),
+          );
         }
       }
     }
     mask = { rows, cols, data };
   }
   if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, `the shape of ${like.arg} ${fmtShape([like.rows, like.cols])}`, `shape ${fmtShape([mask.rows, mask.cols])}`));
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        `the shape of ${like.arg} ${fmtShape([like.rows, like.cols])}`,
+        `shape ${fmtShape([mask.rows, mask.cols])}`,
+      ),
+    );
   }
   const empty: number[] = [];
   for (let b = 0; b < mask.rows; b++) {
@@ -130,7 +182,16 @@ export function toMask(
     if (!any) empty.push(b);
   }
   if (empty.length > 0) {
-    throw new MaskError(fn, arg, mustBe(fn, arg, "non-empty in every row (at least one response token)", `zero response tokens in rows ${fmtIndices(empty)}`));
+    throw new MaskError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        "non-empty in every row (at least one response token)",
+        `zero response tokens in rows ${fmtIndices(empty)}`,
+      ),
+    );
   }
   return mask;
 }
@@ -138,7 +199,16 @@ export function toMask(
 /** Require two matrices to have identical shapes. */
 export function checkSameShape(fn: string, argA: string, a: Matrix, argB: string, b: Matrix): void {
   if (a.rows !== b.rows || a.cols !== b.cols) {
-    throw new ShapeError(fn, argB, mustBe(fn, argB, `the shape of ${argA} ${fmtShape([a.rows, a.cols])}`, `shape ${fmtShape([b.rows, b.cols])}`));
+    throw new ShapeError(
+      fn,
+      argB,
+      mustBe(
+        fn,
+        argB,
+        `the shape of ${argA} ${fmtShape([a.rows, a.cols])}`,
+        `shape ${fmtShape([b.rows, b.cols])}`,
+      ),
+    );
   }
 }
 
@@ -152,7 +222,11 @@ export function checkFiniteAt(fn: string, arg: string, x: Matrix, mask: Mask): v
   for (let i = 0; i < data.length; i++) {
     if (m[i] === 1 && !Number.isFinite(data[i] as number)) {
       const b = Math.floor(i / x.cols);
-      throw new NonFiniteError(fn, arg, mustBe(fn, arg, "finite at response positions", `${data[i]} at (${b}, ${i - b * x.cols})`));
+      throw new NonFiniteError(
+        fn,
+        arg,
+        mustBe(fn, arg, "finite at response positions", `${data[i]} at (${b}, ${i - b * x.cols})`),
+      );
     }
   }
 }
@@ -162,7 +236,11 @@ export function checkFiniteAll(fn: string, arg: string, x: ArrayLike<number>, co
   for (let i = 0; i < x.length; i++) {
     if (!Number.isFinite(x[i] as number)) {
       const where = cols > 0 ? `(${Math.floor(i / cols)}, ${i % cols})` : `index ${i}`;
-      throw new NonFiniteError(fn, arg, mustBe(fn, arg, "finite everywhere", `${x[i]} at ${where}`));
+      throw new NonFiniteError(
+        fn,
+        arg,
+        mustBe(fn, arg, "finite everywhere", `${x[i]} at ${where}`),
+      );
     }
   }
 }
@@ -189,7 +267,16 @@ export function broadcastAdvantages(
   if (isVec) {
     const v = toVector(fn, arg, advantages as VectorLike);
     if (v.length !== rows) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, `[B] with B = ${rows} (the rows of ${likeArg}) or [B, T] = ${fmtShape([rows, cols])}`, `shape ${fmtShape([v.length])}`));
+      throw new ShapeError(
+        fn,
+        arg,
+        mustBe(
+          fn,
+          arg,
+          `[B] with B = ${rows} (the rows of ${likeArg}) or [B, T] = ${fmtShape([rows, cols])}`,
+          `shape ${fmtShape([v.length])}`,
+        ),
+      );
     }
     checkFiniteAll(fn, arg, v);
     for (let b = 0; b < rows; b++) {
@@ -199,11 +286,24 @@ export function broadcastAdvantages(
     return { rows, cols, data: out };
   }
   if (!isMatrix(advantages) && !isRows(advantages)) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "[B] or [B, T]", `shape ${describeShape(advantages)}`));
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, arg, "[B] or [B, T]", `shape ${describeShape(advantages)}`),
+    );
   }
   const a = toMatrix(fn, arg, advantages as MatrixLike);
   if (a.rows !== rows || a.cols !== cols) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, `[B] with B = ${rows} or [B, T] = ${fmtShape([rows, cols])} (the shape of ${likeArg})`, `shape ${fmtShape([a.rows, a.cols])}`));
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        `[B] with B = ${rows} or [B, T] = ${fmtShape([rows, cols])} (the shape of ${likeArg})`,
+        `shape ${fmtShape([a.rows, a.cols])}`,
+      ),
+    );
   }
   checkFiniteAt(fn, arg, a, mask);
   for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = a.data[i] as number;

@@ -9,8 +9,9 @@
  * | k3 | expm1(δ) − δ | −expm1(δ) = 1 − e^δ | KL |
  * | abs | abs(δ) | −sign(δ) (0 at δ = 0) | ≥ KL, not an estimator |
  */
-import { oneOf } from "../core/names.js";
+
 import type { Aggregation } from "../aggregate/aggregation.js";
+import { oneOf } from "../core/names.js";
 
 /** The KL estimator kinds, with polgrad's string values. */
 export const KLEstimator = { K1: "k1", K2: "k2", K3: "k3", ABS: "abs" } as const;

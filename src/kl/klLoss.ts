@@ -57,6 +57,10 @@ export function klLoss(
   const w = new Float64Array(value.data.length);
   fillTokenWeights(mask, agg, normLen, w);
   const grad = new Float64Array(w.length);
-  for (let i = 0; i < w.length; i++) if (mask.data[i] === 1) grad[i] = (w[i] as number) * (dLogprob[i] as number);
-  return { loss: maskedDot(w, value.data, mask), gradLogprobs: { rows: value.rows, cols: value.cols, data: grad } };
+  for (let i = 0; i < w.length; i++)
+    if (mask.data[i] === 1) grad[i] = (w[i] as number) * (dLogprob[i] as number);
+  return {
+    loss: maskedDot(w, value.data, mask),
+    gradLogprobs: { rows: value.rows, cols: value.cols, data: grad },
+  };
 }

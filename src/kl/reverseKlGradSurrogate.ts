@@ -50,5 +50,8 @@ export function reverseKlGradSurrogate(
     prod[i] = d * (lp.data[i] as number);
     grad[i] = (w[i] as number) * d;
   }
-  return { loss: maskedDot(w, prod, mask), gradLogprobs: { rows: diff.rows, cols: diff.cols, data: grad } };
+  return {
+    loss: maskedDot(w, prod, mask),
+    gradLogprobs: { rows: diff.rows, cols: diff.cols, data: grad },
+  };
 }

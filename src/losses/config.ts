@@ -11,14 +11,23 @@ import { ConfigError } from "../errors.js";
 import { checkKLEstimator, type KLLossConfig } from "../kl/estimator.js";
 
 /** How the importance ratio is formed (docs/derivations/losses.md#ratios). */
-export const RatioKind = { TOKEN: "token", SEQUENCE: "sequence", SEQUENCE_TOKEN: "sequence_token" } as const;
+export const RatioKind = {
+  TOKEN: "token",
+  SEQUENCE: "sequence",
+  SEQUENCE_TOKEN: "sequence_token",
+} as const;
 /** One of the ratio kind strings. */
 export type RatioKind = (typeof RatioKind)[keyof typeof RatioKind];
 /** Every ratio kind. */
 export const RATIO_KINDS: readonly RatioKind[] = Object.values(RatioKind);
 
 /** The per-token surrogate (docs/derivations/losses.md#surrogates). */
-export const SurrogateKind = { PG_CLIP: "pg_clip", PG: "pg", REINFORCE: "reinforce", CISPO: "cispo" } as const;
+export const SurrogateKind = {
+  PG_CLIP: "pg_clip",
+  PG: "pg",
+  REINFORCE: "reinforce",
+  CISPO: "cispo",
+} as const;
 /** One of the surrogate kind strings. */
 export type SurrogateKind = (typeof SurrogateKind)[keyof typeof SurrogateKind];
 /** Every surrogate kind. */
@@ -59,7 +68,12 @@ export interface ResolvedPolicyLossConfig {
   readonly aggregation: Aggregation;
   readonly normLen: number;
   readonly isCorrection: ISCorrectionConfig | null;
-  readonly kl: { kind: KLLossConfig["kind"]; coef: number; aggregation: Aggregation; normLen: number } | null;
+  readonly kl: {
+    kind: KLLossConfig["kind"];
+    coef: number;
+    aggregation: Aggregation;
+    normLen: number;
+  } | null;
 }
 
 function positiveFinite(fn: string, arg: string, x: unknown): number {
@@ -80,9 +94,16 @@ function isSet(x: unknown): boolean {
  * token|sequence; then aggregation/normLen and the KL term (which inherits aggregation/normLen).
  * @internal
  */
-export function validatePolicyLossConfig(fn: string, config: PolicyLossConfig): ResolvedPolicyLossConfig {
+export function validatePolicyLossConfig(
+  fn: string,
+  config: PolicyLossConfig,
+): ResolvedPolicyLossConfig {
   if (typeof config !== "object" || config === null) {
-    throw new ConfigError(fn, "config", mustBe(fn, "config", "a PolicyLossConfig object", fmtValue(config)));
+    throw new ConfigError(
+      fn,
+      "config",
+      mustBe(fn, "config", "a PolicyLossConfig object", fmtValue(config)),
+    );
   }
   const ratio = oneOf(fn, "config.ratio", config.ratio, RATIO_KINDS);
   const surrogate = oneOf(fn, "config.surrogate", config.surrogate, SURROGATE_KINDS);
@@ -93,28 +114,77 @@ export function validatePolicyLossConfig(fn: string, config: PolicyLossConfig): 
   let oneSided = false;
   if (surrogate === "pg_clip") {
     if (clip === null || !isSet(clip.epsLow) || !isSet(clip.epsHigh)) {
-      throw new ConfigError(fn, "config.clip", mustBe(fn, "config.clip", 'a ClipConfig with epsLow and epsHigh set when surrogate is "pg_clip"', fmtValue(clip)));
+      throw new ConfigError(
+        fn,
+        "config.clip",
+        mustBe(
+          fn,
+          "config.clip",
+          'a ClipConfig with epsLow and epsHigh set when surrogate is "pg_clip"',
+          fmtValue(clip),
+        ),
+      );
     }
     if (isSet(clip.ratioCap)) {
       const c = clip.ratioCap;
       if (typeof c !== "number" || !Number.isFinite(c) || c <= 1) {
-        throw new ConfigError(fn, "config.clip.ratioCap", mustBe(fn, "config.clip.ratioCap", "a finite number > 1 (dual clip) or null", fmtValue(c)));
+        throw new ConfigError(
+          fn,
+          "config.clip.ratioCap",
+          mustBe(
+            fn,
+            "config.clip.ratioCap",
+            "a finite number > 1 (dual clip) or null",
+            fmtValue(c),
+          ),
+        );
       }
       cap = c;
     }
   } else if (surrogate === "cispo") {
     if (clip === null || !isSet(clip.epsHigh)) {
-      throw new ConfigError(fn, "config.clip", mustBe(fn, "config.clip", 'a ClipConfig with epsHigh set when surrogate is "cispo"', fmtValue(clip)));
+      throw new ConfigError(
+        fn,
+        "config.clip",
+        mustBe(
+          fn,
+          "config.clip",
+          'a ClipConfig with epsHigh set when surrogate is "cispo"',
+          fmtValue(clip),
+        ),
+      );
     }
     if (isSet(clip.ratioCap)) {
-      throw new ConfigError(fn, "config.clip.ratioCap", mustBe(fn, "config.clip.ratioCap", 'null when surrogate is "cispo" (CISPO has no dual clip)', fmtValue(clip.ratioCap)));
+      throw new ConfigError(
+        fn,
+        "config.clip.ratioCap",
+        mustBe(
+          fn,
+          "config.clip.ratioCap",
+          'null when surrogate is "cispo" (CISPO has no dual clip)',
+          fmtValue(clip.ratioCap),
+        ),
+      );
     }
     oneSided = !isSet(clip.epsLow);
   } else if (clip !== null) {
-    throw new ConfigError(fn, "config.clip", mustBe(fn, "config.clip", `null when surrogate is "${surrogate}"`, fmtValue(clip)));
+    throw new ConfigError(
+      fn,
+      "config.clip",
+      mustBe(fn, "config.clip", `null when surrogate is "${surrogate}"`, fmtValue(clip)),
+    );
   }
   if (surrogate === "reinforce" && ratio !== "token") {
-    throw new ConfigError(fn, "config.ratio", mustBe(fn, "config.ratio", '"token" when surrogate is "reinforce" (the ratio is unused)', fmtValue(ratio)));
+    throw new ConfigError(
+      fn,
+      "config.ratio",
+      mustBe(
+        fn,
+        "config.ratio",
+        '"token" when surrogate is "reinforce" (the ratio is unused)',
+        fmtValue(ratio),
+      ),
+    );
   }
   if (clip !== null) {
     if (isSet(clip.epsLow)) lo = 1 - positiveFinite(fn, "config.clip.epsLow", clip.epsLow);
@@ -132,11 +202,22 @@ export function validatePolicyLossConfig(fn: string, config: PolicyLossConfig): 
     const k = config.kl as KLLossConfig;
     const kind = checkKLEstimator(fn, "config.kl.kind", k.kind);
     if (typeof k.coef !== "number" || !Number.isFinite(k.coef)) {
-      throw new ConfigError(fn, "config.kl.coef", mustBe(fn, "config.kl.coef", "a finite number", fmtValue(k.coef)));
+      throw new ConfigError(
+        fn,
+        "config.kl.coef",
+        mustBe(fn, "config.kl.coef", "a finite number", fmtValue(k.coef)),
+      );
     }
-    const klAgg = isSet(k.aggregation) ? checkAggregation(fn, "config.kl.aggregation", k.aggregation) : aggregation;
+    const klAgg = isSet(k.aggregation)
+      ? checkAggregation(fn, "config.kl.aggregation", k.aggregation)
+      : aggregation;
     const klNormRaw = isSet(k.normLen) ? k.normLen : config.normLen;
-    kl = { kind, coef: k.coef, aggregation: klAgg, normLen: checkNormLen(fn, klAgg, klNormRaw, "config.kl.normLen") };
+    kl = {
+      kind,
+      coef: k.coef,
+      aggregation: klAgg,
+      normLen: checkNormLen(fn, klAgg, klNormRaw, "config.kl.normLen"),
+    };
   }
   return { ratio, surrogate, lo, hi, cap, oneSided, aggregation, normLen, isCorrection, kl };
 }

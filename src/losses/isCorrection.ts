@@ -13,7 +13,12 @@ import type { ISCorrectionConfig } from "./config.js";
  * `olp` and `rlp` are zero-filled at padding.
  * @internal
  */
-export function tisWeights(cfg: ISCorrectionConfig, olp: Float64Array, rlp: Float64Array, mask: Mask): Float64Array {
+export function tisWeights(
+  cfg: ISCorrectionConfig,
+  olp: Float64Array,
+  rlp: Float64Array,
+  mask: Mask,
+): Float64Array {
   const { rows: B, cols: T, data: m } = mask;
   const rho = new Float64Array(B * T).fill(1);
   if (cfg.level === "token") {

@@ -1,8 +1,21 @@
 import { maskedDot } from "../aggregate/aggregate.js";
 import { fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { mustBe } from "../core/message.js";
-import { type Mask, type MaskLike, type Matrix, type MatrixLike, rowLengths, type VectorLike } from "../core/tensor.js";
-import { broadcastAdvantages, checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import {
+  type Mask,
+  type MaskLike,
+  type Matrix,
+  type MatrixLike,
+  rowLengths,
+  type VectorLike,
+} from "../core/tensor.js";
+import {
+  broadcastAdvantages,
+  checkFiniteAt,
+  checkSameShape,
+  toMask,
+  toMatrix,
+} from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { klPointwise } from "../kl/estimator.js";
 import { type PolicyLossConfig, validatePolicyLossConfig } from "./config.js";
@@ -50,8 +63,14 @@ function zeroFilled(x: Matrix, m: Uint8Array): Float64Array {
   return out;
 }
 
-function requireStream(fn: string, arg: string, x: MatrixLike | null | undefined, why: string): MatrixLike {
-  if (x === null || x === undefined) throw new ConfigError(fn, arg, mustBe(fn, arg, `given when ${why}`, String(x)));
+function requireStream(
+  fn: string,
+  arg: string,
+  x: MatrixLike | null | undefined,
+  why: string,
+): MatrixLike {
+  if (x === null || x === undefined)
+    throw new ConfigError(fn, arg, mustBe(fn, arg, `given when ${why}`, String(x)));
   return x;
 }
 
@@ -89,18 +108,30 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
   const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
   const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
   checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
-  const mask = toMask(fn, inputs.responseMask, { rows: logprobs.rows, cols: logprobs.cols, arg: "logprobs" });
+  const mask = toMask(fn, inputs.responseMask, {
+    rows: logprobs.rows,
+    cols: logprobs.cols,
+    arg: "logprobs",
+  });
   checkFiniteAt(fn, "logprobs", logprobs, mask);
   checkFiniteAt(fn, "oldLogprobs", old, mask);
   let rollout: Matrix | null = null;
   let ref: Matrix | null = null;
   if (cfg.isCorrection !== null) {
-    rollout = toMatrix(fn, "rolloutLogprobs", requireStream(fn, "rolloutLogprobs", inputs.rolloutLogprobs, "config.isCorrection is set"));
+    rollout = toMatrix(
+      fn,
+      "rolloutLogprobs",
+      requireStream(fn, "rolloutLogprobs", inputs.rolloutLogprobs, "config.isCorrection is set"),
+    );
     checkSameShape(fn, "logprobs", logprobs, "rolloutLogprobs", rollout);
     checkFiniteAt(fn, "rolloutLogprobs", rollout, mask);
   }
   if (cfg.kl !== null) {
-    ref = toMatrix(fn, "refLogprobs", requireStream(fn, "refLogprobs", inputs.refLogprobs, "config.kl is set"));
+    ref = toMatrix(
+      fn,
+      "refLogprobs",
+      requireStream(fn, "refLogprobs", inputs.refLogprobs, "config.kl is set"),
+    );
     checkSameShape(fn, "logprobs", logprobs, "refLogprobs", ref);
     checkFiniteAt(fn, "refLogprobs", ref, mask);
   }
@@ -115,7 +146,10 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
   const w = new Float64Array(n);
   fillTokenWeights(mask, cfg.aggregation, cfg.normLen, w);
   // sg[ρ]: TIS weights are data (old vs rollout), constant w.r.t. θ.
-  const rho = rollout !== null && cfg.isCorrection !== null ? tisWeights(cfg.isCorrection, olp, zeroFilled(rollout, m), mask) : null;
+  const rho =
+    rollout !== null && cfg.isCorrection !== null
+      ? tisWeights(cfg.isCorrection, olp, zeroFilled(rollout, m), mask)
+      : null;
 
   const reinforce = cfg.surrogate === "reinforce";
   const z = new Float64Array(n);
@@ -163,7 +197,8 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
     }
     objective[i] = rho === null ? ell : ell * p;
   }
-  if (cfg.surrogate === "pg" || cfg.surrogate === "pg_clip") ratioBackward(cfg.ratio, fwd, dr, mask, L, grad);
+  if (cfg.surrogate === "pg" || cfg.surrogate === "pg_clip")
+    ratioBackward(cfg.ratio, fwd, dr, mask, L, grad);
   let loss = maskedDot(w, objective, mask);
 
   let klLoss: number | null = null;

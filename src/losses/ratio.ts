@@ -22,7 +22,12 @@ export interface RatioForward {
  * bitwise s_b (x/x = 1 for finite non-zero x).
  * @internal
  */
-export function ratioForward(kind: RatioKind, z: Float64Array, mask: Mask, L: Int32Array): RatioForward {
+export function ratioForward(
+  kind: RatioKind,
+  z: Float64Array,
+  mask: Mask,
+  L: Int32Array,
+): RatioForward {
   const { rows: B, cols: T, data: m } = mask;
   const r = new Float64Array(B * T).fill(1);
   if (kind === "token") {
@@ -67,7 +72,8 @@ export function ratioBackward(
 ): void {
   const { rows: B, cols: T, data: m } = mask;
   if (kind === "token") {
-    for (let i = 0; i < dr.length; i++) if (m[i] === 1) out[i] = (out[i] as number) + (dr[i] as number) * (fwd.r[i] as number);
+    for (let i = 0; i < dr.length; i++)
+      if (m[i] === 1) out[i] = (out[i] as number) + (dr[i] as number) * (fwd.r[i] as number);
     return;
   }
   for (let b = 0; b < B; b++) {

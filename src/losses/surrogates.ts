@@ -24,8 +24,14 @@ export interface PgClipPoint {
  * at each tie.
  * @internal
  */
-export function pgClipPoint(r: number, A: number, lo: number, hi: number, cap: number | null): PgClipPoint {
-  const rc = r < lo ? lo : r > hi ? hi : r;
+export function pgClipPoint(
+  r: number,
+  A: number,
+  lo: number,
+  hi: number,
+  cap: number | null,
+): PgClipPoint {
+  const rc = Math.min(Math.max(r, lo), hi);
   const pass = r >= lo && r <= hi ? 1 : 0;
   const a = r * A;
   const c = rc * A;

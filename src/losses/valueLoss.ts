@@ -69,7 +69,11 @@ export function valueLoss(
   checkFiniteAt(fn, "returns", R, mask);
   const eps = options.clipEps;
   if (eps !== null && (typeof eps !== "number" || !Number.isFinite(eps) || eps <= 0)) {
-    throw new ConfigError(fn, "clipEps", mustBe(fn, "clipEps", "a positive finite number or null", fmtValue(eps)));
+    throw new ConfigError(
+      fn,
+      "clipEps",
+      mustBe(fn, "clipEps", "a positive finite number or null", fmtValue(eps)),
+    );
   }
   const agg = checkAggregation(fn, "aggregation", options.aggregation);
   const normLen = checkNormLen(fn, agg, options.normLen);
@@ -95,7 +99,7 @@ export function valueLoss(
     }
     const lo = (vo.data[i] as number) - eps;
     const hi = (vo.data[i] as number) + eps;
-    const vc = vi < lo ? lo : vi > hi ? hi : vi;
+    const vc = Math.min(Math.max(vi, lo), hi);
     const dc = vc - Ri;
     const ec = dc * dc;
     if (ec > e) {
@@ -109,7 +113,7 @@ export function valueLoss(
     } else {
       ell[i] = 0.5 * e;
       const pass = vi >= lo && vi <= hi;
-      grad[i] = pass ? (w[i] as number) * d : ((w[i] as number) * d) * 0.5;
+      grad[i] = pass ? (w[i] as number) * d : (w[i] as number) * d * 0.5;
     }
   }
   return {

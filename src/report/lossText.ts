@@ -51,8 +51,12 @@ export function renderLossText(
     }
     mass.push(acc.value());
   }
-  const clip = config.clip ? `, clip eps_low=${config.clip.epsLow ?? "none"} eps_high=${config.clip.epsHigh ?? "none"} ratio_cap=${config.clip.ratioCap ?? "none"}` : "";
-  const tis = config.isCorrection ? `, TIS ${config.isCorrection.level}-level cap=${config.isCorrection.cap}` : "";
+  const clip = config.clip
+    ? `, clip eps_low=${config.clip.epsLow ?? "none"} eps_high=${config.clip.epsHigh ?? "none"} ratio_cap=${config.clip.ratioCap ?? "none"}`
+    : "";
+  const tis = config.isCorrection
+    ? `, TIS ${config.isCorrection.level}-level cap=${config.isCorrection.cap}`
+    : "";
   const kl = config.kl ? `, KL ${config.kl.kind} coef=${config.kl.coef}` : "";
   const lines = [
     `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${tis}${kl}`,
@@ -63,7 +67,9 @@ export function renderLossText(
   lines.push(`ratio         min ${rmin}, max ${rmax} over response tokens`);
   lines.push(`clipped       low ${low}/${N}, high ${high}/${N}`);
   lines.push(`grad norm     ${Math.sqrt(sq.value())} (d loss / d logprobs, L2)`);
-  lines.push(`grad mass     [${mass.map((m) => m.toPrecision(6)).join(", ")}] per sequence (sum_t |d loss / d logprobs[b, t]|)`);
+  lines.push(
+    `grad mass     [${mass.map((m) => m.toPrecision(6)).join(", ")}] per sequence (sum_t |d loss / d logprobs[b, t]|)`,
+  );
   lines.push("(use --json for every per-token field at full precision)");
   return `${lines.join("\n")}\n`;
 }

@@ -23,7 +23,9 @@ export function renderWhichText(report: WhichReport): string {
   const labelW = Math.max(...report.rows.map((r) => r.label.length), "configuration".length);
   const cols = report.lengths.map((L, b) => `seq${b} L=${L}`);
   const colW = Math.max(9, ...cols.map((c) => c.length));
-  lines.push(`${pad("configuration", labelW)}  ${pad("loss", 12, true)}${cols.map((c) => pad(c, colW + 2, true)).join("")}`);
+  lines.push(
+    `${pad("configuration", labelW)}  ${pad("loss", 12, true)}${cols.map((c) => pad(c, colW + 2, true)).join("")}`,
+  );
   lines.push("-".repeat(labelW + 14 + cols.length * (colW + 2)));
   for (const r of report.rows) {
     const masses = Array.from(r.gradMass, (m) => pad(m.toFixed(5), colW + 2, true)).join("");
@@ -39,7 +41,11 @@ export function renderWhichText(report: WhichReport): string {
   }
   const g = report.gspo;
   lines.push("");
-  lines.push(`GSPO sequence ratios s = [${Array.from(g.sequenceRatios, (s) => s.toFixed(4)).join(", ")}] vs band [${g.band[0].toFixed(4)}, ${g.band[1].toFixed(4)}]:`);
-  lines.push(`  rows [${g.killedRows.join(", ")}] lose their whole gradient (clipped on the pessimistic side); rows [${g.flowingRows.join(", ")}] keep it.`);
+  lines.push(
+    `GSPO sequence ratios s = [${Array.from(g.sequenceRatios, (s) => s.toFixed(4)).join(", ")}] vs band [${g.band[0].toFixed(4)}, ${g.band[1].toFixed(4)}]:`,
+  );
+  lines.push(
+    `  rows [${g.killedRows.join(", ")}] lose their whole gradient (clipped on the pessimistic side); rows [${g.flowingRows.join(", ")}] keep it.`,
+  );
   return `${lines.join("\n")}\n`;
 }

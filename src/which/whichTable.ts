@@ -1,8 +1,8 @@
-import { ConfigError } from "../errors.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { CompensatedSum } from "../core/sum.js";
 import { rowLengths } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
+import { ConfigError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 
@@ -70,7 +70,10 @@ const PPO_CLIP = { epsLow: 0.2, epsHigh: 0.2, ratioCap: null } as const;
  * @enforcedBy test/which/whichTable.test.ts > whichTable > golden: built-in batch reproduces polgrad's printed table
  * @since 0.1.0
  */
-export function whichTable(batch: PolicyLossInputs, options: { readonly normLen?: number | null } = {}): WhichReport {
+export function whichTable(
+  batch: PolicyLossInputs,
+  options: { readonly normLen?: number | null } = {},
+): WhichReport {
   const fn = "whichTable";
   const first = policyLoss(
     { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "seq_mean_token_mean" },
@@ -79,16 +82,52 @@ export function whichTable(batch: PolicyLossInputs, options: { readonly normLen?
   const { rows: B, cols: T } = first.gradLogprobs;
   const normLen = options.normLen ?? T;
   if (!Number.isInteger(normLen) || normLen < 1) {
-    throw new ConfigError(fn, "normLen", mustBe(fn, "normLen", "a positive integer", fmtValue(normLen)));
+    throw new ConfigError(
+      fn,
+      "normLen",
+      mustBe(fn, "normLen", "a positive integer", fmtValue(normLen)),
+    );
   }
   const mask = toMask(fn, batch.responseMask);
   const lengths = Array.from(rowLengths(mask));
   const N = lengths.reduce((a, L) => a + L, 0);
   const specs: { key: string; label: string; config: PolicyLossConfig }[] = [
-    { key: "seq_mean_token_mean", label: "seq-mean-token-mean (GRPO paper; TRL <= 0.15)", config: { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "seq_mean_token_mean" } },
-    { key: "token_mean", label: "token-mean (DAPO; verl default; TRL >= 0.16)", config: { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "token_mean" } },
-    { key: "token_sum_norm", label: `token-sum-norm (Dr.GRPO, budget ${normLen})`, config: { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "token_sum_norm", normLen } },
-    { key: "gspo", label: "GSPO sequence ratio (eps 3e-4/4e-4)", config: { ratio: "sequence", surrogate: "pg_clip", clip: { epsLow: 3e-4, epsHigh: 4e-4, ratioCap: null }, aggregation: "seq_mean_token_mean" } },
+    {
+      key: "seq_mean_token_mean",
+      label: "seq-mean-token-mean (GRPO paper; TRL <= 0.15)",
+      config: {
+        ratio: "token",
+        surrogate: "pg_clip",
+        clip: PPO_CLIP,
+        aggregation: "seq_mean_token_mean",
+      },
+    },
+    {
+      key: "token_mean",
+      label: "token-mean (DAPO; verl default; TRL >= 0.16)",
+      config: { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "token_mean" },
+    },
+    {
+      key: "token_sum_norm",
+      label: `token-sum-norm (Dr.GRPO, budget ${normLen})`,
+      config: {
+        ratio: "token",
+        surrogate: "pg_clip",
+        clip: PPO_CLIP,
+        aggregation: "token_sum_norm",
+        normLen,
+      },
+    },
+    {
+      key: "gspo",
+      label: "GSPO sequence ratio (eps 3e-4/4e-4)",
+      config: {
+        ratio: "sequence",
+        surrogate: "pg_clip",
+        clip: { epsLow: 3e-4, epsHigh: 4e-4, ratioCap: null },
+        aggregation: "seq_mean_token_mean",
+      },
+    },
   ];
   let gspoRatios = new Float64Array(B);
   const rows: WhichRow[] = specs.map((s) => {

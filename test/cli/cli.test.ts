@@ -15,19 +15,40 @@ const bin = fileURLToPath(new URL("../../bin/polgrad.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-"));
 
 function run(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 const batch = {
-  logprobs: [[-0.2, -1.0, -0.7], [-0.5, "NaN", 123]],
-  old_logprobs: [[-0.5, -0.7, -0.9], [-0.6, "Infinity", 123]],
-  ref_logprobs: [[-0.4, -1.1, -0.6], [-0.3, 0, 0]],
+  logprobs: [
+    [-0.2, -1.0, -0.7],
+    [-0.5, "NaN", 123],
+  ],
+  old_logprobs: [
+    [-0.5, -0.7, -0.9],
+    [-0.6, "Infinity", 123],
+  ],
+  ref_logprobs: [
+    [-0.4, -1.1, -0.6],
+    [-0.3, 0, 0],
+  ],
   advantages: [1.5, -0.8],
-  response_mask: [[true, true, true], [true, false, false]],
+  response_mask: [
+    [true, true, true],
+    [true, false, false],
+  ],
 };
 const batchPath = join(dir, "batch.json");
-const cfg = { ratio: "token", surrogate: "pg_clip", clip: { eps_low: 0.2, eps_high: 0.28 }, aggregation: "seq_mean_token_mean", kl: { kind: "k3", coef: 0.04 } };
+const cfg = {
+  ratio: "token",
+  surrogate: "pg_clip",
+  clip: { eps_low: 0.2, eps_high: 0.28 },
+  aggregation: "seq_mean_token_mean",
+  kl: { kind: "k3", coef: 0.04 },
+};
 
 beforeAll(() => {
   writeFileSync(batchPath, JSON.stringify(batch));
@@ -37,11 +58,26 @@ beforeAll(() => {
 });
 
 const expected = policyLoss(
-  { ratio: "token", surrogate: "pg_clip", clip: { epsLow: 0.2, epsHigh: 0.28 }, aggregation: "seq_mean_token_mean", kl: { kind: "k3", coef: 0.04 } },
   {
-    logprobs: [[-0.2, -1.0, -0.7], [-0.5, Number.NaN, 123]],
-    oldLogprobs: [[-0.5, -0.7, -0.9], [-0.6, Number.POSITIVE_INFINITY, 123]],
-    refLogprobs: [[-0.4, -1.1, -0.6], [-0.3, 0, 0]],
+    ratio: "token",
+    surrogate: "pg_clip",
+    clip: { epsLow: 0.2, epsHigh: 0.28 },
+    aggregation: "seq_mean_token_mean",
+    kl: { kind: "k3", coef: 0.04 },
+  },
+  {
+    logprobs: [
+      [-0.2, -1.0, -0.7],
+      [-0.5, Number.NaN, 123],
+    ],
+    oldLogprobs: [
+      [-0.5, -0.7, -0.9],
+      [-0.6, Number.POSITIVE_INFINITY, 123],
+    ],
+    refLogprobs: [
+      [-0.4, -1.1, -0.6],
+      [-0.3, 0, 0],
+    ],
     advantages: [1.5, -0.8],
     responseMask: batch.response_mask,
   },
@@ -52,7 +88,18 @@ describe("polgrad cli", () => {
     const r = run("which");
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
-    for (const s of ["0.24038972", "0.51717388", "0.32323368", "0.15429390", "0.19568", "0.29263", "0.46821", "0.04892", "0.19550"]) expect(r.stdout).toContain(s);
+    for (const s of [
+      "0.24038972",
+      "0.51717388",
+      "0.32323368",
+      "0.15429390",
+      "0.19568",
+      "0.29263",
+      "0.46821",
+      "0.04892",
+      "0.19550",
+    ])
+      expect(r.stdout).toContain(s);
   });
 
   test("golden: which --json is one document with snake_case keys", () => {
@@ -61,7 +108,12 @@ describe("polgrad cli", () => {
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ schema_version: 1, command: "which", ok: true });
     expect(doc.result.rows[0].grad_mass).toHaveLength(4);
-    expect(doc.result.rows.map((x: { loss: number }) => x.loss.toFixed(8))).toEqual(["0.24038972", "0.51717388", "0.32323368", "0.15429390"]);
+    expect(doc.result.rows.map((x: { loss: number }) => x.loss.toFixed(8))).toEqual([
+      "0.24038972",
+      "0.51717388",
+      "0.32323368",
+      "0.15429390",
+    ]);
   });
 
   test("golden: loss on a json batch prints the loss at full precision", () => {
@@ -86,7 +138,19 @@ describe("polgrad cli", () => {
   test("golden: algorithms and describe list the registry", () => {
     const a = run("algorithms");
     expect(a.code).toBe(0);
-    for (const n of ["cispo", "dapo", "dr_grpo", "grpo", "grpo_tis", "gspo", "gspo_token", "ppo", "reinforce_pp", "rloo"]) expect(a.stdout).toContain(n);
+    for (const n of [
+      "cispo",
+      "dapo",
+      "dr_grpo",
+      "grpo",
+      "grpo_tis",
+      "gspo",
+      "gspo_token",
+      "ppo",
+      "reinforce_pp",
+      "rloo",
+    ])
+      expect(a.stdout).toContain(n);
     const d = run("describe", "dapo");
     expect(d.code).toBe(0);
     expect(d.stdout).toContain("eps_high=0.28");
@@ -106,7 +170,16 @@ describe("polgrad cli", () => {
       [["loss", "--algorithm", "grpo"], "E_USAGE"],
       [["loss", "--batch", batchPath], "E_USAGE"],
       [["loss", "--config", "{not json", "--batch", batchPath], "E_USAGE"],
-      [["loss", "--config", '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_hihg":0.2},"aggregation":"token_mean"}', "--batch", batchPath], "E_CONFIG"],
+      [
+        [
+          "loss",
+          "--config",
+          '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_hihg":0.2},"aggregation":"token_mean"}',
+          "--batch",
+          batchPath,
+        ],
+        "E_CONFIG",
+      ],
       [["loss", "--algorithm", "dr_grpo", "--batch", batchPath], "E_CONFIG"],
       [["loss", "--algorithm", "dapo", "--batch", join(dir, "missing.json")], "E_IO"],
       [["loss", "--algorithm", "dapo", "--batch", join(dir, "broken.json")], "E_IO"],

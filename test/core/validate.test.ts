@@ -15,12 +15,20 @@ describe("toMask", () => {
       } catch (err) {
         return err as MaskError;
       }
+      return undefined;
     })();
     expect(e?.message).toContain("zero response tokens in rows [1, 3]");
   });
 
   test("golden: a ragged or non-right-padded mask with a token per row is accepted", () => {
-    expect(Array.from(toMask("f", [[true, false, true], [0, 1, 0]]).data)).toEqual([1, 0, 1, 0, 1, 0]);
+    expect(
+      Array.from(
+        toMask("f", [
+          [true, false, true],
+          [0, 1, 0],
+        ]).data,
+      ),
+    ).toEqual([1, 0, 1, 0, 1, 0]);
   });
 });
 
@@ -28,17 +36,42 @@ describe("checkFiniteAt", () => {
   test("rejects: nan and infinity at response positions only", () => {
     const m = toMask("f", [[true, false]]);
     expect(() => checkFiniteAt("f", "x", toMatrix("f", "x", [[1, Number.NaN]]), m)).not.toThrow();
-    expect(() => checkFiniteAt("f", "x", toMatrix("f", "x", [[Number.NaN, 1]]), m)).toThrow(NonFiniteError);
-    expect(() => checkFiniteAt("f", "x", toMatrix("f", "x", [[Number.NEGATIVE_INFINITY, 1]]), m)).toThrow(NonFiniteError);
+    expect(() => checkFiniteAt("f", "x", toMatrix("f", "x", [[Number.NaN, 1]]), m)).toThrow(
+      NonFiniteError,
+    );
+    expect(() =>
+      checkFiniteAt("f", "x", toMatrix("f", "x", [[Number.NEGATIVE_INFINITY, 1]]), m),
+    ).toThrow(NonFiniteError);
   });
 });
 
 describe("broadcastAdvantages", () => {
   test("golden: [B] advantages expand along T and are zero at padding", () => {
-    const like = toMatrix("f", "lp", [[0, 0, 0], [0, 0, 0]]);
-    const m = toMask("f", [[true, true, false], [true, false, false]]);
-    expect(Array.from(broadcastAdvantages("f", [2, -1], like, "lp", m).data)).toEqual([2, 2, 0, -1, 0, 0]);
-    expect(Array.from(broadcastAdvantages("f", [[1, 2, Number.NaN], [3, Number.POSITIVE_INFINITY, 9]], like, "lp", m).data)).toEqual([1, 2, 0, 3, 0, 0]);
+    const like = toMatrix("f", "lp", [
+      [0, 0, 0],
+      [0, 0, 0],
+    ]);
+    const m = toMask("f", [
+      [true, true, false],
+      [true, false, false],
+    ]);
+    expect(Array.from(broadcastAdvantages("f", [2, -1], like, "lp", m).data)).toEqual([
+      2, 2, 0, -1, 0, 0,
+    ]);
+    expect(
+      Array.from(
+        broadcastAdvantages(
+          "f",
+          [
+            [1, 2, Number.NaN],
+            [3, Number.POSITIVE_INFINITY, 9],
+          ],
+          like,
+          "lp",
+          m,
+        ).data,
+      ),
+    ).toEqual([1, 2, 0, 3, 0, 0]);
   });
 
   test("rejects: wrong lengths, wrong shapes and non-finite entries", () => {

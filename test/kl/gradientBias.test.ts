@@ -12,13 +12,21 @@ const q = [0.1, 0.2, 0.3, 0.4];
 const KL = pi.reduce((s, p, j) => s + p * Math.log(p / q[j]!), 0);
 
 function expectedValue(kind: KLEstimator): number {
-  return pi.reduce((s, p, y) => s + p * klEstimate([[Math.log(p)]], [[Math.log(q[y]!)]], kind, { responseMask: [[true]] }).data[0]!, 0);
+  return pi.reduce(
+    (s, p, y) =>
+      s +
+      p *
+        klEstimate([[Math.log(p)]], [[Math.log(q[y]!)]], kind, { responseMask: [[true]] }).data[0]!,
+    0,
+  );
 }
 
 function expectedGradTheta(kind: KLEstimator): number[] {
   const g = [0, 0, 0, 0];
   pi.forEach((p, y) => {
-    const d = klLoss([[Math.log(p)]], [[Math.log(q[y]!)]], kind, "token_mean", { responseMask: [[true]] }).gradLogprobs.data[0]!;
+    const d = klLoss([[Math.log(p)]], [[Math.log(q[y]!)]], kind, "token_mean", {
+      responseMask: [[true]],
+    }).gradLogprobs.data[0]!;
     for (let j = 0; j < 4; j++) g[j]! += p * d * ((j === y ? 1 : 0) - pi[j]!);
   });
   return g;

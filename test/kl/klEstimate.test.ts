@@ -20,7 +20,9 @@ describe("klEstimate", () => {
 
   test("mask invariance: non-finite junk at padding yields exact zeros", () => {
     for (const junk of [123, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
-      const out = klEstimate([[-0.5, junk]], [[-1.5, junk]], "k3", { responseMask: [[true, false]] });
+      const out = klEstimate([[-0.5, junk]], [[-1.5, junk]], "k3", {
+        responseMask: [[true, false]],
+      });
       expect(Object.is(out.data[1], 0)).toBe(true);
       expect(out.data[0]).toBeCloseTo(Math.exp(-1), 15);
     }
@@ -28,6 +30,8 @@ describe("klEstimate", () => {
 
   test("rejects: an unknown estimator and a non-finite response position", () => {
     expect(() => klEstimate(lp, ref, "k4" as "k1", { responseMask: m })).toThrow(UnknownNameError);
-    expect(() => klEstimate([[Number.NaN, -1]], ref, "k1", { responseMask: m })).toThrow(NonFiniteError);
+    expect(() => klEstimate([[Number.NaN, -1]], ref, "k1", { responseMask: m })).toThrow(
+      NonFiniteError,
+    );
   });
 });

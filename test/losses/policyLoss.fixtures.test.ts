@@ -23,10 +23,27 @@ type Rows = FixtureNumber[][];
 interface Case {
   name: string;
   config: unknown;
-  inputs: { logprobs: Rows; old_logprobs: Rows; advantages: FixtureNumber[] | Rows; response_mask: boolean[][]; ref_logprobs?: Rows; rollout_logprobs?: Rows };
-  outputs: { loss: number; grad_logprobs: Rows; per_token_objective: Rows; ratio: Rows; clipped_low: boolean[][]; clipped_high: boolean[][]; kl_loss: number | null };
+  inputs: {
+    logprobs: Rows;
+    old_logprobs: Rows;
+    advantages: FixtureNumber[] | Rows;
+    response_mask: boolean[][];
+    ref_logprobs?: Rows;
+    rollout_logprobs?: Rows;
+  };
+  outputs: {
+    loss: number;
+    grad_logprobs: Rows;
+    per_token_objective: Rows;
+    ratio: Rows;
+    clipped_low: boolean[][];
+    clipped_high: boolean[][];
+    kl_loss: number | null;
+  };
 }
-const fixture = loadPolgradFixture<{ provenance: { polgrad_commit: string }; cases: Case[] }>("policy_loss.json");
+const fixture = loadPolgradFixture<{ provenance: { polgrad_commit: string }; cases: Case[] }>(
+  "policy_loss.json",
+);
 
 describe("policyLoss", () => {
   test("conformance: matches polgrad 0.2.0 (pytorch autograd) on every recorded case", () => {
@@ -48,13 +65,21 @@ describe("policyLoss", () => {
         grad: matrixRelErr(r.gradLogprobs, o.grad_logprobs),
         objective: matrixRelErr(r.perTokenObjective, o.per_token_objective),
         ratio: matrixRelErr(r.ratio, o.ratio),
-        kl: o.kl_loss === null ? (r.klLoss === null ? 0 : 1) : relErr(r.klLoss ?? Number.NaN, o.kl_loss),
+        kl:
+          o.kl_loss === null
+            ? r.klLoss === null
+              ? 0
+              : 1
+            : relErr(r.klLoss ?? Number.NaN, o.kl_loss),
       };
       const worst = Math.max(...Object.values(errs));
       const masksEqual =
-        JSON.stringify(Array.from(r.clippedLow.data)) === JSON.stringify(maskBytes(o.clipped_low)) &&
-        JSON.stringify(Array.from(r.clippedHigh.data)) === JSON.stringify(maskBytes(o.clipped_high));
-      if (!(worst <= 1e-12) || !masksEqual) failures.push(`${c.name}: ${JSON.stringify(errs)} masksEqual=${masksEqual}`);
+        JSON.stringify(Array.from(r.clippedLow.data)) ===
+          JSON.stringify(maskBytes(o.clipped_low)) &&
+        JSON.stringify(Array.from(r.clippedHigh.data)) ===
+          JSON.stringify(maskBytes(o.clipped_high));
+      if (!(worst <= 1e-12) || !masksEqual)
+        failures.push(`${c.name}: ${JSON.stringify(errs)} masksEqual=${masksEqual}`);
     }
     expect(failures).toEqual([]);
   });

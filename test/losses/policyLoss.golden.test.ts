@@ -13,7 +13,12 @@ const clip = (ratioCap: number | null = null): PolicyLossConfig => ({
 });
 
 function one(cfg: PolicyLossConfig, lp: number, old: number, a: number) {
-  return policyLoss(cfg, { logprobs: [[lp]], oldLogprobs: [[old]], advantages: [a], responseMask: [[true]] });
+  return policyLoss(cfg, {
+    logprobs: [[lp]],
+    oldLogprobs: [[old]],
+    advantages: [a],
+    responseMask: [[true]],
+  });
 }
 
 describe("policyLoss", () => {
@@ -64,10 +69,22 @@ describe("policyLoss", () => {
     // obj −0.8; (1,0) A=2 inside → obj 2e^0.1. loss = (−1.2 + 0.8 − 2e^0.1)/3 = −0.87011;
     // gradient [[0, 0], [−2e^0.1/3, 0]]; ratio 1 at the masked position.
     const r = policyLoss(clip(), {
-      logprobs: [[-0.2, -1.0], [-0.5, 123]],
-      oldLogprobs: [[-0.5, -0.7], [-0.6, 123]],
-      advantages: [[1, -1], [2, 123]],
-      responseMask: [[true, true], [true, false]],
+      logprobs: [
+        [-0.2, -1.0],
+        [-0.5, 123],
+      ],
+      oldLogprobs: [
+        [-0.5, -0.7],
+        [-0.6, 123],
+      ],
+      advantages: [
+        [1, -1],
+        [2, 123],
+      ],
+      responseMask: [
+        [true, true],
+        [true, false],
+      ],
     });
     expect(r.loss).toBeCloseTo((-1.2 + 0.8 - 2 * Math.exp(0.1)) / 3, 14);
     const g = toRows(r.gradLogprobs);
@@ -76,7 +93,13 @@ describe("policyLoss", () => {
     expect(g[1]?.[1]).toBe(0);
     expect(toRows(r.perTokenObjective)[0]).toEqual([-1.2, 0.8]);
     expect(toRows(r.ratio)[1]?.[1]).toBe(1);
-    expect(maskToRows(r.clippedHigh)).toEqual([[true, false], [false, false]]);
-    expect(maskToRows(r.clippedLow)).toEqual([[false, true], [false, false]]);
+    expect(maskToRows(r.clippedHigh)).toEqual([
+      [true, false],
+      [false, false],
+    ]);
+    expect(maskToRows(r.clippedLow)).toEqual([
+      [false, true],
+      [false, false],
+    ]);
   });
 });

@@ -4,7 +4,13 @@
  */
 import { describe, expect, test } from "vitest";
 import { ConfigError, ShapeError, toRows, valueLoss } from "../../src/index.js";
-import { type FixtureNumber, loadPolgradFixture, matrixRelErr, relErr, rows } from "../_kit/polgradFixtures.js";
+import {
+  type FixtureNumber,
+  loadPolgradFixture,
+  matrixRelErr,
+  relErr,
+  rows,
+} from "../_kit/polgradFixtures.js";
 
 const v = [[1.5, 0.5]];
 const vo = [[1, 1]];
@@ -42,9 +48,13 @@ describe("valueLoss", () => {
 
   test("rejects: clipEps that is not a positive finite number", () => {
     for (const clipEps of [0, -0.5, Number.POSITIVE_INFINITY]) {
-      expect(() => valueLoss(v, vo, R, m, { clipEps, aggregation: "token_mean" })).toThrow(ConfigError);
+      expect(() => valueLoss(v, vo, R, m, { clipEps, aggregation: "token_mean" })).toThrow(
+        ConfigError,
+      );
     }
-    expect(() => valueLoss(v, [[1]], R, m, { clipEps: null, aggregation: "token_mean" })).toThrow(ShapeError);
+    expect(() => valueLoss(v, [[1]], R, m, { clipEps: null, aggregation: "token_mean" })).toThrow(
+      ShapeError,
+    );
   });
 
   test("conformance: matches polgrad 0.2.0 on every recorded value-loss case", () => {
@@ -59,11 +69,17 @@ describe("valueLoss", () => {
     }>("value_loss.json");
     expect(f.cases.length).toBe(36);
     for (const c of f.cases) {
-      const r = valueLoss(rows(c.inputs.values), rows(c.inputs.old_values), rows(c.inputs.returns), c.inputs.response_mask, {
-        clipEps: c.config.clip_eps,
-        aggregation: c.config.aggregation,
-        normLen: c.config.norm_len,
-      });
+      const r = valueLoss(
+        rows(c.inputs.values),
+        rows(c.inputs.old_values),
+        rows(c.inputs.returns),
+        c.inputs.response_mask,
+        {
+          clipEps: c.config.clip_eps,
+          aggregation: c.config.aggregation,
+          normLen: c.config.norm_len,
+        },
+      );
       expect(relErr(r.loss, c.outputs.loss), c.name).toBeLessThanOrEqual(1e-12);
       expect(matrixRelErr(r.gradValues, c.outputs.grad_values), c.name).toBeLessThanOrEqual(1e-12);
       expect(r.clippedFrac, c.name).toBe(c.outputs.clipped_frac);

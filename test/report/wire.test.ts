@@ -21,6 +21,10 @@ describe("toWire", () => {
   });
 
   test("golden: non-finite numbers become strings, never null", () => {
-    expect(toWire([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])).toEqual(["NaN", "Infinity", "-Infinity"]);
+    expect(toWire([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])).toEqual([
+      "NaN",
+      "Infinity",
+      "-Infinity",
+    ]);
   });
 });

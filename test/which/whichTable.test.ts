@@ -8,7 +8,12 @@ import { BUILTIN_BATCH, whichTable } from "../../src/index.js";
 import { loadPolgradFixture, relErr } from "../_kit/polgradFixtures.js";
 
 interface Fixture {
-  batch: { logprobs: number[][]; old_logprobs: number[][]; advantages: number[]; response_mask: boolean[][] };
+  batch: {
+    logprobs: number[][];
+    old_logprobs: number[][];
+    advantages: number[];
+    response_mask: boolean[][];
+  };
   polgrad_rows: { key: string; loss: number; grad_mass: number[] }[];
   gspo: { sequence_ratios: number[]; killed_rows: number[]; flowing_rows: number[] };
 }
@@ -26,15 +31,26 @@ describe("whichTable", () => {
     const report = whichTable(BUILTIN_BATCH);
     // polgrad's example uses budget 8 = T for Dr.GRPO, which is also our default.
     expect(report.normLen).toBe(8);
-    const printed: Record<string, string> = { seq_mean_token_mean: "0.24038972", token_mean: "0.51717388", token_sum_norm: "0.32323368", gspo: "0.15429390" };
+    const printed: Record<string, string> = {
+      seq_mean_token_mean: "0.24038972",
+      token_mean: "0.51717388",
+      token_sum_norm: "0.32323368",
+      gspo: "0.15429390",
+    };
     for (const row of report.rows) {
-      const rec = fx.polgrad_rows.find((r) => r.key === (row.key === "gspo" ? "gspo_sequence" : row.key));
+      const rec = fx.polgrad_rows.find(
+        (r) => r.key === (row.key === "gspo" ? "gspo_sequence" : row.key),
+      );
       expect(rec, row.key).toBeDefined();
       expect(relErr(row.loss, rec!.loss), row.key).toBeLessThanOrEqual(1e-12);
-      row.gradMass.forEach((m, b) => expect(relErr(m, rec!.grad_mass[b]!), `${row.key} mass ${b}`).toBeLessThanOrEqual(1e-12));
+      row.gradMass.forEach((m, b) =>
+        expect(relErr(m, rec!.grad_mass[b]!), `${row.key} mass ${b}`).toBeLessThanOrEqual(1e-12),
+      );
       expect(row.loss.toFixed(8)).toBe(printed[row.key]);
     }
-    report.gspo.sequenceRatios.forEach((s, b) => expect(relErr(s, fx.gspo.sequence_ratios[b]!)).toBeLessThanOrEqual(1e-12));
+    report.gspo.sequenceRatios.forEach((s, b) =>
+      expect(relErr(s, fx.gspo.sequence_ratios[b]!)).toBeLessThanOrEqual(1e-12),
+    );
     expect(report.gspo.killedRows).toEqual(fx.gspo.killed_rows);
     expect(report.gspo.flowingRows).toEqual(fx.gspo.flowing_rows);
   });

@@ -16,12 +16,21 @@ export const algorithmsCommand: Command = {
       writeJson(
         io,
         "algorithms",
-        specs.map((s) => ({ name: s.name, loss: policyLossConfigToJson(s.loss), advantage: s.advantage, klPlacement: s.klPlacement, citation: s.citation })),
+        specs.map((s) => ({
+          name: s.name,
+          loss: policyLossConfigToJson(s.loss),
+          advantage: s.advantage,
+          klPlacement: s.klPlacement,
+          citation: s.citation,
+        })),
       );
       return 0;
     }
     const w = Math.max(...specs.map((s) => s.name.length));
-    const lines = specs.map((s) => `${s.name.padEnd(w)}  ${s.loss.surrogate} on ${s.loss.ratio} ratio, ${s.loss.aggregation}; advantage ${s.advantage}; ${s.citation.arxiv ? `arXiv ${s.citation.arxiv}` : (s.citation.url ?? "")}`);
+    const lines = specs.map(
+      (s) =>
+        `${s.name.padEnd(w)}  ${s.loss.surrogate} on ${s.loss.ratio} ratio, ${s.loss.aggregation}; advantage ${s.advantage}; ${s.citation.arxiv ? `arXiv ${s.citation.arxiv}` : (s.citation.url ?? "")}`,
+    );
     io.stdout(`${lines.join("\n")}\n`);
     return 0;
   },

@@ -5,11 +5,22 @@ import { intOption, writeJson } from "../output.js";
 /** The `which` command. */
 export const whichCommand: Command = {
   name: "which",
-  summary: "Show how the losses that share the name GRPO disagree on one batch (loss and per-sequence gradient mass).",
+  summary:
+    "Show how the losses that share the name GRPO disagree on one batch (loss and per-sequence gradient mass).",
   usage: "which [--batch FILE] [--norm-len N] [--json]",
   options: {
-    batch: { type: "string", argument: "FILE", description: "batch file (.safetensors or .json)", default: "the built-in ragged batch" },
-    "norm-len": { type: "string", argument: "N", description: "Dr.GRPO budget of the token-sum-norm row", default: "the padded width T" },
+    batch: {
+      type: "string",
+      argument: "FILE",
+      description: "batch file (.safetensors or .json)",
+      default: "the built-in ragged batch",
+    },
+    "norm-len": {
+      type: "string",
+      argument: "N",
+      description: "Dr.GRPO budget of the token-sum-norm row",
+      default: "the padded width T",
+    },
     json: { type: "boolean", description: "print one JSON document instead of the table" },
   },
   async run(values, _positionals, io) {

@@ -1,0 +1,64 @@
+/**
+ * The claim-link checker used by test/meta/claims.test.ts: collects every `@enforcedBy` tag in
+ * src/ and every backticked "file > describe > test" reference in docs/ and README.md, and checks
+ * each against the exact full names vitest itself collects (`vitest list --json`), so
+ * parametrised describe/test titles resolve exactly as the runner names them.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+function walk(dir: string, ext: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (name === "node_modules" || name === "fixtures" || name.startsWith(".")) continue;
+    if (statSync(p).isDirectory()) walk(p, ext, out);
+    else if (p.endsWith(ext)) out.push(p);
+  }
+  return out;
+}
+
+/** Every claim link in the repository: `{ where, ref }` with ref = "file > describe… > title". */
+export function collectLinks(): { where: string; ref: string }[] {
+  const links: { where: string; ref: string }[] = [];
+  for (const file of walk(join(root, "src"), ".ts")) {
+    for (const m of readFileSync(file, "utf8").matchAll(/@enforcedBy\s+(.+)$/gm)) {
+      links.push({ where: relative(root, file), ref: (m[1] as string).trim() });
+    }
+  }
+  const docs = [...walk(join(root, "docs"), ".md"), join(root, "README.md")].filter((f) => existsSync(f));
+  for (const file of docs) {
+    for (const m of readFileSync(file, "utf8").matchAll(/`(test\/[^`]+\.test\.ts > [^`]+)`/g)) {
+      links.push({ where: relative(root, file), ref: m[1] as string });
+    }
+  }
+  return links;
+}
+
+/** The full names of every test vitest collects: "test/x.test.ts > describe > title". */
+export function collectTestNames(): Set<string> {
+  const out = join(mkdtempSync(join(tmpdir(), "polgrad-list-")), "list.json");
+  const vitest = join(root, "node_modules", "vitest", "vitest.mjs");
+  // A clean environment: the VITEST_* variables of the calling worker would confuse the child.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && k !== "NODE_OPTIONS" && k !== "TEST"));
+  const r = spawnSync(process.execPath, [vitest, "list", `--json=${out}`], { cwd: root, encoding: "utf8", env, timeout: 120_000 });
+  if (r.status !== 0 || !existsSync(out)) throw new Error(`vitest list failed (${r.status}): ${r.stderr}`);
+  const list = JSON.parse(readFileSync(out, "utf8")) as { name: string; file: string }[];
+  return new Set(list.map((t) => `${relative(root, t.file)} > ${t.name}`));
+}
+
+/** Why `ref` does not resolve against `names`, or null when it does. */
+export function checkLink(ref: string, names: ReadonlySet<string>): string | null {
+  if (names.has(ref)) return null;
+  const parts = ref.split(" > ");
+  if (parts.length < 3) return `"${ref}" is not of the form "file > describe > test title"`;
+  const file = parts[0] as string;
+  if (!existsSync(join(root, file))) return `test file ${file} does not exist`;
+  const prefix = parts.slice(0, -1).join(" > ");
+  if (![...names].some((n) => n.startsWith(`${prefix} > `))) return `${file} has no describe path "${parts.slice(1, -1).join(" > ")}"`;
+  return `${file} has no test "${parts.at(-1)}" under "${parts.slice(1, -1).join(" > ")}"`;
+}
