@@ -67,7 +67,11 @@ export function at(m: Matrix, b: number, t: number): number {
   return m.data[b * m.cols + t] as number;
 }
 
-/** Convert a matrix to nested rows (for JSON output and tests). */
+/**
+ * Convert a matrix to nested rows (for JSON output and tests).
+ * @derivation docs/conventions.md#shapes
+ * @enforcedBy test/core/tensor.test.ts > toRows > golden: row-major data becomes nested rows
+ */
 export function toRows(m: Matrix): number[][] {
   const out: number[][] = [];
   for (let b = 0; b < m.rows; b++)
@@ -75,7 +79,11 @@ export function toRows(m: Matrix): number[][] {
   return out;
 }
 
-/** Convert a mask to nested rows of booleans (for JSON output and tests). */
+/**
+ * Convert a mask to nested rows of booleans (for JSON output and tests).
+ * @derivation docs/conventions.md#masks
+ * @enforcedBy test/core/tensor.test.ts > maskToRows > golden: 0/1 bytes become nested booleans
+ */
 export function maskToRows(m: Mask): boolean[][] {
   const out: boolean[][] = [];
   for (let b = 0; b < m.rows; b++) {

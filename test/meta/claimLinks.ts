@@ -30,7 +30,9 @@ export function collectLinks(): { where: string; ref: string }[] {
       links.push({ where: relative(root, file), ref: (m[1] as string).trim() });
     }
   }
-  const docs = [...walk(join(root, "docs"), ".md"), join(root, "README.md")].filter((f) => existsSync(f));
+  const docs = [...walk(join(root, "docs"), ".md"), join(root, "README.md")].filter((f) =>
+    existsSync(f),
+  );
   for (const file of docs) {
     for (const m of readFileSync(file, "utf8").matchAll(/`(test\/[^`]+\.test\.ts > [^`]+)`/g)) {
       links.push({ where: relative(root, file), ref: m[1] as string });
@@ -44,9 +46,19 @@ export function collectTestNames(): Set<string> {
   const out = join(mkdtempSync(join(tmpdir(), "polgrad-list-")), "list.json");
   const vitest = join(root, "node_modules", "vitest", "vitest.mjs");
   // A clean environment: the VITEST_* variables of the calling worker would confuse the child.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && k !== "NODE_OPTIONS" && k !== "TEST"));
-  const r = spawnSync(process.execPath, [vitest, "list", `--json=${out}`], { cwd: root, encoding: "utf8", env, timeout: 120_000 });
-  if (r.status !== 0 || !existsSync(out)) throw new Error(`vitest list failed (${r.status}): ${r.stderr}`);
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith("VITEST") && k !== "NODE_OPTIONS" && k !== "TEST",
+    ),
+  );
+  const r = spawnSync(process.execPath, [vitest, "list", `--json=${out}`], {
+    cwd: root,
+    encoding: "utf8",
+    env,
+    timeout: 120_000,
+  });
+  if (r.status !== 0 || !existsSync(out))
+    throw new Error(`vitest list failed (${r.status}): ${r.stderr}`);
   const list = JSON.parse(readFileSync(out, "utf8")) as { name: string; file: string }[];
   return new Set(list.map((t) => `${relative(root, t.file)} > ${t.name}`));
 }
@@ -59,6 +71,7 @@ export function checkLink(ref: string, names: ReadonlySet<string>): string | nul
   const file = parts[0] as string;
   if (!existsSync(join(root, file))) return `test file ${file} does not exist`;
   const prefix = parts.slice(0, -1).join(" > ");
-  if (![...names].some((n) => n.startsWith(`${prefix} > `))) return `${file} has no describe path "${parts.slice(1, -1).join(" > ")}"`;
+  if (![...names].some((n) => n.startsWith(`${prefix} > `)))
+    return `${file} has no describe path "${parts.slice(1, -1).join(" > ")}"`;
   return `${file} has no test "${parts.at(-1)}" under "${parts.slice(1, -1).join(" > ")}"`;
 }

@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from "vitest";
 import { checkLink, collectLinks, collectTestNames } from "./claimLinks.js";
+import { undocumentedExports } from "./exportsDocumented.js";
 
 // Collected in beforeAll, never at module level: `vitest list` imports this file too, and a
 // module-level call would recurse.
@@ -18,15 +19,32 @@ describe("claims", () => {
   test("identity: every claim link names an existing test", () => {
     const links = collectLinks();
     expect(links.length).toBeGreaterThan(100);
-    const broken = links.map((l) => ({ ...l, why: checkLink(l.ref, names) })).filter((l) => l.why !== null);
+    const broken = links
+      .map((l) => ({ ...l, why: checkLink(l.ref, names) }))
+      .filter((l) => l.why !== null);
     expect(broken).toEqual([]);
   });
 
+  test("identity: every exported function links its derivation page and an enforcing test", () => {
+    expect(undocumentedExports(["@derivation", "@enforcedBy"])).toEqual([]);
+  });
+
   test("rejects: a broken link is reported", () => {
-    const ok = "test/aggregate/aggregate.test.ts > aggregate > golden: the four modes on x = [[1, 2], [3, pad]]";
+    const ok =
+      "test/aggregate/aggregate.test.ts > aggregate > golden: the four modes on x = [[1, 2], [3, pad]]";
     expect(checkLink(ok, names)).toBeNull();
-    expect(checkLink("test/aggregate/aggregate.test.ts > aggregate > golden: a test that does not exist", names)).toMatch(/has no test/);
+    expect(
+      checkLink(
+        "test/aggregate/aggregate.test.ts > aggregate > golden: a test that does not exist",
+        names,
+      ),
+    ).toMatch(/has no test/);
     expect(checkLink("test/nope.test.ts > x > y", names)).toMatch(/does not exist/);
-    expect(checkLink("test/aggregate/aggregate.test.ts > agregate > golden: the four modes on x = [[1, 2], [3, pad]]", names)).toMatch(/has no describe/);
+    expect(
+      checkLink(
+        "test/aggregate/aggregate.test.ts > agregate > golden: the four modes on x = [[1, 2], [3, pad]]",
+        names,
+      ),
+    ).toMatch(/has no describe/);
   });
 });
