@@ -176,7 +176,8 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
       case "pg_clip": {
         const pt = pgClipPoint(r, a, cfg.lo, cfg.hi, cfg.cap);
         ell = -pt.obj;
-        dr[i] = pt.slope === 1 ? g * a : g * a * pt.slope;
+        // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
+        dr[i] = pt.slope === 1 ? g * a : pt.slope === 0 ? 0 : g * a * pt.slope;
         if (pt.high) high[i] = 1;
         if (pt.low) low[i] = 1;
         break;

@@ -56,7 +56,8 @@ export function ratioForward(
 }
 
 /**
- * Back-propagate ∂L/∂r (per token, zero at padding) to ∂L/∂lp, writing into `out`:
+ * Back-propagate ∂L/∂r (per token, zero at padding) to ∂L/∂lp, assigning into `out` (assigning,
+ * not adding into a zero-filled buffer, keeps the sign of a zero gradient, e.g. −0 for A = +0):
  * token ∂lp_t = ∂r_t·r_t; sequence_token ∂lp_t = ∂r_t·s_b (sg[s] and sg[exp z] are constants, so
  * only the numerator exp(z_t) carries gradient); sequence ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every
  * response token t of row b (the masked mean couples the row).
@@ -73,7 +74,7 @@ export function ratioBackward(
   const { rows: B, cols: T, data: m } = mask;
   if (kind === "token") {
     for (let i = 0; i < dr.length; i++)
-      if (m[i] === 1) out[i] = (out[i] as number) + (dr[i] as number) * (fwd.r[i] as number);
+      if (m[i] === 1) out[i] = (dr[i] as number) * (fwd.r[i] as number);
     return;
   }
   for (let b = 0; b < B; b++) {
@@ -81,7 +82,7 @@ export function ratioBackward(
     if (kind === "sequence_token") {
       for (let t = 0; t < T; t++) {
         const i = b * T + t;
-        if (m[i] === 1) out[i] = (out[i] as number) + (dr[i] as number) * sb;
+        if (m[i] === 1) out[i] = (dr[i] as number) * sb;
       }
       continue;
     }
@@ -90,7 +91,7 @@ export function ratioBackward(
     const g = (acc.value() * sb) / (L[b] as number);
     for (let t = 0; t < T; t++) {
       const i = b * T + t;
-      if (m[i] === 1) out[i] = (out[i] as number) + g;
+      if (m[i] === 1) out[i] = g;
     }
   }
 }

@@ -24,7 +24,9 @@ export function rows(x: readonly (readonly FixtureNumber[])[]): number[][] {
 }
 
 /** Decode a `[B]` or `[B, T]` fixture tensor. */
-export function vecOrRows(x: readonly FixtureNumber[] | readonly (readonly FixtureNumber[])[]): number[] | number[][] {
+export function vecOrRows(
+  x: readonly FixtureNumber[] | readonly (readonly FixtureNumber[])[],
+): number[] | number[][] {
   return Array.isArray(x[0]) ? rows(x as FixtureNumber[][]) : (x as FixtureNumber[]).map(num);
 }
 
@@ -50,7 +52,10 @@ export function relErr(actual: number, expected: number): number {
  * entries that are sums with cancellation; the norm-wise form bounds every entry by the scale of
  * the whole tensor.
  */
-export function matrixRelErr(actual: { data: ArrayLike<number> }, expected: readonly (readonly FixtureNumber[])[]): number {
+export function matrixRelErr(
+  actual: { data: ArrayLike<number> },
+  expected: readonly (readonly FixtureNumber[])[],
+): number {
   const e = rows(expected).flat();
   if (e.length !== actual.data.length) return Number.POSITIVE_INFINITY;
   let scale = 0;

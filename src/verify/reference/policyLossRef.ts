@@ -1,0 +1,196 @@
+/**
+ * Reference for `policyLoss`, written plainly from the published equations (PPO clip with dual
+ * clip, GSPO sequence and token ratios, CISPO, REINFORCE, truncated IS, as-loss KL) over the
+ * autodiff scalar, and differentiated by reverse mode (docs/derivations/reference.md#policy-loss).
+ * Imports only types from src/losses and src/kl: the closed forms are never consulted.
+ */
+import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor.js";
+import type { PolicyLossConfig } from "../../losses/config.js";
+import {
+  add,
+  clamp,
+  div,
+  exp,
+  grad,
+  max,
+  min,
+  mul,
+  type Node,
+  neg,
+  type Scalar,
+  sg,
+  sub,
+  sum,
+} from "../autodiff.js";
+import {
+  advantageAt,
+  aggregationWeightsRef,
+  maskRowsOf,
+  matrixOf,
+  responsePositions,
+  rowsOf,
+} from "./inputs.js";
+import { klEstimatorRef, type ReferenceResult, scatter } from "./klLossRef.js";
+
+/**
+ * The inputs of {@link policyLossRef}, as for `policyLoss`.
+ * @since 0.1.0
+ */
+export interface PolicyLossRefInputs {
+  readonly logprobs: MatrixLike;
+  readonly oldLogprobs: MatrixLike;
+  readonly advantages: VectorLike | MatrixLike;
+  readonly responseMask: MaskLike;
+  readonly refLogprobs?: MatrixLike | null;
+  readonly rolloutLogprobs?: MatrixLike | null;
+}
+
+/**
+ * What {@link policyLossRef} returns: the loss, its gradient and the forward quantities.
+ * @since 0.1.0
+ */
+export interface PolicyLossReference extends ReferenceResult {
+  /** Per-token objective ℓ (post-TIS, pre-KL), 0 at padding. */
+  readonly perTokenObjective: Matrix;
+  /** The ratio value used by the surrogate, 1 at padding (all ones for reinforce). */
+  readonly ratio: Matrix;
+  /** The unscaled KL term Σ w_kl·k(δ), or null without a KL config. */
+  readonly klLoss: number | null;
+}
+
+/**
+ * Reference value and gradient of the policy loss.
+ *
+ * Formula, per response token (z = lp − old, A the advantage, [lo, hi] = [1 − ε_lo, 1 + ε_hi]):
+ * ratio r = e^z (token); s_b = exp(Σ_t z / L_b) (sequence); sg[s_b]·r/sg[r] (sequence_token).
+ * ℓ = −min(r·A, clamp(r, lo, hi)·A), then −max(−ℓ, c·A) when A < 0 and ratio_cap c is set
+ * (pg_clip); −r·A (pg); −A·lp (reinforce); −sg[ŵ]·A·lp with ŵ = min(r, hi) one-sided or
+ * clamp(r, lo, hi) two-sided (cispo). TIS multiplies ℓ by sg[min(exp(old − rollout), cap)] (token)
+ * or sg[min(exp(Σ_t (old − rollout)), cap)] (sequence, un-normalised sum). Loss = Σ w·ℓ, plus
+ * coef·Σ w_kl·k(ref − lp) when `kl` is set (aggregation and normLen inherited when null).
+ * Gradient / stop-gradient: ∂loss/∂logprobs by reverse-mode autodiff; sg[·] as marked.
+ *
+ * @param config - A valid policy-loss config (not validated here).
+ * @param inputs - The logprob streams, advantages (`[B]` or `[B, T]`) and response mask.
+ * @returns The loss, ∂loss/∂logprobs, the per-token objective, the ratio and the unscaled KL term.
+ * @enforcedBy test/verify/reference.golden.test.ts > policyLossRef > golden: the six pg_clip goldens of the spec
+ * @enforcedBy test/verify/closedForm.finiteDifference.test.ts > policyLossRef > gradient: matches central differences of the sg-frozen equivalent
+ * @since 0.1.0
+ */
+export function policyLossRef(
+  config: PolicyLossConfig,
+  inputs: PolicyLossRefInputs,
+): PolicyLossReference {
+  const mask = maskRowsOf(inputs.responseMask);
+  const lp = rowsOf(inputs.logprobs);
+  const old = rowsOf(inputs.oldLogprobs);
+  const A = advantageAt(inputs.advantages);
+  const rollout = inputs.rolloutLogprobs == null ? null : rowsOf(inputs.rolloutLogprobs);
+  const ref = inputs.refLogprobs == null ? null : rowsOf(inputs.refLogprobs);
+  const B = mask.length;
+  const L = mask.map((row) => row.filter(Boolean).length);
+  const pos = responsePositions(mask);
+  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen);
+  const clip = config.clip;
+  const lo = clip?.epsLow == null ? null : 1 - clip.epsLow;
+  const hi = clip?.epsHigh == null ? null : 1 + clip.epsHigh;
+  const cap = clip?.ratioCap ?? null;
+  const tis = config.isCorrection ?? null;
+  const objective = mask.map((row) => row.map(() => 0));
+  const ratio = mask.map((row) => row.map(() => 1));
+  let klLoss: number | null = null;
+
+  const f = (x: readonly Node[]): Scalar => {
+    // node[b][t]: the variable lp[b, t] at a response position (padding never becomes a node).
+    const node: Node[][] = mask.map(() => []);
+    pos.forEach(([b, t], k) => {
+      node[b][t] = x[k];
+    });
+    const cols = (b: number): number[] => pos.filter(([bb]) => bb === b).map(([, t]) => t);
+
+    // The GSPO sequence ratio s_b = exp(masked mean of the log-ratio), differentiable in every token.
+    const seqRatio: Scalar[] = [];
+    for (let b = 0; b < B; b++) {
+      const zs = cols(b).map((t) => sub(node[b][t], old[b][t]));
+      seqRatio.push(exp(div(sum(zs), L[b])));
+    }
+    // The sequence-level TIS weight uses the un-normalised sum of old − rollout.
+    const seqTis: number[] = [];
+    if (rollout !== null && tis !== null) {
+      for (let b = 0; b < B; b++) {
+        const gap = sum(cols(b).map((t) => sub(old[b][t], rollout[b][t])));
+        // sg[min(exp(Σ(old − rollout)), cap)]: the IS weight corrects the sampler; a constant.
+        seqTis.push(sg(min(exp(gap), tis.cap)));
+      }
+    }
+
+    const terms: Scalar[] = pos.map(([b, t]) => {
+      const l = node[b][t];
+      const a = A(b, t);
+      const z = sub(l, old[b][t]);
+      let r: Scalar;
+      if (config.ratio === "token") r = exp(z);
+      else if (config.ratio === "sequence") r = seqRatio[b];
+      else {
+        const rt = exp(z);
+        // sg[s]·(r/sg[r]): the value is s exactly; the gradient is token-local s·∇lp.
+        r = mul(sg(seqRatio[b]), div(rt, sg(rt)));
+      }
+      let ell: Scalar;
+      switch (config.surrogate) {
+        case "pg_clip": {
+          let o = min(mul(r, a), mul(clamp(r, lo as number, hi as number), a));
+          if (cap !== null && a < 0) o = max(o, cap * a);
+          ell = neg(o);
+          break;
+        }
+        case "pg":
+          ell = neg(mul(r, a));
+          break;
+        case "reinforce":
+          ell = neg(mul(a, l));
+          break;
+        case "cispo": {
+          // sg[ŵ]: CISPO holds the clipped importance weight constant.
+          const wHat = sg(lo === null ? min(r, hi as number) : clamp(r, lo, hi as number));
+          ell = neg(mul(mul(wHat, a), l));
+          break;
+        }
+      }
+      if (tis !== null && rollout !== null) {
+        // sg[min(exp(old − rollout), cap)]: the token IS weight is a constant.
+        const c =
+          tis.level === "token" ? sg(min(exp(sub(old[b][t], rollout[b][t])), tis.cap)) : seqTis[b];
+        ell = mul(ell, c);
+      }
+      objective[b][t] = sg(ell);
+      ratio[b][t] = config.surrogate === "reinforce" ? 1 : sg(r);
+      return mul(w[b][t], ell);
+    });
+    const surrogate = sum(terms);
+    const kl = config.kl ?? null;
+    if (kl === null || ref === null) return surrogate;
+    const wKl = aggregationWeightsRef(
+      mask,
+      kl.aggregation ?? config.aggregation,
+      kl.normLen ?? config.normLen,
+    );
+    const klTerm = sum(
+      pos.map(([b, t]) => mul(wKl[b][t], klEstimatorRef(kl.kind, sub(ref[b][t], node[b][t])))),
+    );
+    klLoss = sg(klTerm);
+    return add(surrogate, mul(kl.coef, klTerm));
+  };
+
+  const out = grad(
+    f,
+    pos.map(([b, t]) => lp[b][t]),
+  );
+  return {
+    loss: out.value,
+    grad: scatter(mask, pos, out.grad),
+    perTokenObjective: matrixOf(objective),
+    ratio: matrixOf(ratio),
+    klLoss,
+  };
+}
