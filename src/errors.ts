@@ -99,3 +99,22 @@ export class UsageError extends PolgradError {
     this.name = "UsageError";
   }
 }
+
+/**
+ * A verification ran and failed (gradcheck, checkGradientFormula). Carries the replay seed and the
+ * structured report; the message reads like a property-test failure: headline, replay token,
+ * observed vs expected with the tolerance, and numbered `Hint:` lines.
+ */
+export class VerificationError extends PolgradError {
+  /** Seed that replays the failing case, when there is one. */
+  readonly seed: number | undefined;
+  /** The structured report behind the message. */
+  readonly report: unknown;
+
+  constructor(fn: string, message: string, seed?: number, report?: unknown) {
+    super("E_VERIFY", fn, undefined, message);
+    this.name = "VerificationError";
+    this.seed = seed;
+    this.report = report;
+  }
+}

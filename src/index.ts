@@ -41,6 +41,7 @@ export {
   ShapeError,
   UnknownNameError,
   UsageError,
+  VerificationError,
 } from "./errors.js";
 export {
   KL_ESTIMATORS,

@@ -7,8 +7,8 @@
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
-import { fmtValue, mustBe } from "./message.js";
 import { ConfigError } from "../errors.js";
+import { fmtValue, mustBe } from "./message.js";
 
 /** A seeded stream of random numbers. Methods advance the stream in place. */
 export interface Rng {
@@ -31,7 +31,7 @@ export interface Rng {
 /**
  * Create a seeded random stream.
  *
- * Formula: xoroshiro128+(seed); uniform = 53-bit multiple of 2^−53; normal z = √(−2 ln(1 − u₁))·cos(2πu₂)
+ * Formula: xoroshiro128+(fmix32(seed)) after 16 discarded outputs; uniform = 53-bit multiple of 2^−53; normal z = √(−2 ln(1 − u₁))·cos(2πu₂)
  * (and the paired sine), int via pure-rand's unbiased uniformInt.
  *
  * @param seed - An integer seed (|seed| < 2^31 recommended; fractional seeds are rejected).
@@ -43,9 +43,17 @@ export interface Rng {
  */
 export function createRng(seed: number): Rng {
   if (!Number.isSafeInteger(seed)) {
-    throw new ConfigError("createRng", "seed", mustBe("createRng", "seed", "a safe integer", fmtValue(seed)));
+    throw new ConfigError(
+      "createRng",
+      "seed",
+      mustBe("createRng", "seed", "a safe integer", fmtValue(seed)),
+    );
   }
-  const g = xoroshiro128plus(seed | 0);
+  // xoroshiro128+ seeded with a small integer starts from a nearly-zero state and its first outputs
+  // are close to 2^64 − 1 for every small seed; mixing the seed (MurmurHash3's fmix32 finaliser)
+  // and discarding 16 outputs makes consecutive seeds independent-looking from the first draw.
+  const g = xoroshiro128plus(fmix32(seed | 0));
+  for (let i = 0; i < 16; i++) g.next();
   let spare: number | null = null;
   const rng: Rng = {
     seed,
@@ -79,6 +87,17 @@ export function createRng(seed: number): Rng {
   return rng;
 }
 
+/** MurmurHash3's 32-bit finaliser: a bijection on 32-bit integers with full avalanche. */
+function fmix32(x: number): number {
+  let h = x;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h | 0;
+}
+
 const CRC_TABLE: Uint32Array = (() => {
   const t = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
@@ -103,6 +122,7 @@ const CRC_TABLE: Uint32Array = (() => {
  */
 export function seedFromName(name: string): number {
   let c = 0xffffffff;
-  for (const byte of new TextEncoder().encode(name)) c = (CRC_TABLE[(c ^ byte) & 0xff] as number) ^ (c >>> 8);
+  for (const byte of new TextEncoder().encode(name))
+    c = (CRC_TABLE[(c ^ byte) & 0xff] as number) ^ (c >>> 8);
   return ((c ^ 0xffffffff) >>> 0) & 0x7fffffff;
 }

@@ -1,0 +1,179 @@
+import type { PolicyLossConfig } from "../losses/config.js";
+import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
+import type { DrawnBatch } from "./draw.js";
+import { type GradcheckOptions, type GradcheckReport, gradcheck } from "./gradcheck.js";
+
+/**
+ * The policy-loss inputs a config needs, from a drawn batch (ref only with KL, rollout only with TIS).
+ * @derivation docs/derivations/verify.md#gradcheck
+ * @enforcedBy test/verify/gradcheck.test.ts > gradcheckLoss > golden: every registry algorithm passes on branch-safe draws
+ */
+export function inputsFor(config: PolicyLossConfig, batch: DrawnBatch): PolicyLossInputs {
+  return {
+    logprobs: batch.logprobs,
+    oldLogprobs: batch.oldLogprobs,
+    advantages: batch.advantages,
+    responseMask: batch.responseMask,
+    refLogprobs: config.kl ? batch.refLogprobs : null,
+    rolloutLogprobs: config.isCorrection ? batch.rolloutLogprobs : null,
+  };
+}
+
+/** Per-token surrogate ratio: e^z (token) or the row's e^{mean z} (sequence kinds). */
+function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][] {
+  const r = policyLoss(
+    { ...config, surrogate: "pg", clip: null, isCorrection: null, kl: null },
+    inputsFor({ ...config, isCorrection: null, kl: null }, batch),
+  ).ratio;
+  return batch.responseMask.map((row, b) => row.map((_, t) => r.data[b * r.cols + t] as number));
+}
+
+/**
+ * Distance of a batch to the nearest kink of a policy-loss config: the surrogate ratios' distance
+ * to the clip edges 1 − ε_lo, 1 + ε_hi and the dual-clip cap (pg_clip, cispo), and |ref − lp| for
+ * an abs KL term. Infinity for a smooth config.
+ *
+ * @param config - The policy-loss config.
+ * @param batch - A drawn batch.
+ * @returns The smallest distance over response positions.
+ * @derivation docs/derivations/verify.md#gradcheck
+ * @enforcedBy test/verify/gradcheck.test.ts > gradcheckLoss > golden: every registry algorithm passes on branch-safe draws
+ * @since 0.1.0
+ */
+export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch): number {
+  let d = Number.POSITIVE_INFINITY;
+  const edges: number[] = [];
+  const clip = config.clip;
+  if (clip && (config.surrogate === "pg_clip" || config.surrogate === "cispo")) {
+    if (clip.epsLow != null) edges.push(1 - clip.epsLow);
+    if (clip.epsHigh != null) edges.push(1 + clip.epsHigh);
+    if (clip.ratioCap != null) edges.push(clip.ratioCap);
+  }
+  const r = edges.length > 0 ? surrogateRatios(config, batch) : null;
+  batch.responseMask.forEach((row, b) =>
+    row.forEach((on, t) => {
+      if (!on) return;
+      if (r !== null)
+        for (const e of edges) d = Math.min(d, Math.abs(((r[b] as number[])[t] as number) - e));
+      if (config.kl?.kind === "abs") {
+        d = Math.min(
+          d,
+          Math.abs(
+            ((batch.refLogprobs[b] as number[])[t] as number) -
+              ((batch.logprobs[b] as number[])[t] as number),
+          ),
+        );
+      }
+    }),
+  );
+  return d;
+}
+
+/**
+ * The stop-gradient-free equivalent of a config at a base point lp₀: a config and batch whose loss
+ * has the same gradient at lp₀ and no sg[·], so finite differences can check it.
+ * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; sequence_token → token ratio against
+ * old' = lp₀ − log s(lp₀) (rollout shifted alike so the TIS weight is unchanged); else unchanged.
+ *
+ * @param config - The policy-loss config.
+ * @param base - The base batch (lp₀).
+ * @returns The frozen config and batch.
+ * @derivation docs/derivations/verify.md#gradcheck
+ * @enforcedBy test/verify/gradcheck.test.ts > gradcheckLoss > golden: every registry algorithm passes on branch-safe draws
+ * @since 0.1.0
+ */
+export function sgFrozenEquivalent(
+  config: PolicyLossConfig,
+  base: DrawnBatch,
+): { config: PolicyLossConfig; batch: DrawnBatch } {
+  const m = base.responseMask;
+  if (config.surrogate === "cispo" && config.clip) {
+    const r = surrogateRatios(config, base);
+    const hi = 1 + (config.clip.epsHigh as number);
+    const lo = config.clip.epsLow == null ? null : 1 - config.clip.epsLow;
+    const w = (x: number): number => (x > hi ? hi : lo !== null && x < lo ? lo : x);
+    return {
+      config: { ...config, ratio: "token", surrogate: "reinforce", clip: null },
+      batch: {
+        ...base,
+        advantages: m.map((row, b) =>
+          row.map((on, t) =>
+            on
+              ? w((r[b] as number[])[t] as number) * ((base.advantages[b] as number[])[t] as number)
+              : 123,
+          ),
+        ),
+      },
+    };
+  }
+  if (config.ratio === "sequence_token") {
+    const r = surrogateRatios(config, base);
+    const shift = (b: number, t: number): number =>
+      ((base.logprobs[b] as number[])[t] as number) -
+      Math.log((r[b] as number[])[t] as number) -
+      ((base.oldLogprobs[b] as number[])[t] as number);
+    const shifted = (x: number[][]): number[][] =>
+      m.map((row, b) =>
+        row.map((on, t) => (on ? ((x[b] as number[])[t] as number) + shift(b, t) : 123)),
+      );
+    return {
+      config: { ...config, ratio: "token" },
+      batch: {
+        ...base,
+        oldLogprobs: shifted(base.oldLogprobs),
+        rolloutLogprobs: shifted(base.rolloutLogprobs),
+      },
+    };
+  }
+  return { config, batch: base };
+}
+
+/**
+ * Gradcheck a policy-loss config: polgrad's closed-form gradient at lp₀ against central finite
+ * differences of the config's sg-frozen equivalent, on seeded ragged batches drawn at least
+ * `margin` from every kink.
+ *
+ * Formula: as {@link gradcheck}, with fn = (batch, base) ↦ { value: policyLoss(frozen(base), batch).loss,
+ * grad: policyLoss(config, base).gradLogprobs }.
+ * Gradient / stop-gradient: the frozen equivalent removes every sg[·] while keeping the gradient at lp₀.
+ *
+ * @param config - The policy-loss config (validated by policyLoss).
+ * @param options - gradcheck options (shapes, seed, replay, tolerances, margin).
+ * @returns The report when every case passes.
+ * @throws {VerificationError} E_VERIFY with the replay seed on a mismatch.
+ * @throws {ConfigError} E_CONFIG (and the other policyLoss errors) for an invalid config.
+ * @derivation docs/derivations/verify.md#gradcheck
+ * @enforcedBy test/verify/gradcheck.test.ts > gradcheckLoss > golden: every registry algorithm passes on branch-safe draws
+ * @enforcedBy test/verify/gradcheck.test.ts > gradcheckLoss > property: every valid ratio × surrogate × aggregation passes, with tis and kl
+ * @since 0.1.0
+ */
+export function gradcheckLoss(
+  config: PolicyLossConfig,
+  options: GradcheckOptions = {},
+): GradcheckReport {
+  let frozenFor: DrawnBatch | null = null;
+  let frozen: { config: PolicyLossConfig; batch: DrawnBatch } | null = null;
+  return gradcheck(
+    (batch, base) => {
+      if (frozenFor !== base) {
+        frozenFor = base;
+        frozen = sgFrozenEquivalent(config, base);
+      }
+      const f = frozen as { config: PolicyLossConfig; batch: DrawnBatch };
+      const value = policyLoss(
+        f.config,
+        inputsFor(f.config, { ...f.batch, logprobs: batch.logprobs }),
+      ).loss;
+      const grad =
+        batch === base
+          ? policyLoss(config, inputsFor(config, base)).gradLogprobs
+          : { rows: 0, cols: 0, data: new Float64Array(0) };
+      return { value, grad };
+    },
+    {
+      kinkDistance: (b) => policyKinkDistance(config, b),
+      label: `policyLoss(${config.surrogate}, ${config.ratio}, ${config.aggregation})`,
+      ...options,
+    },
+  );
+}
