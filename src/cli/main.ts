@@ -10,6 +10,7 @@ import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
 import { describeCommand } from "./commands/describe.js";
 import { lossCommand } from "./commands/loss.js";
+import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
 import { renderError } from "./output.js";
 
@@ -17,6 +18,7 @@ import { renderError } from "./output.js";
 export const COMMANDS: readonly Command[] = [
   whichCommand,
   lossCommand,
+  verifyCommand,
   algorithmsCommand,
   describeCommand,
 ];

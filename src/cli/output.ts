@@ -14,16 +14,26 @@ export function writeJson(io: CommandIO, command: string, result: unknown): void
   );
 }
 
-/** Read a positive integer option (e.g. `--norm-len`), or undefined when absent. */
-export function intOption(values: OptionValues, name: string, command: string): number | undefined {
+/** Read a positive (or, with `min: 0`, non-negative) integer option, or undefined when absent. */
+export function intOption(
+  values: OptionValues,
+  name: string,
+  command: string,
+  min = 1,
+): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const n = typeof raw === "string" && /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < 1) {
+  if (!Number.isSafeInteger(n) || n < min) {
     throw new UsageError(
       `polgrad ${command}`,
       `--${name}`,
-      mustBe(`polgrad ${command}`, `--${name}`, "a positive integer", JSON.stringify(raw)),
+      mustBe(
+        `polgrad ${command}`,
+        `--${name}`,
+        min === 0 ? "a non-negative integer" : "a positive integer",
+        JSON.stringify(raw),
+      ),
     );
   }
   return n;

@@ -90,6 +90,7 @@ function record(value: number, args: readonly Scalar[], partials: readonly numbe
  * @param xs - The point at which to differentiate.
  * @returns The value f(xs) and the gradient ∂f/∂xs (+0 where f does not depend on x_i; all +0
  *   when f returns a constant).
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > grad > golden: f(x, y) = x·y + exp(x) at (1, 2)
  * @enforcedBy test/verify/autodiff.test.ts > grad > golden: a variable used twice accumulates both paths
  * @enforcedBy test/verify/autodiff.test.ts > grad > tie: signed zeros accumulate as in torch
@@ -135,6 +136,7 @@ export function grad(
  * @param a - The first term.
  * @param b - The second term.
  * @returns a + b.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > arithmetic > golden: add, sub, mul, div, neg at (x, y) = (3, −2)
  * @since 0.1.0
  */
@@ -148,6 +150,7 @@ export function add(a: Scalar, b: Scalar): Scalar {
  * @param a - The minuend.
  * @param b - The subtrahend.
  * @returns a − b.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > arithmetic > golden: add, sub, mul, div, neg at (x, y) = (3, −2)
  * @since 0.1.0
  */
@@ -161,6 +164,7 @@ export function sub(a: Scalar, b: Scalar): Scalar {
  * @param a - The first factor.
  * @param b - The second factor.
  * @returns a·b.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > arithmetic > golden: add, sub, mul, div, neg at (x, y) = (3, −2)
  * @since 0.1.0
  */
@@ -174,6 +178,7 @@ export function mul(a: Scalar, b: Scalar): Scalar {
  * @param a - The numerator.
  * @param b - The denominator.
  * @returns a/b.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > arithmetic > golden: add, sub, mul, div, neg at (x, y) = (3, −2)
  * @since 0.1.0
  */
@@ -188,6 +193,7 @@ export function div(a: Scalar, b: Scalar): Scalar {
  * Formula: −a; ∂/∂a = −1.
  * @param a - The operand.
  * @returns −a.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > arithmetic > golden: add, sub, mul, div, neg at (x, y) = (3, −2)
  * @since 0.1.0
  */
@@ -200,6 +206,7 @@ export function neg(a: Scalar): Scalar {
  * Formula: eˣ; d/dx = eˣ.
  * @param x - The exponent.
  * @returns exp(x).
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > elementary > golden: exp, expm1, log, square at x = 0.5
  * @since 0.1.0
  */
@@ -213,6 +220,7 @@ export function exp(x: Scalar): Scalar {
  * Formula: expm1(x); d/dx = eˣ.
  * @param x - The exponent.
  * @returns expm1(x).
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > elementary > golden: exp, expm1, log, square at x = 0.5
  * @since 0.1.0
  */
@@ -225,6 +233,7 @@ export function expm1(x: Scalar): Scalar {
  * Formula: ln x; d/dx = 1/x.
  * @param x - The operand (> 0 for a finite result).
  * @returns log(x).
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > elementary > golden: exp, expm1, log, square at x = 0.5
  * @since 0.1.0
  */
@@ -237,6 +246,7 @@ export function log(x: Scalar): Scalar {
  * Formula: x²; d/dx = 2x.
  * @param x - The operand.
  * @returns x·x.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > elementary > golden: exp, expm1, log, square at x = 0.5
  * @since 0.1.0
  */
@@ -250,6 +260,7 @@ export function square(x: Scalar): Scalar {
  * Formula: |x|; d/dx = sign(x), with abs'(0) = 0.
  * @param x - The operand.
  * @returns |x|.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > abs > golden: abs' is the sign away from 0
  * @enforcedBy test/verify/autodiff.test.ts > abs > tie: abs'(0) = 0 and abs'(−0) = 0
  * @since 0.1.0
@@ -265,6 +276,7 @@ export function abs(x: Scalar): Scalar {
  * @param a - The first operand.
  * @param b - The second operand.
  * @returns min(a, b).
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > min > golden: the gradient goes to the smaller operand
  * @enforcedBy test/verify/autodiff.test.ts > min > tie: equal operands split the gradient ½/½
  * @since 0.1.0
@@ -282,6 +294,7 @@ export function min(a: Scalar, b: Scalar): Scalar {
  * @param a - The first operand.
  * @param b - The second operand.
  * @returns max(a, b).
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > max > golden: the gradient goes to the larger operand
  * @enforcedBy test/verify/autodiff.test.ts > max > tie: equal operands split the gradient ½/½
  * @since 0.1.0
@@ -301,6 +314,7 @@ export function max(a: Scalar, b: Scalar): Scalar {
  * @param lo - The lower bound.
  * @param hi - The upper bound.
  * @returns x clamped to [lo, hi].
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > clamp > golden: the gradient passes strictly inside the band
  * @enforcedBy test/verify/autodiff.test.ts > clamp > tie: the gradient passes at both edges (inclusive)
  * @enforcedBy test/verify/autodiff.test.ts > clamp > golden: outside the band the gradient goes to the bound
@@ -326,6 +340,7 @@ export function clamp(x: Scalar, lo: Scalar, hi: Scalar): Scalar {
  * @param a - The value when `cond` is true.
  * @param b - The value when `cond` is false.
  * @returns `a` or `b`, unchanged.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > where > golden: the gradient flows only into the selected branch, even past NaN
  * @since 0.1.0
  */
@@ -339,6 +354,7 @@ export function where(cond: boolean, a: Scalar, b: Scalar): Scalar {
  * Formula: (((x₀ + x₁) + x₂) + …); ∂/∂x_i = 1. The empty sum is 0.
  * @param xs - The terms, in order.
  * @returns Their left-to-right sum.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > sum > golden: plain left-to-right order, every partial 1
  * @since 0.1.0
  */
@@ -358,6 +374,7 @@ export function sum(xs: readonly Scalar[]): Scalar {
  * Formula: sg[x] = x as a value; ∂sg[x]/∂x = 0.
  * @param x - The operand.
  * @returns The value of x as a constant.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > sg > golden: the value passes and the gradient does not
  * @since 0.1.0
  */
@@ -369,6 +386,7 @@ export function sg(x: Scalar): number {
  * Read the value of a scalar (a node or a constant).
  * @param x - The scalar.
  * @returns Its float64 value.
+ * @derivation docs/derivations/reference.md#autodiff
  * @enforcedBy test/verify/autodiff.test.ts > sg > golden: the value passes and the gradient does not
  * @since 0.1.0
  */

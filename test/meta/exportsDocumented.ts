@@ -18,9 +18,18 @@ function sources(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** Names of the runtime values src/index.ts exports (type-only exports excluded). */
+/** The public entry points: the package root and its subpath exports. */
+export const ENTRY_POINTS: readonly string[] = ["src/index.ts", "src/verify/index.ts"];
+
+/** Names of the runtime values the entry points export (type-only exports excluded). */
 export function exportedValues(): string[] {
-  const index = readFileSync(join(root, "src/index.ts"), "utf8");
+  const names: string[] = [];
+  for (const entry of ENTRY_POINTS)
+    names.push(...valuesOf(readFileSync(join(root, entry), "utf8")));
+  return [...new Set(names)];
+}
+
+function valuesOf(index: string): string[] {
   const names: string[] = [];
   for (const block of index.matchAll(/export\s*\{([^}]*)\}/g)) {
     for (const raw of (block[1] as string).split(",")) {

@@ -34,6 +34,7 @@ export interface ReferenceResult {
  * @param kind - The estimator.
  * @param delta - δ = ref_logprobs − logprobs at one response position.
  * @returns The estimator value as a differentiable scalar.
+ * @derivation docs/derivations/reference.md#kl
  * @enforcedBy test/verify/reference.golden.test.ts > klLossRef > golden: estimator values at δ = (−1, 0.5)
  * @since 0.1.0
  */
@@ -63,6 +64,7 @@ export function klEstimatorRef(kind: KLEstimator, delta: Scalar): Scalar {
  * @param aggregation - The aggregation mode.
  * @param options - `responseMask` and, for token_sum_norm, `normLen`.
  * @returns The loss and ∂loss/∂logprobs.
+ * @derivation docs/derivations/reference.md#kl
  * @enforcedBy test/verify/reference.golden.test.ts > klLossRef > golden: one token per estimator, loss and gradient
  * @enforcedBy test/verify/closedForm.finiteDifference.test.ts > klLossRef > gradient: matches central differences for every estimator and aggregation
  * @since 0.1.0
@@ -98,6 +100,7 @@ export function klLossRef(
  * @param aggregation - The aggregation mode.
  * @param options - `responseMask` and, for token_sum_norm, `normLen`.
  * @returns The loss and ∂loss/∂logprobs.
+ * @derivation docs/derivations/reference.md#kl
  * @enforcedBy test/verify/reference.golden.test.ts > reverseKlGradSurrogateRef > golden: lp −0.5, ref −1.5 gives loss −0.5
  * @since 0.1.0
  */

@@ -73,6 +73,7 @@ export interface PolicyLossReference extends ReferenceResult {
  * @param config - A valid policy-loss config (not validated here).
  * @param inputs - The logprob streams, advantages (`[B]` or `[B, T]`) and response mask.
  * @returns The loss, ∂loss/∂logprobs, the per-token objective, the ratio and the unscaled KL term.
+ * @derivation docs/derivations/reference.md#policy-loss
  * @enforcedBy test/verify/reference.golden.test.ts > policyLossRef > golden: the six pg_clip goldens of the spec
  * @enforcedBy test/verify/closedForm.finiteDifference.test.ts > policyLossRef > gradient: matches central differences of the sg-frozen equivalent
  * @since 0.1.0

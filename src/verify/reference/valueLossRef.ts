@@ -31,6 +31,7 @@ export interface ValueLossReference extends ReferenceResult {
  * @param responseMask - The `[B, T]` response mask.
  * @param options - `clipEps` (null: unclipped), `aggregation` and, for token_sum_norm, `normLen`.
  * @returns The loss, ∂loss/∂values and the clipped fraction.
+ * @derivation docs/derivations/reference.md#value-loss
  * @enforcedBy test/verify/reference.golden.test.ts > valueLossRef > golden: v = (1.5, 0.5), v_old = 1, R = 0, ε = 0.2
  * @enforcedBy test/verify/closedForm.finiteDifference.test.ts > valueLossRef > gradient: matches central differences, clipped and unclipped
  * @since 0.1.0

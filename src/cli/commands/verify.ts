@@ -1,0 +1,139 @@
+/** `polgrad verify`: check closed-form gradients against the exact reference and finite differences. */
+import { UsageError } from "../../errors.js";
+import type { PolicyLossConfig } from "../../losses/config.js";
+import type { Command, OptionValues } from "../command.js";
+import { intOption, writeJson } from "../output.js";
+
+function parseReplay(raw: unknown): { seed: number; shape: [number, number] } | undefined {
+  if (raw === undefined) return undefined;
+  const m = typeof raw === "string" ? /^(\d+):(\d+)x(\d+)$/.exec(raw.trim()) : null;
+  if (!m)
+    throw new UsageError(
+      "polgrad verify",
+      "--replay",
+      `polgrad verify: --replay must be SEED:BxT as printed by a failure (e.g. 123:3x5); got ${JSON.stringify(raw)}`,
+    );
+  return { seed: Number(m[1]), shape: [Number(m[2]), Number(m[3])] };
+}
+
+async function targets(
+  values: OptionValues,
+): Promise<{ name: string; config: PolicyLossConfig; flag: string }[]> {
+  const given = ["config", "algorithm", "all"].filter((k) => values[k] !== undefined);
+  if (given.length !== 1) {
+    throw new UsageError(
+      "polgrad verify",
+      "--algorithm",
+      `polgrad verify: exactly one of --config, --algorithm and --all must be given; got ${given.length === 0 ? "none" : given.map((g) => `--${g}`).join(" and ")}`,
+    );
+  }
+  const normLen = intOption(values, "norm-len", "verify");
+  const { ALGORITHMS, getAlgorithm } = await import("../../registry/index.js");
+  const withNorm = (c: PolicyLossConfig): PolicyLossConfig =>
+    normLen !== undefined
+      ? { ...c, normLen }
+      : c.aggregation === "token_sum_norm" && c.normLen == null
+        ? { ...c, normLen: 8 }
+        : c;
+  if (values.all)
+    return Object.values(ALGORITHMS).map((s) => ({
+      name: s.name,
+      config: withNorm(s.loss),
+      flag: `--algorithm ${s.name}`,
+    }));
+  if (typeof values.algorithm === "string") {
+    const s = getAlgorithm(values.algorithm);
+    return [{ name: s.name, config: withNorm(s.loss), flag: `--algorithm ${s.name}` }];
+  }
+  const { parsePolicyLossConfig, readJsonFile } = await import("../../io/configJson.js");
+  const raw = values.config as string;
+  let json: unknown;
+  if (raw.startsWith("@")) json = readJsonFile(raw.slice(1), "polgrad verify");
+  else {
+    try {
+      json = JSON.parse(raw);
+    } catch (e) {
+      throw new UsageError(
+        "polgrad verify",
+        "--config",
+        `polgrad verify: --config must be a JSON object or @file.json; got invalid JSON (${(e as Error).message})`,
+      );
+    }
+  }
+  const config = parsePolicyLossConfig(json, "--config");
+  return [{ name: "config", config: withNorm(config), flag: `--config '${raw}'` }];
+}
+
+/** The `verify` command. */
+export const verifyCommand: Command = {
+  name: "verify",
+  summary:
+    "Check closed-form gradients against an exact autodiff reference and central finite differences on seeded batches.",
+  usage:
+    "verify (--config JSON|@file.json | --algorithm NAME | --all) [--seed N] [--cases N] [--replay SEED:BxT] [--norm-len N] [--json]",
+  options: {
+    config: {
+      type: "string",
+      argument: "JSON|@file.json",
+      description: "policy-loss config in polgrad's snake_case JSON",
+    },
+    algorithm: { type: "string", argument: "NAME", description: "a registered algorithm" },
+    all: { type: "boolean", description: "every registered algorithm" },
+    seed: {
+      type: "string",
+      argument: "N",
+      description: "master seed of the drawn batches",
+      default: "0",
+    },
+    cases: { type: "string", argument: "N", description: "batches per check", default: "6" },
+    replay: {
+      type: "string",
+      argument: "SEED:BxT",
+      description: "replay one failing case as printed by a failure",
+    },
+    "norm-len": {
+      type: "string",
+      argument: "N",
+      description: "norm_len for token_sum_norm configs",
+      default: "8 when the config has none",
+    },
+    json: { type: "boolean", description: "print one JSON document" },
+  },
+  async run(values, _p, io) {
+    const { checkAgainstReference } = await import("../../verify/referenceCheck.js");
+    const { gradcheckLoss } = await import("../../verify/gradcheckLoss.js");
+    const { VerificationError } = await import("../../errors.js");
+    const seed = intOption(values, "seed", "verify", 0) ?? 0;
+    const cases = intOption(values, "cases", "verify") ?? 6;
+    const replay = parseReplay(values.replay);
+    const results: { name: string; reference: unknown; gradcheck: unknown; ok: boolean }[] = [];
+    const failures: string[] = [];
+    for (const t of await targets(values)) {
+      const cmd = `polgrad verify ${t.flag} --replay {seed}:{B}x{T}`;
+      const run = <R>(f: () => R): R | { ok: false; error: string; seed: number | null } => {
+        try {
+          return f();
+        } catch (e) {
+          if (!(e instanceof VerificationError)) throw e;
+          failures.push(e.message);
+          return { ok: false, error: e.message.split("\n")[0] as string, seed: e.seed ?? null };
+        }
+      };
+      const opts = { seed, cases, replayCommand: cmd, ...(replay ? { replay } : {}) };
+      const reference = run(() => checkAgainstReference(t.config, opts));
+      const margin = t.config.clip && (t.config.clip.epsHigh ?? 1) < 1e-2 ? 1e-5 : 1e-3;
+      const gc = run(() =>
+        gradcheckLoss(t.config, { ...opts, margin, maxAttempts: 256, label: t.name }),
+      );
+      results.push({ name: t.name, reference, gradcheck: gc, ok: reference.ok && gc.ok });
+    }
+    const ok = results.every((r) => r.ok);
+    if (values.json) writeJson(io, "verify", { ok, seed, results });
+    else {
+      const { renderVerifyText } = await import("../../report/verifyText.js");
+      io.stdout(renderVerifyText(results as Parameters<typeof renderVerifyText>[0]));
+    }
+    for (const f of failures) io.stderr(`${f}\n`);
+    return ok ? 0 : 1;
+  },
+};
