@@ -75,3 +75,34 @@ export function checkLink(ref: string, names: ReadonlySet<string>): string | nul
     return `${file} has no describe path "${parts.slice(1, -1).join(" > ")}"`;
   return `${file} has no test "${parts.at(-1)}" under "${parts.slice(1, -1).join(" > ")}"`;
 }
+
+/** GitHub's heading anchor: lower-case, punctuation dropped, spaces to hyphens. */
+export function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+/** Every `@derivation` tag in src/: `{ where, ref }` with ref = "docs/page.md#anchor" (anchor optional). */
+export function collectDerivations(): { where: string; ref: string }[] {
+  const out: { where: string; ref: string }[] = [];
+  for (const file of walk(join(root, "src"), ".ts")) {
+    for (const m of readFileSync(file, "utf8").matchAll(/@derivation\s+(\S+)/g))
+      out.push({ where: relative(root, file), ref: m[1] as string });
+  }
+  return out;
+}
+
+/** Why a derivation reference does not resolve to a page and heading, or null. */
+export function checkDerivation(ref: string): string | null {
+  const [page, anchor] = ref.split("#") as [string, string | undefined];
+  const path = join(root, page);
+  if (!existsSync(path)) return `page ${page} does not exist`;
+  if (anchor === undefined) return null;
+  const anchors = new Set(
+    [...readFileSync(path, "utf8").matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] as string)),
+  );
+  return anchors.has(anchor) ? null : `${page} has no heading with anchor #${anchor}`;
+}

@@ -5,7 +5,13 @@
  * the checker broken links.
  */
 import { beforeAll, describe, expect, test } from "vitest";
-import { checkLink, collectLinks, collectTestNames } from "./claimLinks.js";
+import {
+  checkDerivation,
+  checkLink,
+  collectDerivations,
+  collectLinks,
+  collectTestNames,
+} from "./claimLinks.js";
 import { undocumentedExports } from "./exportsDocumented.js";
 
 // Collected in beforeAll, never at module level: `vitest list` imports this file too, and a
@@ -27,6 +33,17 @@ describe("claims", () => {
 
   test("identity: every exported function links its derivation page and an enforcing test", () => {
     expect(undocumentedExports(["@derivation", "@enforcedBy"])).toEqual([]);
+  });
+
+  test("identity: every derivation tag names an existing page and heading", () => {
+    const refs = collectDerivations();
+    expect(refs.length).toBeGreaterThan(50);
+    expect(
+      refs.map((r) => ({ ...r, why: checkDerivation(r.ref) })).filter((r) => r.why !== null),
+    ).toEqual([]);
+    expect(checkDerivation("docs/derivations/aggregation.md#no-such-heading")).toMatch(
+      /no heading/,
+    );
   });
 
   test("rejects: a broken link is reported", () => {
