@@ -1,0 +1,179 @@
+/**
+ * A synthetic training run with injected pathologies, written as a run directory of per-step
+ * batch files (docs/diagnostics/run.md#demo-run). The design follows polgrad 0.2.0's
+ * diagnose_run example (its §12.2 schedule), re-drawn with polgrad's own seeded generator:
+ * rollout↔trainer mismatch whose spread grows over the run, policy drift that decays the importance
+ * ESS, an entropy collapse at `changepointStep`, a length bias that grows from zero, and two
+ * catastrophic tokens (rollout −7 at (0, 0) and (1, 1)) from `catastrophicFrom` on.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fmtValue, mustBe } from "../core/message.js";
+import { createRng, type Rng } from "../core/rng.js";
+import { ConfigError } from "../errors.js";
+import { type TensorToWrite, writeSafetensors } from "../io/writeSafetensors.js";
+
+/** Options of {@link writeDemoRun}; defaults reproduce the 200-step schedule. */
+export interface DemoRunOptions {
+  readonly steps?: number;
+  readonly batchSize?: number;
+  readonly width?: number;
+  readonly minLength?: number;
+  readonly seed?: number;
+  /** Step at which the entropy level drops (default 140 of 200, scaled with `steps`). */
+  readonly changepointStep?: number;
+  /** First step with the two catastrophic tokens (default 190 of 200, scaled with `steps`). */
+  readonly catastrophicFrom?: number;
+  /** Storage dtype of the float streams (default F64). */
+  readonly dtype?: "F64" | "F32";
+}
+
+/** The resolved schedule of a demo run. */
+export interface DemoRunPlan {
+  readonly steps: number;
+  readonly batchSize: number;
+  readonly width: number;
+  readonly minLength: number;
+  readonly seed: number;
+  readonly changepointStep: number;
+  readonly catastrophicFrom: number;
+  readonly dtype: "F64" | "F32";
+}
+
+function positiveInt(arg: string, x: unknown, min = 1): number {
+  if (typeof x !== "number" || !Number.isSafeInteger(x) || x < min) {
+    throw new ConfigError(
+      "writeDemoRun",
+      arg,
+      mustBe("writeDemoRun", arg, `an integer >= ${min}`, fmtValue(x)),
+    );
+  }
+  return x;
+}
+
+/**
+ * Resolve demo-run options to a plan (defaults: 200 steps, B = 32, T = 24, min length 4, seed 0,
+ * changepoint at 70 % of the run, catastrophic tokens in the last 5 %).
+ *
+ * @param options - The options.
+ * @returns The plan.
+ * @throws {ConfigError} E_CONFIG for a non-integer or out-of-range option.
+ * @derivation docs/diagnostics/run.md#demo-run
+ * @enforcedBy test/demo/demoRun.test.ts > writeDemoRun > golden: the schedule's injections are in the written files
+ * @since 0.1.0
+ */
+export function demoRunPlan(options: DemoRunOptions = {}): DemoRunPlan {
+  const steps = positiveInt("options.steps", options.steps ?? 200, 2);
+  const width = positiveInt("options.width", options.width ?? 24, 2);
+  const minLength = positiveInt("options.minLength", options.minLength ?? Math.min(4, width), 2);
+  if (minLength > width)
+    throw new ConfigError(
+      "writeDemoRun",
+      "options.minLength",
+      mustBe("writeDemoRun", "options.minLength", `<= width ${width}`, String(minLength)),
+    );
+  return {
+    steps,
+    batchSize: positiveInt("options.batchSize", options.batchSize ?? 32, 3),
+    width,
+    minLength,
+    seed: positiveInt("options.seed", options.seed ?? 0, 0),
+    changepointStep: positiveInt(
+      "options.changepointStep",
+      options.changepointStep ?? Math.round(0.7 * steps),
+      1,
+    ),
+    catastrophicFrom: positiveInt(
+      "options.catastrophicFrom",
+      options.catastrophicFrom ?? Math.round(0.95 * steps),
+      0,
+    ),
+    dtype: options.dtype ?? "F64",
+  };
+}
+
+/**
+ * Draw the tensors of one step. With progress p = step/(steps − 1): entropy level
+ * H = 2.0 − 0.0015·199·p·(step < cp) … (a linear decline, then a drop of ≈ 0.69 nats at cp);
+ * sampled logprobs min(−H + 0.3·ε, −0.01) are the trainer's `old_logprobs`; rollout = old − (0.002 + 0.08p)·ε;
+ * new = old + (0.01 + 0.3p)·ε; |advantage| = |0.2 + 0.04p·L + 0.05ε| with a random sign.
+ * @internal
+ */
+export function demoStep(plan: DemoRunPlan, step: number, rng: Rng): Record<string, TensorToWrite> {
+  const { batchSize: B, width: T, minLength, changepointStep: cp, catastrophicFrom } = plan;
+  const p = step / (plan.steps - 1);
+  const cpP = cp / (plan.steps - 1);
+  // Entropy level: 2.0 → 2.0 − 0.2985·cpP linearly, then a drop to 1.1 and a slower decline.
+  const H = step < cp ? 2.0 - 0.2985 * p : 1.1 - 0.199 * (p - cpP);
+  const sigmaMismatch = 0.002 + 0.08 * p;
+  const sigmaDrift = 0.01 + 0.3 * p;
+  const slope = 0.04 * p;
+  const lengths = Array.from({ length: B }, () => rng.int(minLength, T));
+  const mask = new Uint8Array(B * T);
+  const old = new Float64Array(B * T);
+  const rollout = new Float64Array(B * T);
+  const fresh = new Float64Array(B * T);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < (lengths[b] as number); t++) {
+      const i = b * T + t;
+      mask[i] = 1;
+      old[i] = Math.min(-H + 0.3 * rng.normal(), -0.01);
+      rollout[i] = (old[i] as number) - sigmaMismatch * rng.normal();
+      fresh[i] = (old[i] as number) + sigmaDrift * rng.normal();
+    }
+  }
+  if (step >= catastrophicFrom) {
+    rollout[0] = (rollout[0] as number) - 7;
+    rollout[T + 1] = (rollout[T + 1] as number) - 7;
+  }
+  const adv = new Float64Array(B);
+  for (let b = 0; b < B; b++) {
+    const mag = Math.abs(0.2 + slope * (lengths[b] as number) + 0.05 * rng.normal());
+    adv[b] = rng.uniform() < 0.5 ? -mag : mag;
+  }
+  const dtype = plan.dtype;
+  return {
+    logprobs: { dtype, shape: [B, T], data: fresh },
+    old_logprobs: { dtype, shape: [B, T], data: old },
+    rollout_logprobs: { dtype, shape: [B, T], data: rollout },
+    advantages: { dtype, shape: [B], data: adv },
+    response_mask: { dtype: "BOOL", shape: [B, T], data: mask },
+  };
+}
+
+/**
+ * Write the demo run to `dir` as `step_000000.safetensors`, … (one file per step, one step in
+ * memory at a time).
+ *
+ * @param dir - The run directory (created if missing).
+ * @param options - Size, seed, injection points, dtype.
+ * @param onStep - Called after each step is written (for progress display).
+ * @returns The plan and the bytes written.
+ * @throws {ConfigError} E_CONFIG for invalid options.
+ * @throws {IoError} E_IO when a file cannot be written.
+ * @derivation docs/diagnostics/run.md#demo-run
+ * @enforcedBy test/demo/demoRun.test.ts > writeDemoRun > golden: the schedule's injections are in the written files
+ * @since 0.1.0
+ */
+export function writeDemoRun(
+  dir: string,
+  options: DemoRunOptions = {},
+  onStep?: (step: number, steps: number) => void,
+): { plan: DemoRunPlan; files: number } {
+  const plan = demoRunPlan(options);
+  mkdirSync(dir, { recursive: true });
+  const rng = createRng(plan.seed);
+  const digits = Math.max(6, String(plan.steps - 1).length);
+  for (let step = 0; step < plan.steps; step++) {
+    writeSafetensors(
+      join(dir, `step_${String(step).padStart(digits, "0")}.safetensors`),
+      demoStep(plan, step, rng),
+      {
+        generator: "polgrad demo-run",
+        step: String(step),
+      },
+    );
+    onStep?.(step, plan.steps);
+  }
+  return { plan, files: plan.steps };
+}
