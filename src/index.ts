@@ -32,6 +32,24 @@ export {
 export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
 export { maskToRows, toRows } from "./core/tensor.js";
 export {
+  ESS_LEVELS,
+  type ESSLevel,
+  type ESSReport,
+  essFromLogWeights,
+  type ImportanceEssOptions,
+  importanceEss,
+  type SlidingEssOptions,
+  slidingEss,
+} from "./diagnostics/ess.js";
+export {
+  DEFAULT_CATASTROPHIC_GAP,
+  type LogprobMismatchOptions,
+  logprobMismatch,
+  MISMATCH_QUANTILE_LEVELS,
+  type MismatchReport,
+} from "./diagnostics/mismatch.js";
+export { quantiles } from "./diagnostics/quantile.js";
+export {
   ConfigError,
   type ErrorCode,
   IoError,

@@ -235,3 +235,69 @@ export function readBatch(path: string, options: ReadBatchOptions = {}): Batch {
   const fn = "readBatch";
   return toBatchAs(fn, readTensorsAs(fn, path, options), options);
 }
+
+/** A batch in which every tensor but the mask is optional (the input of `diagnose`). */
+export interface PartialBatch {
+  readonly logprobs?: Matrix;
+  readonly oldLogprobs?: Matrix;
+  readonly advantages?: Float64Array | Matrix;
+  readonly responseMask: Mask;
+  readonly refLogprobs?: Matrix;
+  readonly rolloutLogprobs?: Matrix;
+  readonly values?: Matrix;
+  readonly oldValues?: Matrix;
+  readonly returns?: Matrix;
+  readonly entropies?: Matrix;
+  readonly source: BatchSource;
+}
+
+/**
+ * Validate named tensors as a partial batch: `response_mask` is required and fixes `[B, T]`; every
+ * other known tensor is optional and must match it (advantages `[B]` or `[B, T]`).
+ *
+ * Format: as {@link toBatch}, with only `response_mask` required.
+ *
+ * @param tensors - The tensors, e.g. from {@link readTensors}.
+ * @returns The partial batch.
+ * @throws {IoError} E_IO for an unknown name (with a suggestion), a missing mask, or a wrong rank,
+ *   shape, dtype or mask value.
+ * @derivation docs/io.md#batches
+ * @enforcedBy test/io/partialBatch.test.ts > toPartialBatch > golden: any subset of tensors with a mask is accepted
+ * @since 0.1.0
+ */
+export function toPartialBatch(tensors: TensorSet): PartialBatch {
+  const fn = "toPartialBatch";
+  const set = tensors;
+  const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
+  const known: readonly string[] = BATCH_TENSOR_NAMES;
+  for (const name of set.tensors.keys()) {
+    if (known.includes(name)) continue;
+    const near = closestNames(name, known);
+    const hint = near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
+  }
+  const m = set.tensors.get("response_mask");
+  if (m === undefined) {
+    throw fail("tensors", "a set including response_mask", [...set.tensors.keys()].join(", ") || "no tensors");
+  }
+  const [rows = 0, cols = 0] = m.shape;
+  if (m.shape.length !== 2 || rows < 1 || cols < 1) throw fail("response_mask", "2-D [B, T] with B, T >= 1", `shape ${fmtShape(m.shape)}`);
+  const like: Matrix = { rows, cols, data: new Float64Array(0) };
+  const dtypes: Record<string, string> = {};
+  for (const [name, t] of set.tensors) dtypes[name] = t.dtype;
+  const out: { -readonly [K in keyof PartialBatch]: PartialBatch[K] } = {
+    responseMask: maskOf(fail, m, like),
+    source: { path: set.path, format: set.format, dtypes },
+  };
+  const lp = set.tensors.get("logprobs");
+  if (lp !== undefined) out.logprobs = floatMatrix(fail, "logprobs", lp, like);
+  const old = set.tensors.get("old_logprobs");
+  if (old !== undefined) out.oldLogprobs = floatMatrix(fail, "old_logprobs", old, like);
+  const adv = set.tensors.get("advantages");
+  if (adv !== undefined) out.advantages = advantagesOf(fail, adv, like);
+  for (const [name, field] of Object.entries(OPTIONAL_FIELDS)) {
+    const t = set.tensors.get(name);
+    if (t !== undefined) out[field] = floatMatrix(fail, name, t, like);
+  }
+  return out;
+}

@@ -7,6 +7,7 @@
  */
 export { createRng, type Rng, seedFromName } from "../core/rng.js";
 export { VerificationError } from "../errors.js";
+export { Adam, type AdamOptions } from "./adam.js";
 export {
   abs,
   add,
@@ -29,6 +30,7 @@ export {
   sum,
   where,
 } from "./autodiff.js";
+export { type BanditBatch, SoftmaxBandit } from "./bandit.js";
 export {
   checkGradientFormula,
   type FormulaReport,
@@ -50,6 +52,15 @@ export {
   policyKinkDistance,
   sgFrozenEquivalent,
 } from "./gradcheckLoss.js";
+export {
+  type CltToleranceOptions,
+  cltTolerance,
+  type McEstimate,
+  type McMeanOptions,
+  type MomentStats,
+  mcMean,
+  RunningMoments,
+} from "./mc.js";
 export {
   klEstimatorRef,
   klLossRef,

@@ -1,0 +1,165 @@
+/**
+ * Rollout↔trainer logprob mismatch: the inference engine and the trainer score the same sampled
+ * tokens under the same weights, so their logprobs should agree; the gap Δ = trainer − rollout is
+ * numeric pathology (kernels, precision, tokenization). Reports its distribution, the KL it
+ * implies in the estimable direction KL(rollout‖trainer), and catastrophic tokens
+ * (docs/diagnostics/mismatch.md).
+ */
+import { fmtValue, mustBe } from "../core/message.js";
+import { CompensatedSum } from "../core/sum.js";
+import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import { ConfigError } from "../errors.js";
+import type { KLEstimator } from "../kl/estimator.js";
+import { klEstimate } from "../kl/klEstimate.js";
+import { quantileSorted, sampleMoments } from "./quantile.js";
+
+/** The levels of {@link MismatchReport.gapQuantiles}: 1%, 5%, 25%, 50%, 75%, 95%, 99%. */
+export const MISMATCH_QUANTILE_LEVELS: readonly number[] = Object.freeze([
+  0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99,
+]);
+
+/** The default catastrophic threshold on |Δ|: e^5 ≈ 148 in probability. */
+export const DEFAULT_CATASTROPHIC_GAP: number = 5;
+
+/** Options of {@link logprobMismatch}. */
+export interface LogprobMismatchOptions {
+  /** A token is catastrophic when |Δ| > catastrophicGap (strict); > 0, default 5. */
+  readonly catastrophicGap?: number;
+}
+
+/** The distribution of the rollout↔trainer gap Δ = trainer − rollout over response tokens. */
+export interface MismatchReport {
+  /** N, the number of response tokens. */
+  readonly nTokens: number;
+  readonly gapMean: number;
+  /** Bessel standard deviation; 0 when N = 1. */
+  readonly gapStd: number;
+  readonly gapAbsMax: number;
+  /** Quantiles of Δ at {@link MISMATCH_QUANTILE_LEVELS} (linear interpolation, float64). */
+  readonly gapQuantiles: readonly number[];
+  /** Mean of k1 = −Δ: estimates KL(rollout‖trainer); always equals −gapMean. */
+  readonly klK1: number;
+  /** Mean of k2 = Δ²/2 (≥ 0; biased upward by O(Δ³)). */
+  readonly klK2: number;
+  /** Mean of k3 = e^Δ − 1 − Δ (≥ 0; unbiased for KL(rollout‖trainer)). */
+  readonly klK3: number;
+  /** Mean of e^−Δ − 1 + Δ, roles swapped; expectation χ²(rollout‖trainer) − KL(rollout‖trainer). */
+  readonly klK3TrainerRollout: number;
+  /** Mean over rows of the sequence log-ratio Σ_t m·Δ. */
+  readonly seqLogRatioMean: number;
+  /** Bessel standard deviation over rows; 0 when B = 1. */
+  readonly seqLogRatioStd: number;
+  readonly seqLogRatioAbsMax: number;
+  /** Number of response tokens with |Δ| > catastrophicGap. */
+  readonly catastrophicCount: number;
+  /** Their (b, t) positions in row-major order. */
+  readonly catastrophicIndices: readonly (readonly [b: number, t: number])[];
+  /** exp(−gapMean) = PPL_trainer/PPL_rollout (< 1: the trainer finds the tokens more likely). */
+  readonly pplRatio: number;
+}
+
+/** Mean over response positions (row-major, compensated) of a `[B, T]` matrix. */
+function maskedMean(x: Matrix, mask: Mask, n: number): number {
+  const acc = new CompensatedSum();
+  for (let i = 0; i < mask.data.length; i++) if (mask.data[i] === 1) acc.add(x.data[i] as number);
+  return acc.value() / n;
+}
+
+/**
+ * Measure the gap between the trainer's and the inference engine's logprobs of the same tokens.
+ *
+ * Formula: Δ = trainer − rollout at the N response positions (row-major). klK* = mean of
+ * klEstimate(logprobs = rollout, ref = trainer, kind): k1 = −Δ, k2 = Δ²/2, k3 = e^Δ − 1 − Δ, all
+ * estimating KL(rollout‖trainer) because the tokens were sampled by the rollout engine;
+ * klK3TrainerRollout = mean(e^−Δ − 1 + Δ); sequence log-ratio s_b = Σ_t m·Δ; catastrophic iff
+ * |Δ| > catastrophicGap (strict); pplRatio = exp(−mean Δ).
+ * Null distribution: identical streams ⇒ every Δ = 0, every KL 0, pplRatio 1, no catastrophes;
+ * tokens from p scored by q ⇒ E[k1] = E[k3] = KL(p‖q) (and E[k1] would be −KL(p‖q) had the
+ * direction been mislabelled).
+ *
+ * @param trainerLogprobs - `[B, T]` logprobs recomputed by the trainer.
+ * @param rolloutLogprobs - `[B, T]` logprobs reported by the inference engine for the same tokens.
+ * @param responseMask - `[B, T]` response mask, ≥ 1 token per row.
+ * @param options - `catastrophicGap`: the |Δ| threshold, > 0 (default 5; Infinity flags nothing).
+ * @returns The {@link MismatchReport}; padding never influences it, whatever it holds.
+ * @throws {ShapeError} E_SHAPE when a stream is not 2-D or the shapes differ.
+ * @throws {MaskError} E_MASK when the mask is not 0/1 or has a row without response tokens.
+ * @throws {NonFiniteError} E_NONFINITE when a stream is NaN/±Infinity at a response position.
+ * @throws {ConfigError} E_CONFIG when catastrophicGap is not > 0 (NaN included).
+ * @derivation docs/diagnostics/mismatch.md#gaps
+ * @enforcedBy test/diagnostics/mismatch.test.ts > logprobMismatch > golden: gaps [0.2, -0.6, 1.0] with catastrophic gap 0.7
+ * @enforcedBy test/diagnostics/mismatch.test.ts > logprobMismatch > identity: identical streams give zero gaps, ppl ratio 1 and no catastrophes
+ * @enforcedBy test/diagnostics/mismatch.calibration.test.ts > logprobMismatch > calibration: k1 and k3 estimate kl(rollout || trainer), not the reverse or its negative
+ * @enforcedBy test/diagnostics/mismatch.test.ts > logprobMismatch > mask invariance: nan and infinite junk at padding never reaches the report
+ * @since 0.1.0
+ */
+export function logprobMismatch(
+  trainerLogprobs: MatrixLike,
+  rolloutLogprobs: MatrixLike,
+  responseMask: MaskLike,
+  options: LogprobMismatchOptions = {},
+): MismatchReport {
+  const fn = "logprobMismatch";
+  const trainer = toMatrix(fn, "trainerLogprobs", trainerLogprobs);
+  const rollout = toMatrix(fn, "rolloutLogprobs", rolloutLogprobs);
+  checkSameShape(fn, "trainerLogprobs", trainer, "rolloutLogprobs", rollout);
+  const mask = toMask(fn, responseMask, {
+    rows: trainer.rows,
+    cols: trainer.cols,
+    arg: "trainerLogprobs",
+  });
+  checkFiniteAt(fn, "trainerLogprobs", trainer, mask);
+  checkFiniteAt(fn, "rolloutLogprobs", rollout, mask);
+  const gap = options.catastrophicGap ?? DEFAULT_CATASTROPHIC_GAP;
+  if (!(gap > 0)) {
+    throw new ConfigError(
+      fn,
+      "catastrophicGap",
+      mustBe(fn, "catastrophicGap", "> 0", fmtValue(gap)),
+    );
+  }
+
+  const { rows, cols } = trainer;
+  const gaps: number[] = [];
+  const seq = new Float64Array(rows);
+  const catastrophic: (readonly [number, number])[] = [];
+  for (let b = 0; b < rows; b++) {
+    const acc = new CompensatedSum();
+    for (let t = 0; t < cols; t++) {
+      const i = b * cols + t;
+      // Padding is skipped (never multiplied by 0), so NaN/±Inf junk there cannot leak.
+      if (mask.data[i] !== 1) continue;
+      const d = (trainer.data[i] as number) - (rollout.data[i] as number);
+      gaps.push(d);
+      acc.add(d);
+      if (Math.abs(d) > gap) catastrophic.push([b, t]);
+    }
+    seq[b] = acc.value();
+  }
+  const n = gaps.length;
+  const g = sampleMoments(gaps);
+  const s = sampleMoments(seq);
+  const sorted = Float64Array.from(gaps).sort();
+  // KL(rollout‖trainer): the tokens are samples of the rollout policy, so it plays "logprobs"
+  // (the sampling policy) and the trainer plays "ref" — δ = ref − lp = Δ.
+  const kl = (kind: KLEstimator, lp: Matrix, ref: Matrix): number =>
+    maskedMean(klEstimate(lp, ref, kind, { responseMask: mask }), mask, n);
+  return {
+    nTokens: n,
+    gapMean: g.mean,
+    gapStd: g.std,
+    gapAbsMax: g.absMax,
+    gapQuantiles: MISMATCH_QUANTILE_LEVELS.map((q) => quantileSorted(sorted, q)),
+    klK1: kl("k1", rollout, trainer),
+    klK2: kl("k2", rollout, trainer),
+    klK3: kl("k3", rollout, trainer),
+    klK3TrainerRollout: kl("k3", trainer, rollout),
+    seqLogRatioMean: s.mean,
+    seqLogRatioStd: s.std,
+    seqLogRatioAbsMax: s.absMax,
+    catastrophicCount: catastrophic.length,
+    catastrophicIndices: catastrophic,
+    pplRatio: Math.exp(-g.mean),
+  };
+}
