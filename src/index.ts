@@ -42,6 +42,11 @@ export {
   slidingEss,
 } from "./diagnostics/ess.js";
 export {
+  type LengthBiasOptions,
+  type LengthBiasReport,
+  lengthBiasProbe,
+} from "./diagnostics/lengthBias.js";
+export {
   DEFAULT_CATASTROPHIC_GAP,
   type LogprobMismatchOptions,
   logprobMismatch,

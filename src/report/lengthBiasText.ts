@@ -1,0 +1,49 @@
+/** Render a {@link LengthBiasReport} as two summary lines (pure: returns text, prints nothing). */
+import type { LengthBiasReport } from "../diagnostics/lengthBias.js";
+
+/**
+ * Format like Python's `format(x, ".4g")`: 4 significant digits, fixed notation when the decimal
+ * exponent X satisfies −4 ≤ X < 4, scientific (`1.5e-05`, two-digit exponent at least) otherwise;
+ * trailing zeros dropped. Exact decimal ties round away from zero (JS), not half-even (Python).
+ */
+function g4(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+  const [mant, exp] = x.toExponential(3).split("e") as [string, string];
+  const X = Number(exp);
+  const trim = (s: string) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
+  if (X >= -4 && X < 4) return trim(x.toFixed(3 - X));
+  const e = Math.abs(X).toString().padStart(2, "0");
+  return `${trim(mant)}e${X < 0 ? "-" : "+"}${e}`;
+}
+
+function range(xs: ArrayLike<number>): [number, number] {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < xs.length; i++) {
+    lo = Math.min(lo, xs[i] as number);
+    hi = Math.max(hi, xs[i] as number);
+  }
+  return [lo, hi];
+}
+
+/**
+ * Render polgrad's two summary lines of the length-bias probe: the slope with its HC3 standard
+ * error and 95 % interval, intercept and n; then the ranges of the per-sequence weight sums and
+ * lengths. Floats use Python's `.4g` format.
+ *
+ * @param report - The result of lengthBiasProbe.
+ * @returns Two lines, each ending with a newline.
+ * @derivation docs/diagnostics/length-bias.md#reading-the-report
+ * @enforcedBy test/report/lengthBiasText.test.ts > renderLengthBiasText > golden: the two summary lines of the hc3 golden batch
+ * @since 0.1.0
+ */
+export function renderLengthBiasText(report: LengthBiasReport): string {
+  const [wlo, whi] = range(report.perSeqWeightSum);
+  const [llo, lhi] = range(report.perSeqLength);
+  return (
+    `length-bias probe: slope=${g4(report.slope)} (HC3 se=${g4(report.slopeSe)}, 95% CI ` +
+    `[${g4(report.ciLow)}, ${g4(report.ciHigh)}]), intercept=${g4(report.intercept)}, n=${report.n}\n` +
+    `per-seq weight sums in [${g4(wlo)}, ${g4(whi)}]; lengths in [${llo}, ${lhi}]\n`
+  );
+}
