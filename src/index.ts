@@ -32,6 +32,36 @@ export {
 export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
 export { maskToRows, toRows } from "./core/tensor.js";
 export {
+  type DemoRunOptions,
+  type DemoRunPlan,
+  demoRunPlan,
+  writeDemoRun,
+} from "./demo/demoRun.js";
+export { type ClipReport, clipReport } from "./diagnostics/clipping.js";
+export {
+  type BatchDiagnosis,
+  DETECTORS,
+  type DetectorName,
+  type DiagnoseOptions,
+  diagnoseBatch,
+  type SkippedDetector,
+} from "./diagnostics/diagnoseBatch.js";
+export {
+  type DiagnoseRunOptions,
+  diagnoseRun,
+  listRunSteps,
+  type RunDiagnosis,
+  type RunProblem,
+  type RunStep,
+  type SeriesSummary,
+} from "./diagnostics/diagnoseRun.js";
+export {
+  type EntropyOptions,
+  type EntropyReport,
+  entropyTrend,
+  tokenEntropyEstimate,
+} from "./diagnostics/entropy.js";
+export {
   ESS_LEVELS,
   type ESSLevel,
   type ESSReport,
@@ -55,6 +85,14 @@ export {
 } from "./diagnostics/mismatch.js";
 export { quantiles } from "./diagnostics/quantile.js";
 export {
+  type CusumResult,
+  cusumStatistic,
+  type TrendOptions,
+  type TrendReport,
+  theilSenSlope,
+  trendTest,
+} from "./diagnostics/trend.js";
+export {
   ConfigError,
   type ErrorCode,
   IoError,
@@ -66,6 +104,7 @@ export {
   UsageError,
   VerificationError,
 } from "./errors.js";
+export { type PartialBatch, toPartialBatch } from "./io/batch.js";
 export {
   BATCH_TENSOR_NAMES,
   type Batch,

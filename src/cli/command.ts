@@ -17,6 +17,8 @@ export interface OptionSpec {
 export interface CommandIO {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /** Whether stderr is a terminal (progress bars are drawn only then). */
+  readonly stderrIsTTY?: boolean;
 }
 
 /** Parsed options of one invocation. */

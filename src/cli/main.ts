@@ -8,7 +8,9 @@ import { closestNames } from "../core/names.js";
 import { PolgradError, UsageError } from "../errors.js";
 import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
+import { demoRunCommand } from "./commands/demoRun.js";
 import { describeCommand } from "./commands/describe.js";
+import { diagnoseCommand } from "./commands/diagnose.js";
 import { lossCommand } from "./commands/loss.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
@@ -19,6 +21,8 @@ export const COMMANDS: readonly Command[] = [
   whichCommand,
   lossCommand,
   verifyCommand,
+  diagnoseCommand,
+  demoRunCommand,
   algorithmsCommand,
   describeCommand,
 ];
@@ -45,6 +49,7 @@ function mainHelp(): string {
 const defaultIO: CommandIO = {
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
+  stderrIsTTY: process.stderr.isTTY === true,
 };
 
 /**

@@ -273,15 +273,21 @@ export function toPartialBatch(tensors: TensorSet): PartialBatch {
   for (const name of set.tensors.keys()) {
     if (known.includes(name)) continue;
     const near = closestNames(name, known);
-    const hint = near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    const hint =
+      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
     throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
   }
   const m = set.tensors.get("response_mask");
   if (m === undefined) {
-    throw fail("tensors", "a set including response_mask", [...set.tensors.keys()].join(", ") || "no tensors");
+    throw fail(
+      "tensors",
+      "a set including response_mask",
+      [...set.tensors.keys()].join(", ") || "no tensors",
+    );
   }
   const [rows = 0, cols = 0] = m.shape;
-  if (m.shape.length !== 2 || rows < 1 || cols < 1) throw fail("response_mask", "2-D [B, T] with B, T >= 1", `shape ${fmtShape(m.shape)}`);
+  if (m.shape.length !== 2 || rows < 1 || cols < 1)
+    throw fail("response_mask", "2-D [B, T] with B, T >= 1", `shape ${fmtShape(m.shape)}`);
   const like: Matrix = { rows, cols, data: new Float64Array(0) };
   const dtypes: Record<string, string> = {};
   for (const [name, t] of set.tensors) dtypes[name] = t.dtype;

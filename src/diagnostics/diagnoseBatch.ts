@@ -1,0 +1,143 @@
+/**
+ * Run every detector whose inputs a batch holds, and say which were skipped and why
+ * (docs/diagnostics/run.md#one-batch). Each detector is independent: one that rejects the batch
+ * (e.g. the length-bias probe on equal lengths) is reported as skipped with its error, and the
+ * others still run.
+ */
+import type { Aggregation } from "../aggregate/aggregation.js";
+import type { Matrix } from "../core/tensor.js";
+import { PolgradError } from "../errors.js";
+import type { PartialBatch } from "../io/batch.js";
+import type { ClipConfig } from "../losses/config.js";
+import { type ClipReport, clipReport } from "./clipping.js";
+import { type EntropyReport, tokenEntropyEstimate } from "./entropy.js";
+import { type ESSReport, importanceEss } from "./ess.js";
+import { type LengthBiasReport, lengthBiasProbe } from "./lengthBias.js";
+import { logprobMismatch, type MismatchReport } from "./mismatch.js";
+
+/** The detectors, in report order. */
+export const DETECTORS: readonly ["ess", "mismatch", "clip", "entropy", "length_bias"] = [
+  "ess",
+  "mismatch",
+  "clip",
+  "entropy",
+  "length_bias",
+];
+/** One detector name. */
+export type DetectorName = (typeof DETECTORS)[number];
+
+/** Options of {@link diagnoseBatch}. */
+export interface DiagnoseOptions {
+  /** Clip band of the census (default ε 0.2/0.2 with verl's dual-clip cap 3). */
+  readonly clip?: ClipConfig;
+  /** Aggregation under which the length-bias probe weighs tokens (default seq_mean_token_mean). */
+  readonly aggregation?: Aggregation;
+  readonly normLen?: number | null;
+  /** |trainer − rollout| above which a token is catastrophic (default 5). */
+  readonly catastrophicGap?: number;
+}
+
+/** A detector that did not run, and why. */
+export interface SkippedDetector {
+  readonly detector: DetectorName;
+  readonly reason: string;
+}
+
+/** The clip census without its per-token mask (kept small for run-level storage). */
+export type ClipSummary = Omit<ClipReport, "gradientKilledMask">;
+
+/** Every detector's report on one batch (null when skipped). */
+export interface BatchDiagnosis {
+  readonly ess: ESSReport | null;
+  readonly mismatch: MismatchReport | null;
+  readonly clip: ClipSummary | null;
+  readonly entropy: EntropyReport | null;
+  readonly lengthBias: LengthBiasReport | null;
+  readonly skipped: readonly SkippedDetector[];
+}
+
+const DEFAULT_CLIP: ClipConfig = { epsLow: 0.2, epsHigh: 0.2, ratioCap: 3 };
+
+function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[]): string | null {
+  const missing = names.filter((n) => batch[n] === undefined);
+  return missing.length === 0
+    ? null
+    : `needs ${missing.map((n) => n.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join(" and ")}`;
+}
+
+/**
+ * Diagnose one batch with every detector its tensors allow.
+ *
+ * Formula: ess = importanceEss(logprobs, old_logprobs) (sequence level); mismatch =
+ * logprobMismatch(old_logprobs, rollout_logprobs) (trainer vs rollout); clip =
+ * clipReport(exp(logprobs − old_logprobs), advantages); entropy = tokenEntropyEstimate from exact
+ * `entropies`, else from the sampling policy's logprobs (`old_logprobs`, else `rollout_logprobs`,
+ * else `logprobs`); length bias = lengthBiasProbe(advantages) under `aggregation`.
+ * Null distributions: see each detector's page in docs/diagnostics/.
+ *
+ * @param batch - A partial batch (only the mask is required).
+ * @param options - Clip band, aggregation, normLen, catastrophic gap.
+ * @returns Each detector's report, or null with the reason in `skipped`.
+ * @derivation docs/diagnostics/run.md#one-batch
+ * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseBatch > golden: every detector runs on a full batch and a missing stream skips exactly its detectors
+ * @since 0.1.0
+ */
+export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}): BatchDiagnosis {
+  const skipped: SkippedDetector[] = [];
+  const attempt = <R>(detector: DetectorName, missing: string | null, run: () => R): R | null => {
+    if (missing !== null) {
+      skipped.push({ detector, reason: missing });
+      return null;
+    }
+    try {
+      return run();
+    } catch (e) {
+      if (!(e instanceof PolgradError)) throw e;
+      skipped.push({ detector, reason: e.message });
+      return null;
+    }
+  };
+  const m = batch.responseMask;
+  const ess = attempt("ess", needs(batch, ["logprobs", "oldLogprobs"]), () =>
+    importanceEss(batch.logprobs as Matrix, batch.oldLogprobs as Matrix, m, { level: "sequence" }),
+  );
+  const mismatch = attempt("mismatch", needs(batch, ["oldLogprobs", "rolloutLogprobs"]), () =>
+    logprobMismatch(batch.oldLogprobs as Matrix, batch.rolloutLogprobs as Matrix, m, {
+      catastrophicGap: options.catastrophicGap ?? 5,
+    }),
+  );
+  const clip = attempt("clip", needs(batch, ["logprobs", "oldLogprobs", "advantages"]), () => {
+    const lp = batch.logprobs as Matrix;
+    const old = batch.oldLogprobs as Matrix;
+    const ratio = new Float64Array(lp.data.length).fill(1);
+    for (let i = 0; i < ratio.length; i++)
+      if (m.data[i] === 1) ratio[i] = Math.exp((lp.data[i] as number) - (old.data[i] as number));
+    const { gradientKilledMask: _mask, ...rest } = clipReport(
+      { rows: lp.rows, cols: lp.cols, data: ratio },
+      batch.advantages as Matrix,
+      m,
+      options.clip ?? DEFAULT_CLIP,
+    );
+    return rest;
+  });
+  const sampling = batch.oldLogprobs ?? batch.rolloutLogprobs ?? batch.logprobs ?? null;
+  const entropy = attempt(
+    "entropy",
+    batch.entropies === undefined && sampling === null
+      ? "needs entropies or a sampled-token logprob stream"
+      : null,
+    () =>
+      tokenEntropyEstimate(
+        batch.entropies === undefined ? sampling : null,
+        m,
+        batch.entropies === undefined ? {} : { entropies: batch.entropies },
+      ),
+  );
+  const lengthBias = attempt("length_bias", needs(batch, ["advantages"]), () =>
+    lengthBiasProbe(batch.advantages as Matrix, m, {
+      aggMode: options.aggregation ?? "seq_mean_token_mean",
+      normLen: options.normLen ?? null,
+    }),
+  );
+  return { ess, mismatch, clip, entropy, lengthBias, skipped };
+}

@@ -1,0 +1,105 @@
+/** Render batch and run diagnoses as terminal text (pure: returns text, prints nothing). */
+import type { BatchDiagnosis } from "../diagnostics/diagnoseBatch.js";
+import type { RunDiagnosis, SeriesSummary } from "../diagnostics/diagnoseRun.js";
+import { renderClipText } from "./clipText.js";
+import { renderEntropyText } from "./entropyText.js";
+import { renderEssText } from "./essText.js";
+import { renderLengthBiasText } from "./lengthBiasText.js";
+import { renderMismatchText } from "./mismatchText.js";
+
+const g4 = (x: number): string =>
+  x === 0
+    ? "0"
+    : Math.abs(x) >= 1e-3 && Math.abs(x) < 1e5
+      ? String(Number(x.toPrecision(4)))
+      : x.toExponential(3);
+
+/**
+ * Render one batch's diagnosis: each detector's summary lines, then the skipped detectors.
+ *
+ * @param d - The batch diagnosis.
+ * @param path - The file diagnosed.
+ * @returns Text ending with a newline.
+ * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseBatch > golden: every detector runs on a full batch and a missing stream skips exactly its detectors
+ * @since 0.1.0
+ */
+export function renderBatchDiagnosisText(d: BatchDiagnosis, path: string): string {
+  const parts: string[] = [`polgrad diagnose ${path}`, ""];
+  if (d.ess) parts.push(renderEssText(d.ess));
+  if (d.mismatch) parts.push(renderMismatchText(d.mismatch));
+  // The census text reads only the fractions; the per-token mask is not kept in a diagnosis.
+  if (d.clip)
+    parts.push(
+      renderClipText({
+        ...d.clip,
+        gradientKilledMask: { rows: 0, cols: 0, data: new Uint8Array(0) },
+      }),
+    );
+  if (d.entropy) parts.push(renderEntropyText(d.entropy));
+  if (d.lengthBias) parts.push(renderLengthBiasText(d.lengthBias));
+  for (const s of d.skipped) parts.push(`skipped ${s.detector}: ${s.reason}\n`);
+  return parts.map((p) => (p.endsWith("\n") || p === "" ? p : `${p}\n`)).join("");
+}
+
+function trend(label: string, s: SeriesSummary | null, unit = ""): string | null {
+  if (s === null) return null;
+  return `${label}: ${g4(s.first.value)}${unit} at step ${s.first.step} -> ${g4(s.last.value)}${unit} at step ${s.last.step} (min ${g4(s.min.value)} at step ${s.min.step}, max ${g4(s.max.value)} at step ${s.max.step}; Theil-Sen slope ${g4(s.slope)} per step)`;
+}
+
+/**
+ * Render a run's diagnosis: steps and problems, one trend line per detector, the entropy
+ * changepoint test, catastrophic tokens, the length-bias CI at the first and last step, the alarms.
+ *
+ * @param d - The run diagnosis.
+ * @returns Text ending with a newline.
+ * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > golden: the demo run fires every detector at its injection point
+ * @since 0.1.0
+ */
+export function renderRunDiagnosisText(d: RunDiagnosis): string {
+  const first = d.steps[0];
+  const last = d.steps[d.steps.length - 1];
+  const lines: string[] = [
+    `polgrad diagnose ${d.dir}: ${d.steps.length} step(s) diagnosed${first && last ? ` (steps ${first.step}..${last.step})` : ""}, ${d.problems.length} problem(s)`,
+  ];
+  for (const p of d.problems) lines.push(`  problem: ${p.file}: ${p.message}`);
+  for (const s of d.skipped)
+    lines.push(`  skipped ${s.detector} on ${s.steps} step(s): ${s.reason}`);
+  lines.push("");
+  const rows = [
+    trend("importance ESS/n (sequence level)", d.series.essRatio),
+    trend("rollout-trainer gap std (trainer - rollout)", d.series.mismatchGapStd),
+    trend("token entropy estimate", d.series.entropy, " nats"),
+    trend("PPO clip census: gradient-killed fraction", d.series.clipKilledFrac),
+    trend("length-bias slope", d.series.lengthSlope),
+  ];
+  for (const r of rows) if (r !== null) lines.push(r);
+  const t = d.entropyTrend;
+  if (t !== null) {
+    lines.push(
+      `entropy changepoint test (trailing ${t.window} steps, CUSUM vs ${t.nPerm} permutations, alpha ${t.alpha}): stat ${g4(t.cusumStat)} vs threshold ${g4(t.threshold)} -> ${t.changepointStep === null ? "no changepoint" : `changepoint after step ${t.changepointStep}`}`,
+    );
+  }
+  const c = d.catastrophic;
+  lines.push(
+    c.total === 0
+      ? "catastrophic tokens: none"
+      : `catastrophic tokens: ${c.total} on steps ${c.steps.length > 6 ? `${c.steps.slice(0, 3).join(", ")}, ..., ${c.steps.slice(-2).join(", ")}` : c.steps.join(", ")} at positions ${c.positions.map(([b, tt]) => `(${b}, ${tt})`).join(", ")}`,
+  );
+  const withCi = d.steps.filter((s) => s.lengthCiLow !== null);
+  if (d.lengthBias && withCi.length > 0) {
+    const f = withCi[0] as (typeof withCi)[number];
+    const l = withCi[withCi.length - 1] as (typeof withCi)[number];
+    const ci = (s: typeof f) =>
+      `slope ${g4(s.lengthSlope as number)}, 95% CI [${g4(s.lengthCiLow as number)}, ${g4(s.lengthCiHigh as number)}]`;
+    const covers = (s: typeof f) =>
+      (s.lengthCiLow as number) <= 0 && (s.lengthCiHigh as number) >= 0 ? "covers 0" : "excludes 0";
+    lines.push(
+      `length bias: at step ${f.step} ${ci(f)} ${covers(f)}; at step ${l.step} ${ci(l)} ${covers(l)}; CI excludes 0 on ${d.lengthBias.stepsExcludingZero} of ${withCi.length} steps${d.lengthBias.firstExcludingZero !== null ? `, first at step ${d.lengthBias.firstExcludingZero}` : ""}`,
+    );
+  }
+  lines.push("");
+  lines.push(
+    d.alarms.length === 0 ? "alarms: none" : `alarms (${d.alarms.length}): ${d.alarms.join("; ")}`,
+  );
+  return `${lines.join("\n")}\n`;
+}

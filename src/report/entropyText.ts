@@ -1,0 +1,59 @@
+/**
+ * Render an {@link EntropyReport} or a {@link TrendReport} as terminal text (pure: returns text,
+ * prints nothing).
+ */
+import type { EntropyReport } from "../diagnostics/entropy.js";
+import type { TrendReport } from "../diagnostics/trend.js";
+
+/** Four significant digits, JavaScript's `toPrecision(4)` (polgrad prints Python's `.4g`). */
+function sig4(x: number): string {
+  return x.toPrecision(4);
+}
+
+/**
+ * Render the entropy estimate in two lines: the pooled estimate with its token count and
+ * estimator, then the range of the per-sequence estimates. Numbers carry 4 significant digits via
+ * `toPrecision(4)` (trailing zeros kept, unlike Python's `.4g`); counts print exactly.
+ *
+ * @param report - The result of tokenEntropyEstimate.
+ * @returns Two lines, each ending with a newline.
+ * @derivation docs/diagnostics/entropy.md#text-report
+ * @enforcedBy test/diagnostics/entropy.test.ts > renderEntropyText > golden: two lines of the mc golden
+ * @since 0.1.0
+ */
+export function renderEntropyText(report: EntropyReport): string {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const h of report.perSeqEntropy) {
+    lo = Math.min(lo, h);
+    hi = Math.max(hi, h);
+  }
+  const lines = [
+    `token entropy estimate: ${sig4(report.entropyEstimate)} nats over n_tokens=${report.nTokens} (estimator=${report.estimator})`,
+    `per-sequence entropy: min=${sig4(lo)} max=${sig4(hi)} (B=${report.perSeqEntropy.length})`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Render a trend test in three lines: the Theil–Sen slope, the CUSUM statistic against its
+ * permutation threshold, and the changepoint verdict. Numbers as {@link renderEntropyText};
+ * alpha prints in full (`String(alpha)`, like Python's `:g` for the usual levels).
+ *
+ * @param report - The result of entropyTrend (or trendTest on any per-step series).
+ * @param label - The series' name in the first line. @defaultValue "entropy"
+ * @returns Three lines, each ending with a newline.
+ * @derivation docs/diagnostics/entropy.md#text-report
+ * @enforcedBy test/diagnostics/entropy.test.ts > renderTrendText > golden: three lines with and without a changepoint
+ * @since 0.1.0
+ */
+export function renderTrendText(report: TrendReport, label = "entropy"): string {
+  const lines = [
+    `${label} trend: Theil-Sen slope=${sig4(report.slope)} per step`,
+    `CUSUM stat=${sig4(report.cusumStat)} vs threshold=${sig4(report.threshold)} (alpha=${String(report.alpha)}, n_perm=${report.nPerm})`,
+    report.changepointIndex === null
+      ? "changepoint: none detected"
+      : `changepoint: detected at step ${report.changepointIndex}`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
