@@ -40,22 +40,43 @@ function isRows(x: unknown): x is readonly (readonly unknown[])[] {
  */
 export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
   if (isMatrix(x)) {
-    if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
-      throw new ShapeError(
-        fn,
-        arg,
-        mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`),
-      );
-    }
+    checkDense(fn, arg, x);
     return x;
   }
-  if (!isRows(x)) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+  return fromRows(fn, arg, x, Float64Array, (v, b, t) => {
+    if (typeof v === "number") return v;
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, arg, "a [B, T] array of numbers", `${typeof v} at (${b}, ${t})`),
+    );
+  });
+}
+
+function checkDense(fn: string, arg: string, x: Matrix | Mask): void {
+  if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`),
+    );
   }
+}
+
+/** Copy rectangular nested rows into a row-major typed array, converting each cell with `cell`. */
+function fromRows<A extends Float64Array | Uint8Array>(
+  fn: string,
+  arg: string,
+  x: unknown,
+  Ctor: new (n: number) => A,
+  cell: (v: unknown, b: number, t: number) => number,
+): { rows: number; cols: number; data: A } {
+  if (!isRows(x))
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
   const rows = x.length;
   const cols = (x[0] as readonly unknown[]).length;
   if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
-  const data = new Float64Array(rows * cols);
+  const data = new Ctor(rows * cols);
   for (let b = 0; b < rows; b++) {
     const row = x[b] as readonly unknown[];
     if (row.length !== cols) {
@@ -70,17 +91,7 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
         ),
       );
     }
-    for (let t = 0; t < cols; t++) {
-      const v = row[t];
-      if (typeof v !== "number") {
-        throw new ShapeError(
-          fn,
-          arg,
-          mustBe(fn, arg, "a [B, T] array of numbers", `${typeof v} at (${b}, ${t})`),
-        );
-      }
-      data[b * cols + t] = v;
-    }
+    for (let t = 0; t < cols; t++) data[b * cols + t] = cell(row[t], b, t);
   }
   return { rows, cols, data };
 }
@@ -120,48 +131,18 @@ export function toMask(
         );
       }
     }
-    if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
-      throw new ShapeError(
-        fn,
-        arg,
-        mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`),
-      );
-    }
+    checkDense(fn, arg, x);
     mask = x;
   } else {
-    if (!isRows(x))
-      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
-    const rows = x.length;
-    const cols = (x[0] as readonly unknown[]).length;
-    if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
-    const data = new Uint8Array(rows * cols);
-    for (let b = 0; b < rows; b++) {
-      const row = x[b] as readonly unknown[];
-      if (row.length !== cols) {
-        throw new ShapeError(
-          fn,
-          arg,
-          mustBe(
-            fn,
-            arg,
-            `rectangular [B, T] (every row of length ${cols})`,
-            `row ${b} of length ${row.length}`,
-          ),
-        );
-      }
-      for (let t = 0; t < cols; t++) {
-        const v = row[t];
-        if (v === true || v === 1) data[b * cols + t] = 1;
-        else if (v !== false && v !== 0) {
-          throw new MaskError(
-            fn,
-            arg,
-            mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`),
-          );
-        }
-      }
-    }
-    mask = { rows, cols, data };
+    mask = fromRows(fn, arg, x, Uint8Array, (v, b, t) => {
+      if (v === true || v === 1) return 1;
+      if (v === false || v === 0) return 0;
+      throw new MaskError(
+        fn,
+        arg,
+        mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`),
+      );
+    });
   }
   if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
     throw new ShapeError(
