@@ -157,6 +157,16 @@ export {
   type ValueLossResult,
   valueLoss,
 } from "./losses/index.js";
+export { type PapoInputs, type PapoResult, papoLoss } from "./losses/papo.js";
+export {
+  type DoubleEntropyConfig,
+  PAPO_FORMS,
+  type PapoConfig,
+  PapoForm,
+  type PerceptionConfig,
+} from "./losses/papoConfig.js";
+export { papoDLoss, papoDTrlLoss } from "./registry/algorithms/papoD.js";
+export { papoGLoss, papoGTrlLoss } from "./registry/algorithms/papoG.js";
 export {
   type AdvantageConfig,
   type AdvantageKind,

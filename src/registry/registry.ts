@@ -1,5 +1,5 @@
 /**
- * The ten registered algorithms, keyed by their snake_case names
+ * The twelve registered algorithms, keyed by their snake_case names
  * (docs/derivations/variants.md).
  */
 import { oneOf } from "../core/names.js";
@@ -10,6 +10,8 @@ import { grpo } from "./algorithms/grpo.js";
 import { grpoTis } from "./algorithms/grpoTis.js";
 import { gspo } from "./algorithms/gspo.js";
 import { gspoToken } from "./algorithms/gspoToken.js";
+import { papoD } from "./algorithms/papoD.js";
+import { papoG } from "./algorithms/papoG.js";
 import { ppo } from "./algorithms/ppo.js";
 import { reinforcePP } from "./algorithms/reinforcePP.js";
 import { rloo } from "./algorithms/rloo.js";
@@ -19,7 +21,7 @@ import type { AlgorithmSpec } from "./spec.js";
  * The name of a registered algorithm.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the ten registered keys
+ * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the twelve registered keys
  * @since 0.1.0
  */
 export type AlgorithmName =
@@ -32,14 +34,16 @@ export type AlgorithmName =
   | "cispo"
   | "rloo"
   | "reinforce_pp"
-  | "grpo_tis";
+  | "grpo_tis"
+  | "papo_g"
+  | "papo_d";
 
 /**
- * Every registered algorithm spec by name: exactly ten frozen entries, each with `name` equal to
+ * Every registered algorithm spec by name: exactly twelve frozen entries, each with `name` equal to
  * its key. The record and every entry are deeply frozen.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the ten registered keys
+ * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the twelve registered keys
  * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: every key equals its entry's name
  * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: the record and every entry are deeply frozen
  * @since 0.1.0
@@ -55,13 +59,15 @@ export const ALGORITHMS: Readonly<Record<AlgorithmName, AlgorithmSpec>> = Object
   rloo,
   reinforce_pp: reinforcePP,
   grpo_tis: grpoTis,
+  papo_g: papoG,
+  papo_d: papoD,
 });
 
 /**
  * The registered algorithm names in ascending code-unit order.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/getAlgorithm.test.ts > getAlgorithm > identity: algorithm_names lists the ten keys sorted
+ * @enforcedBy test/registry/getAlgorithm.test.ts > getAlgorithm > identity: algorithm_names lists the twelve keys sorted
  * @since 0.1.0
  */
 export const ALGORITHM_NAMES: readonly AlgorithmName[] = Object.freeze(

@@ -64,8 +64,11 @@ export {
 export {
   klEstimatorRef,
   klLossRef,
+  type PapoReference,
+  type PapoRefInputs,
   type PolicyLossReference,
   type PolicyLossRefInputs,
+  papoRef,
   policyLossRef,
   type ReferenceResult,
   reverseKlGradSurrogateRef,

@@ -20,6 +20,8 @@ const KEYS = [
   "rloo",
   "reinforce_pp",
   "grpo_tis",
+  "papo_g",
+  "papo_d",
 ];
 const GROUP_STD = { center: true, scale: "std", eps: 1e-4, unbiased: true };
 const BUDGET = 8;
@@ -39,7 +41,7 @@ function* walk(x: unknown): Generator<object> {
 }
 
 describe("ALGORITHMS", () => {
-  test("identity: exactly the ten registered keys", () => {
+  test("identity: exactly the twelve registered keys", () => {
     expect(Object.keys(ALGORITHMS).sort()).toEqual([...KEYS].sort());
   });
 

@@ -15,6 +15,8 @@ const SORTED = [
   "grpo_tis",
   "gspo",
   "gspo_token",
+  "papo_d",
+  "papo_g",
   "ppo",
   "reinforce_pp",
   "rloo",
@@ -34,7 +36,7 @@ describe("getAlgorithm", () => {
     for (const [key, spec] of Object.entries(ALGORITHMS)) expect(getAlgorithm(key)).toBe(spec);
   });
 
-  test("identity: algorithm_names lists the ten keys sorted", () => {
+  test("identity: algorithm_names lists the twelve keys sorted", () => {
     expect(ALGORITHM_NAMES).toEqual(SORTED);
     expect(Object.isFrozen(ALGORITHM_NAMES)).toBe(true);
   });

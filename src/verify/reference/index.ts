@@ -9,6 +9,7 @@ export {
   type ReferenceResult,
   reverseKlGradSurrogateRef,
 } from "./klLossRef.js";
+export { type PapoReference, type PapoRefInputs, papoRef } from "./papoRef.js";
 export {
   type PolicyLossReference,
   type PolicyLossRefInputs,

@@ -1,0 +1,148 @@
+/**
+ * The PAPO configuration (docs/derivations/papo.md): a parent policy-loss config (GRPO or DAPO)
+ * plus the implicit perception term and the optional double-entropy term, each in one of two
+ * published forms. Configs are inert readonly data; `validatePapoConfig` checks them at call entry.
+ */
+import { fmtValue, mustBe } from "../core/message.js";
+import { oneOf } from "../core/names.js";
+import { ConfigError } from "../errors.js";
+import {
+  type PolicyLossConfig,
+  type ResolvedPolicyLossConfig,
+  validatePolicyLossConfig,
+} from "./config.js";
+
+/**
+ * The two published forms of PAPO's extra terms: `"trl"` is TRL v0.29.1's `PAPOTrainer`,
+ * `"official"` is the authors' verl/EasyR1 code (MikeWangWZHL/PAPO @ fb63bf45).
+ *
+ * @derivation docs/derivations/papo.md#two-forms
+ * @enforcedBy test/losses/papo.golden.test.ts > papoLoss > golden: trl form on a 2x2 ragged batch
+ * @enforcedBy test/losses/papo.golden.test.ts > papoLoss > golden: official form on a 2x2 ragged batch
+ * @since 0.1.0
+ */
+export const PapoForm = { TRL: "trl", OFFICIAL: "official" } as const;
+/** One of the PAPO form strings. */
+export type PapoForm = (typeof PapoForm)[keyof typeof PapoForm];
+/** Every PAPO form. */
+export const PAPO_FORMS: readonly PapoForm[] = Object.values(PapoForm);
+
+/**
+ * The implicit perception term: γ times an aggregate of clamp(k3(δ), 0, clip) with
+ * δ = maskedLogprobs − logprobs, subtracted from the loss.
+ *
+ * @derivation docs/derivations/papo.md#perception-term
+ * @enforcedBy test/losses/papo.golden.test.ts > papoLoss > golden: trl form on a 2x2 ragged batch
+ * @since 0.1.0
+ */
+export interface PerceptionConfig {
+  /** γ ≥ 0, finite (TRL `perception_loss_weight` 0.1; official `kl_prcp_coef` 0.01 or 0.02). */
+  readonly gamma: number;
+  /** Upper clamp of the per-token k3 (lower clamp 0), or null for none. TRL hard-codes 0.2. */
+  readonly clip: number | null;
+  /** Which published form to compute. */
+  readonly form: PapoForm;
+}
+
+/**
+ * The double-entropy term +η1·H(original view) + η2·H(masked view).
+ *
+ * @derivation docs/derivations/papo.md#double-entropy-term
+ * @enforcedBy test/losses/papo.golden.test.ts > papoLoss > golden: official form on a 2x2 ragged batch
+ * @since 0.1.0
+ */
+export interface DoubleEntropyConfig {
+  /** η1 ≥ 0, the weight of the original-view entropy. */
+  readonly eta1: number;
+  /** η2 ≥ 0, the weight of the masked-view entropy. */
+  readonly eta2: number;
+}
+
+/**
+ * A PAPO loss config: the parent's PolicyLossConfig fields (GRPO → PAPO-G, DAPO → PAPO-D) plus
+ * the perception and double-entropy terms.
+ *
+ * @derivation docs/derivations/papo.md#papo-loss
+ * @enforcedBy test/losses/papo.registry.test.ts > papo registry > golden: papo_g ships the grpo parent with the official constants
+ * @since 0.1.0
+ */
+export interface PapoConfig extends PolicyLossConfig {
+  /** The implicit perception term. */
+  readonly perception: PerceptionConfig;
+  /** The double-entropy term, or null for none (PAPO-G). */
+  readonly doubleEntropy: DoubleEntropyConfig | null;
+}
+
+/** A PAPO config after validation. @internal */
+export interface ResolvedPapoConfig {
+  readonly parent: ResolvedPolicyLossConfig;
+  readonly gamma: number;
+  readonly clip: number | null;
+  readonly form: PapoForm;
+  readonly eta1: number;
+  readonly eta2: number;
+  readonly doubleEntropy: boolean;
+}
+
+function nonNegative(fn: string, arg: string, x: unknown): number {
+  if (typeof x !== "number" || !Number.isFinite(x) || x < 0) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a finite number >= 0", fmtValue(x)));
+  }
+  return x;
+}
+
+function object(fn: string, arg: string, x: unknown, what: string): void {
+  if (typeof x !== "object" || x === null) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, what, fmtValue(x)));
+  }
+}
+
+/**
+ * Validate a PAPO config in this order: the parent policy-loss config (its own rule order), then
+ * `perception` (an object; form, γ finite ≥ 0, clip null or finite > 0), then `doubleEntropy`
+ * (null/absent, or an object with η1, η2 finite ≥ 0).
+ * @internal
+ */
+export function validatePapoConfig(fn: string, config: PapoConfig): ResolvedPapoConfig {
+  object(fn, "config", config, "a PapoConfig object");
+  const parent = validatePolicyLossConfig(fn, config);
+  const p = config.perception as PerceptionConfig | null | undefined;
+  object(fn, "config.perception", p, "a PerceptionConfig object { gamma, clip, form }");
+  const perception = p as PerceptionConfig;
+  const form = oneOf(fn, "config.perception.form", perception.form, PAPO_FORMS);
+  const gamma = nonNegative(fn, "config.perception.gamma", perception.gamma);
+  const rawClip = perception.clip ?? null;
+  if (
+    rawClip !== null &&
+    (typeof rawClip !== "number" || !Number.isFinite(rawClip) || rawClip <= 0)
+  ) {
+    throw new ConfigError(
+      fn,
+      "config.perception.clip",
+      mustBe(fn, "config.perception.clip", "a positive finite number or null", fmtValue(rawClip)),
+    );
+  }
+  const de = config.doubleEntropy ?? null;
+  let eta1 = 0;
+  let eta2 = 0;
+  if (de !== null) {
+    object(fn, "config.doubleEntropy", de, "a DoubleEntropyConfig object { eta1, eta2 } or null");
+    eta1 = nonNegative(fn, "config.doubleEntropy.eta1", de.eta1);
+    eta2 = nonNegative(fn, "config.doubleEntropy.eta2", de.eta2);
+  }
+  return { parent, gamma, clip: rawClip, form, eta1, eta2, doubleEntropy: de !== null };
+}
+
+/**
+ * A deeply frozen copy of a PAPO config (registry constants are inert data). @internal
+ */
+export function freezePapoConfig(config: PapoConfig): PapoConfig {
+  const freeze = <T>(x: T): T => {
+    if (typeof x === "object" && x !== null && !Object.isFrozen(x)) {
+      for (const k of Object.keys(x)) freeze((x as Record<string, unknown>)[k]);
+      Object.freeze(x);
+    }
+    return x;
+  };
+  return freeze(structuredClone(config));
+}
