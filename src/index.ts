@@ -29,6 +29,39 @@ export {
   type MicrobatchOptions,
   microbatchTokenWeights,
 } from "./aggregate/index.js";
+export {
+  type ComparedLoss,
+  type CompareOptions,
+  type ComparisonReport,
+  compareLosses,
+} from "./conformance/compare.js";
+export {
+  canonicalFrameworkModelId,
+  FRAMEWORK_MODEL_IDS,
+  FRAMEWORK_MODELS,
+  type FrameworkModel,
+  type FrameworkName,
+  type FrameworkPin,
+  type FrameworkResult,
+  type FrameworkSettingValue,
+  type FrameworkStream,
+  getFrameworkModel,
+  OPENRLHF_VARIANTS,
+  type OpenRlhfKlKind,
+  type OpenRlhfLabel,
+  openRlhfModel,
+  TRL_VARIANTS,
+  type TrlLabel,
+  type TrlLossType,
+  type TrlOverrides,
+  trlModel,
+  VERL_VARIANTS,
+  type VerlAggMode,
+  type VerlKlKind,
+  type VerlLabel,
+  type VerlOverrides,
+  verlModel,
+} from "./conformance/frameworks/index.js";
 export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
 export { maskToRows, toRows } from "./core/tensor.js";
 export {

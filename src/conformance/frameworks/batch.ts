@@ -1,0 +1,333 @@
+/**
+ * Input handling shared by the framework models: validation (the house rules, except that rows
+ * with zero response tokens are allowed, as every framework allows them), zero-filling of padding
+ * before any arithmetic, and the row/batch reductions the frameworks use
+ * (docs/conformance/frameworks.md#masks-and-empty-rows).
+ * @internal
+ */
+
+import { fmtShape, mustBe } from "../../core/message.js";
+import { CompensatedSum } from "../../core/sum.js";
+import { isMask, type Mask, type MaskLike, type Matrix, rowLengths } from "../../core/tensor.js";
+import {
+  broadcastAdvantages,
+  checkFiniteAt,
+  checkSameShape,
+  describeShape,
+  toMatrix,
+} from "../../core/validate.js";
+import { ConfigError, MaskError, ShapeError } from "../../errors.js";
+import type { PolicyLossInputs } from "../../losses/policyLoss.js";
+import type { FrameworkResult } from "./model.js";
+
+/** A validated batch: every stream zero-filled at padding, so junk never reaches arithmetic. */
+export interface FrameworkBatch {
+  readonly B: number;
+  readonly T: number;
+  /** The mask, 0/1 per position. */
+  readonly m: Uint8Array;
+  /** Row lengths L_b (0 allowed). */
+  readonly L: Int32Array;
+  /** N = Σ_b L_b. */
+  readonly N: number;
+  /** Rows with L_b > 0. */
+  readonly nonEmpty: number;
+  readonly lp: Float64Array;
+  /** Zero-filled oldLogprobs (all zeros when the model does not read them). */
+  readonly old: Float64Array;
+  /** Zero-filled advantages broadcast to `[B, T]` (all zeros when the model does not read them). */
+  readonly adv: Float64Array;
+  readonly ref: Float64Array;
+  readonly rollout: Float64Array;
+}
+
+/** Which inputs a model reads. */
+export interface BatchReads {
+  readonly old: boolean;
+  readonly advantages: boolean;
+  readonly ref: boolean;
+  readonly rollout: boolean;
+}
+
+function toFrameworkMask(fn: string, x: MaskLike, rows: number, cols: number): Mask {
+  const arg = "responseMask";
+  let mask: Mask;
+  if (isMask(x)) {
+    mask = x;
+  } else {
+    if (!Array.isArray(x) || x.length === 0 || !x.every((r) => Array.isArray(r))) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+    }
+    const T = (x[0] as readonly unknown[]).length;
+    const data = new Uint8Array(x.length * T);
+    x.forEach((row, b) => {
+      if (row.length !== T) {
+        throw new ShapeError(
+          fn,
+          arg,
+          mustBe(
+            fn,
+            arg,
+            `rectangular [B, T] (every row of length ${T})`,
+            `row ${b} of length ${row.length}`,
+          ),
+        );
+      }
+      row.forEach((v, t) => {
+        if (v === true || v === 1) data[b * T + t] = 1;
+        else if (v !== false && v !== 0) {
+          throw new MaskError(
+            fn,
+            arg,
+            mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`),
+          );
+        }
+      });
+    });
+    mask = { rows: x.length, cols: T, data };
+  }
+  if (mask.rows !== rows || mask.cols !== cols || mask.data.length !== rows * cols) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        `the shape of logprobs ${fmtShape([rows, cols])}`,
+        `shape ${fmtShape([mask.rows, mask.cols])}`,
+      ),
+    );
+  }
+  for (let i = 0; i < mask.data.length; i++) {
+    if ((mask.data[i] as number) > 1) {
+      throw new MaskError(
+        fn,
+        arg,
+        mustBe(fn, arg, "0/1 valued", `${mask.data[i]} at flat index ${i}`),
+      );
+    }
+  }
+  return mask;
+}
+
+function stream(
+  fn: string,
+  arg: string,
+  x: PolicyLossInputs["refLogprobs"],
+  like: Matrix,
+  mask: Mask,
+  why: string,
+): Float64Array {
+  if (x === null || x === undefined) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, `given (${why})`, String(x)));
+  }
+  const s = toMatrix(fn, arg, x);
+  checkSameShape(fn, "logprobs", like, arg, s);
+  checkFiniteAt(fn, arg, s, mask);
+  return zeroFilled(s.data, mask.data);
+}
+
+function zeroFilled(x: Float64Array, m: Uint8Array): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = x[i] as number;
+  return out;
+}
+
+/**
+ * Validate the inputs a model reads and zero-fill them at padding. Rows with zero response tokens
+ * are accepted (the frameworks accept them); whether an all-empty batch is an error depends on the
+ * reduction (see {@link reduceRows}).
+ */
+export function prepareBatch(
+  fn: string,
+  inputs: PolicyLossInputs,
+  reads: BatchReads,
+): FrameworkBatch {
+  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
+  const { rows: B, cols: T } = logprobs;
+  const empty = new Float64Array(B * T);
+  let oldM: Matrix | null = null;
+  if (reads.old) {
+    oldM = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
+    checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", oldM);
+  }
+  const mask = toFrameworkMask(fn, inputs.responseMask, B, T);
+  checkFiniteAt(fn, "logprobs", logprobs, mask);
+  if (oldM !== null) checkFiniteAt(fn, "oldLogprobs", oldM, mask);
+  const m = mask.data;
+  const ref = reads.ref
+    ? stream(
+        fn,
+        "refLogprobs",
+        inputs.refLogprobs,
+        logprobs,
+        mask,
+        "the model reads the reference policy",
+      )
+    : empty;
+  const rollout = reads.rollout
+    ? stream(
+        fn,
+        "rolloutLogprobs",
+        inputs.rolloutLogprobs,
+        logprobs,
+        mask,
+        "the model reads the rollout logprobs",
+      )
+    : empty;
+  const adv = reads.advantages
+    ? broadcastAdvantages(fn, inputs.advantages, logprobs, "logprobs", mask).data
+    : empty;
+  const L = rowLengths(mask);
+  let N = 0;
+  let nonEmpty = 0;
+  for (let b = 0; b < B; b++) {
+    N += L[b] as number;
+    if ((L[b] as number) > 0) nonEmpty++;
+  }
+  return {
+    B,
+    T,
+    m,
+    L,
+    N,
+    nonEmpty,
+    lp: zeroFilled(logprobs.data, m),
+    old: oldM === null ? empty : zeroFilled(oldM.data, m),
+    adv,
+    ref,
+    rollout,
+  };
+}
+
+/** A reduction: loss = (Σ_b rowsum_b / rowDivisor_b) / divisor, rowsum_b = Σ_t m·x. */
+export interface Reduction {
+  /** Per-row divisor (1 for plain sums), length B. */
+  readonly rowDivisor: Float64Array;
+  /** The global divisor. */
+  readonly divisor: number;
+  /** Why the divisor would be 0 (named in the error when it is). */
+  readonly divisorName: string;
+}
+
+/**
+ * Reduce a zero-filled per-token matrix: loss = (Σ_b (Σ_t m·x)/d_b)/D, compensated sums in row-major
+ * order, and the per-token weights ∂loss/∂x_{b,t} = m·(1/D)/d_b (the order autograd divides in).
+ * Throws {@link MaskError} when D is not positive (the framework would compute 0/0 = NaN).
+ */
+export function reduceRows(
+  fn: string,
+  batch: FrameworkBatch,
+  x: Float64Array,
+  red: Reduction,
+): { loss: number; weights: Float64Array } {
+  const { B, T, m } = batch;
+  if (!(red.divisor > 0)) {
+    throw new MaskError(
+      fn,
+      "responseMask",
+      mustBe(
+        fn,
+        "responseMask",
+        `such that the divisor ${red.divisorName} is positive (upstream would return NaN)`,
+        `${red.divisorName} = ${red.divisor}`,
+      ),
+    );
+  }
+  const total = new CompensatedSum();
+  const weights = new Float64Array(B * T);
+  const inv = 1 / red.divisor;
+  for (let b = 0; b < B; b++) {
+    const row = new CompensatedSum();
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) row.add(x[b * T + t] as number);
+    const d = red.rowDivisor[b] as number;
+    total.add(row.value() / d);
+    const w = inv / d;
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) weights[b * T + t] = w;
+  }
+  return { loss: total.value() / red.divisor, weights };
+}
+
+/** Row divisors all equal to `v`. */
+export function constantRows(B: number, v: number): Float64Array {
+  return new Float64Array(B).fill(v);
+}
+
+/** Row divisors from the row lengths: `f(L_b)`. */
+export function rowsFromLengths(L: Int32Array, f: (len: number) => number): Float64Array {
+  return Float64Array.from(L, f);
+}
+
+/**
+ * Back-propagate a per-token ∂loss/∂r through a sequence ratio s_b = exp(Σ_t m·z/max(L_b, 1))
+ * (gradient through the mean): ∂lp_t = (Σ_τ ∂r_τ)·s_b/max(L_b, 1) at every response token of row b.
+ */
+export function sequenceRatioBackward(
+  batch: FrameworkBatch,
+  dr: Float64Array,
+  s: Float64Array,
+  out: Float64Array,
+): void {
+  const { B, T, m, L } = batch;
+  for (let b = 0; b < B; b++) {
+    const acc = new CompensatedSum();
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) acc.add(dr[b * T + t] as number);
+    const g = (acc.value() * (s[b] as number)) / Math.max(L[b] as number, 1);
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = g;
+  }
+}
+
+/** The masked row means Σ_t m·z / max(L_b, 1) of a zero-filled matrix. */
+export function rowMeans(batch: FrameworkBatch, z: Float64Array): Float64Array {
+  const { B, T, m, L } = batch;
+  const out = new Float64Array(B);
+  for (let b = 0; b < B; b++) {
+    const acc = new CompensatedSum();
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) acc.add(z[b * T + t] as number);
+    out[b] = acc.value() / Math.max(L[b] as number, 1);
+  }
+  return out;
+}
+
+/** Assemble a result; `ratio` must already be 1 at padding. */
+export function frameworkResult(
+  batch: FrameworkBatch,
+  loss: number,
+  grad: Float64Array,
+  perToken: Float64Array,
+  ratio: Float64Array,
+): FrameworkResult {
+  const { B: rows, T: cols } = batch;
+  return {
+    loss,
+    gradLogprobs: { rows, cols, data: grad },
+    perTokenObjective: { rows, cols, data: perToken },
+    ratio: { rows, cols, data: ratio },
+  };
+}
+
+/** A `[B, T]` buffer holding 1 everywhere (the ratio at padding, and the ratio of KL models). */
+export function ones(batch: FrameworkBatch): Float64Array {
+  return new Float64Array(batch.B * batch.T).fill(1);
+}
+
+/** Validate an override: a positive finite number (or undefined). */
+export function positiveOverride(
+  fn: string,
+  arg: string,
+  x: number | undefined,
+): number | undefined {
+  if (x === undefined) return undefined;
+  if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", String(x)));
+  }
+  return x;
+}
+
+/** The id suffix listing overridden settings, e.g. `[loss_scale_factor=16]` (empty without overrides). */
+export function overrideSuffix(
+  entries: readonly (readonly [string, number | undefined])[],
+): string {
+  const set = entries.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+  return set.length === 0 ? "" : `[${set.join(",")}]`;
+}

@@ -1,0 +1,41 @@
+/**
+ * Framework models: labelled TypeScript models of what verl, OpenRLHF and TRL's shipped loss code
+ * computes at pinned commits — value and closed-form gradient w.r.t. logprobs, every framework
+ * quirk included (log-ratio clamps, always-on dual clip, row ε divisors, hard-coded aggregations,
+ * straight-through KL, float32 casts). See docs/conformance/frameworks.md.
+ */
+export type {
+  FrameworkModel,
+  FrameworkName,
+  FrameworkPin,
+  FrameworkResult,
+  FrameworkSettingValue,
+  FrameworkStream,
+} from "./model.js";
+export {
+  OPENRLHF_VARIANTS,
+  type OpenRlhfKlKind,
+  type OpenRlhfLabel,
+  openRlhfModel,
+} from "./openrlhf.js";
+export {
+  canonicalFrameworkModelId,
+  FRAMEWORK_MODEL_IDS,
+  FRAMEWORK_MODELS,
+  getFrameworkModel,
+} from "./registry.js";
+export {
+  TRL_VARIANTS,
+  type TrlLabel,
+  type TrlLossType,
+  type TrlOverrides,
+  trlModel,
+} from "./trl.js";
+export {
+  VERL_VARIANTS,
+  type VerlAggMode,
+  type VerlKlKind,
+  type VerlLabel,
+  type VerlOverrides,
+  verlModel,
+} from "./verl.js";

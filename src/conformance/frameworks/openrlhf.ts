@@ -1,0 +1,271 @@
+/**
+ * Models of OpenRLHF's shipped policy and KL losses: `PolicyLoss.forward` (ppo with optional dual
+ * clip, gspo) aggregated by `aggregate_loss` without global batch info, and the as-loss KL term
+ * `aggregate_loss(compute_approx_kl(lp, ref, estimator), mask)` (docs/conformance/frameworks.md#openrlhf).
+ */
+import { oneOf } from "../../core/names.js";
+import type { PolicyLossInputs } from "../../losses/policyLoss.js";
+import { pgClipPoint } from "../../losses/surrogates.js";
+import {
+  constantRows,
+  type FrameworkBatch,
+  frameworkResult,
+  ones,
+  prepareBatch,
+  type Reduction,
+  reduceRows,
+  rowMeans,
+  rowsFromLengths,
+  sequenceRatioBackward,
+} from "./batch.js";
+import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
+import { OPENRLHF_LOSS_FILES, OPENRLHF_UTILS_FILES } from "./pins.js";
+
+/** The OpenRLHF commits modelled: polgrad's pin and the head read. */
+export type OpenRlhfLabel = "bc71bb19" | "3c3be623";
+
+/** `compute_approx_kl` estimators. */
+export type OpenRlhfKlKind = "k1" | "k2" | "k3";
+
+const VARIANTS: readonly string[] = [
+  "ppo:token",
+  "ppo:sample",
+  "ppo:token:dual-clip-3",
+  "gspo",
+  "kl:k1",
+  "kl:k2",
+  "kl:k3",
+];
+
+/** The variant names modelled (the same at both commits). */
+export const OPENRLHF_VARIANTS: Readonly<Record<OpenRlhfLabel, readonly string[]>> = {
+  bc71bb19: VARIANTS,
+  "3c3be623": VARIANTS,
+};
+
+const CLIP_LOW = 0.2;
+const CLIP_HIGH = 0.2;
+const LOG_RATIO_CLAMP = 20;
+const KL_CLAMP = 10;
+
+/** `aggregate_loss(…, token_level_loss)` with no global info: a token mean or a sample mean. */
+function aggregation(tokenLevel: boolean, batch: FrameworkBatch): Reduction {
+  return tokenLevel
+    ? { rowDivisor: constantRows(batch.B, 1), divisor: batch.N, divisorName: "Σ mask" }
+    : {
+        rowDivisor: rowsFromLengths(batch.L, (len) =>
+          Math.fround(Math.fround(len) + Math.fround(1e-8)),
+        ),
+        divisor: batch.nonEmpty,
+        divisorName: "rows with L > 0",
+      };
+}
+
+/** ppo: r = exp(clamp(z, ±20)); ℓ = −min(r·A, clamp(r, 0.8, 1.2)·A), dual clip −max(·, c·A) for A < 0. */
+function ppo(
+  fn: string,
+  batch: FrameworkBatch,
+  tokenLevel: boolean,
+  dualClip: number | null,
+): FrameworkResult {
+  const { m, lp, old, adv } = batch;
+  const n = lp.length;
+  const ell = new Float64Array(n);
+  const dEll = new Float64Array(n);
+  const ratio = ones(batch);
+  for (let i = 0; i < n; i++) {
+    if (m[i] !== 1) continue;
+    const z = (lp[i] as number) - (old[i] as number);
+    const r = Math.exp(Math.min(Math.max(z, -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP));
+    const a = adv[i] as number;
+    const pt = pgClipPoint(r, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, dualClip);
+    ratio[i] = r;
+    ell[i] = -pt.obj;
+    const pass = z >= -LOG_RATIO_CLAMP && z <= LOG_RATIO_CLAMP && pt.slope !== 0;
+    dEll[i] = pass ? -(a * pt.slope) * r : 0;
+  }
+  const { loss, weights } = reduceRows(fn, batch, ell, aggregation(tokenLevel, batch));
+  const grad = new Float64Array(n);
+  for (let i = 0; i < n; i++)
+    if (m[i] === 1) grad[i] = (weights[i] as number) * (dEll[i] as number);
+  return frameworkResult(batch, loss, grad, ell, ratio);
+}
+
+/** gspo: s_b = exp(Σ_t m·z / max(L_b, 1)) (no clamp, gradient through the mean); sample mean. */
+function gspo(fn: string, batch: FrameworkBatch): FrameworkResult {
+  const { B, T, m, lp, old, adv } = batch;
+  const n = lp.length;
+  const z = new Float64Array(n);
+  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (old[i] as number);
+  const s = rowMeans(batch, z).map(Math.exp);
+  const ell = new Float64Array(n);
+  const dEllDs = new Float64Array(n);
+  const ratio = ones(batch);
+  for (let b = 0; b < B; b++) {
+    const sb = s[b] as number;
+    for (let t = 0; t < T; t++) {
+      const i = b * T + t;
+      if (m[i] !== 1) continue;
+      const a = adv[i] as number;
+      const pt = pgClipPoint(sb, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, null);
+      ratio[i] = sb;
+      ell[i] = -pt.obj;
+      dEllDs[i] = pt.slope === 0 ? 0 : -(a * pt.slope);
+    }
+  }
+  const { loss, weights } = reduceRows(fn, batch, ell, aggregation(false, batch));
+  const dr = new Float64Array(n);
+  for (let i = 0; i < n; i++)
+    if (m[i] === 1) dr[i] = (weights[i] as number) * (dEllDs[i] as number);
+  const grad = new Float64Array(n);
+  sequenceRatioBackward(batch, dr, s, grad);
+  return frameworkResult(batch, loss, grad, ell, ratio);
+}
+
+const f32 = Math.fround;
+
+/**
+ * One `compute_approx_kl` value and its gradient contribution, in float32 as upstream computes it
+ * (`.float()` on both streams): x = f32(lp) − f32(ref); k1 = x, k2 = x²/2, k3 = e^{−x} − 1 + x;
+ * clamp to [−10, 10]. `g` is the float32 upstream gradient of the token (f32(1/N)); the returned
+ * ∂ is the float32 value autograd produces (0 where the clamp binds).
+ */
+export function openRlhfKlPoint(
+  kind: OpenRlhfKlKind,
+  lp: number,
+  ref: number,
+  g: number,
+): { value: number; grad: number } {
+  const x = f32(f32(lp) - f32(ref));
+  let v: number;
+  let d: number;
+  switch (kind) {
+    case "k1":
+      v = x;
+      d = g;
+      break;
+    case "k2":
+      v = f32(f32(x * x) / 2);
+      d = f32(g * x);
+      break;
+    case "k3": {
+      const e = f32(Math.exp(-x));
+      v = f32(f32(e - 1) + x);
+      d = f32(g - f32(g * e));
+      break;
+    }
+  }
+  const pass = v >= -KL_CLAMP && v <= KL_CLAMP;
+  return { value: Math.min(Math.max(v, -KL_CLAMP), KL_CLAMP), grad: pass ? d : 0 };
+}
+
+function kl(fn: string, kind: OpenRlhfKlKind, batch: FrameworkBatch): FrameworkResult {
+  const { m, lp, ref, N } = batch;
+  const n = lp.length;
+  const red = aggregation(true, batch);
+  const g = f32(1 / N);
+  const k = new Float64Array(n);
+  const grad = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    if (m[i] !== 1) continue;
+    const pt = openRlhfKlPoint(kind, lp[i] as number, ref[i] as number, g);
+    k[i] = pt.value;
+    grad[i] = pt.grad;
+  }
+  // Upstream sums the float32 matrix in float32 and divides by the int64 count in float32: the
+  // model rounds the (compensated) sum to float32, then the quotient.
+  reduceRows(fn, batch, k, red);
+  const sum = reduceRows(fn, batch, k, { ...red, divisor: 1 }).loss;
+  return frameworkResult(batch, f32(f32(sum) / N), grad, k, ones(batch));
+}
+
+function describe(variant: string): string {
+  switch (variant) {
+    case "ppo:token":
+      return "PolicyLoss (policy_loss_type ppo, no dual clip): r = exp(clamp(lp − old, ±20)) (the gradient is 0 where the clamp binds), ℓ = −min(r·A, clamp(r, 0.8, 1.2)·A), aggregated as a token mean Σ m·ℓ / Σ m (token_level_loss, no batch_num_tokens). The published PPO objective has no log-ratio clamp.";
+    case "ppo:sample":
+      return "PolicyLoss (ppo) with token_level_loss = False: the same per-token loss as ppo:token, aggregated per sample as Σ_t m·ℓ / (L_b + 1e-8), then averaged over rows with L_b > 0. With the long action_mask OpenRLHF builds, L_b + 1e-8 is a float32 tensor equal to L_b, so rows are exact sequence means (a float mask would deflate every row by L_b/(L_b + 1e-8)).";
+    case "ppo:token:dual-clip-3":
+      return "PolicyLoss (ppo) with dual_clip = 3: for A < 0 the clipped objective is floored at 3·A, ℓ = −max(min(r·A, clamp(r, 0.8, 1.2)·A), 3·A); token mean. Numerically the same as verl's always-on dual clip.";
+    case "gspo":
+      return "PolicyLoss (policy_loss_type gspo): the true sequence ratio s_b = exp(Σ_t m·(lp − old)/max(L_b, 1)) with the gradient flowing through the mean (GSPO eq. 7), no log-ratio clamp (the ±20 clamp applies only to ppo; at the pin a clamped copy is computed and never used), ℓ = −min(s·A, clamp(s, 0.8, 1.2)·A); token_level_loss is forced to False, so rows are averaged per sample (divisor L_b + 1e-8, exactly L_b under the long mask).";
+    default: {
+      const k = variant.slice("kl:".length);
+      const formula = k === "k1" ? "d" : k === "k2" ? "d²/2" : "e^{−d} − 1 + d";
+      return `The as-loss KL term of OpenRLHF's actor: compute_approx_kl(lp, ref, "${k}") = clamp(${formula}, −10, 10) with d = lp − ref (no clamp before the exp), aggregated as a token mean Σ m·k / Σ m and returned unscaled (the actor multiplies it by the KL coefficient). Upstream casts both streams to float32 (.float()), so the loss and every gradient are float32 numbers even for float64 inputs; the model rounds every operation to float32, with a correctly rounded exp and sum where torch's vectorised kernels may differ by an ulp.`;
+    }
+  }
+}
+
+function settingsOf(variant: string): Record<string, FrameworkSettingValue> {
+  const globals = {
+    response_mask_dtype: "torch.long",
+    dp_size: 1,
+    batch_num_tokens: null,
+    global_batch_size: null,
+  };
+  if (variant.startsWith("kl:")) {
+    return {
+      kl_estimator: variant.slice(3),
+      output_clamp: KL_CLAMP,
+      compute_dtype: "float32",
+      token_level_loss: true,
+      ...globals,
+    };
+  }
+  const gspoV = variant === "gspo";
+  return {
+    policy_loss_type: gspoV ? "gspo" : "ppo",
+    clip_eps_low: CLIP_LOW,
+    clip_eps_high: CLIP_HIGH,
+    dual_clip: variant === "ppo:token:dual-clip-3" ? 3 : null,
+    token_level_loss: variant === "ppo:token" || variant === "ppo:token:dual-clip-3",
+    log_ratio_clamp: gspoV ? null : LOG_RATIO_CLAMP,
+    enable_vllm_is_correction: false,
+    ...globals,
+  };
+}
+
+/**
+ * Build the model of one OpenRLHF loss variant at one commit.
+ *
+ * Formula: per variant, see docs/conformance/frameworks.md#openrlhf (ppo with the ±20 log-ratio
+ * clamp, token or sample mean, optional dual clip; gspo with the true sequence ratio and a forced
+ * sample mean; `compute_approx_kl` k1/k2/k3 clamped to ±10, token mean, in float32).
+ * Gradient / stop-gradient: closed form w.r.t. logprobs; no stop-gradients.
+ *
+ * @param label - The commit: `bc71bb19` (polgrad's pin) or `3c3be623` (head read).
+ * @param variant - One of {@link OPENRLHF_VARIANTS}[label].
+ * @returns The model; its `evaluate` validates inputs at call entry.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown label or variant.
+ * @derivation docs/conformance/frameworks.md#openrlhf
+ * @enforcedBy test/conformance/frameworks/openrlhf.test.ts > openRlhfModel > golden: ppo sample mean and gspo on a ragged 2x3 batch
+ * @since 0.1.0
+ */
+export function openRlhfModel(label: OpenRlhfLabel, variant: string): FrameworkModel {
+  const fnName = "openRlhfModel";
+  const lab = oneOf(fnName, "label", label, Object.keys(OPENRLHF_LOSS_FILES) as OpenRlhfLabel[]);
+  const v = oneOf(fnName, "variant", variant, OPENRLHF_VARIANTS[lab]);
+  const id = `openrlhf@${lab}:${v}`;
+  const isKl = v.startsWith("kl:");
+  const reads = { old: !isKl, advantages: !isKl, ref: isKl, rollout: false };
+  const evaluate = (inputs: PolicyLossInputs): FrameworkResult => {
+    const batch = prepareBatch(id, inputs, reads);
+    if (isKl) return kl(id, v.slice(3) as OpenRlhfKlKind, batch);
+    if (v === "gspo") return gspo(id, batch);
+    return ppo(id, batch, v !== "ppo:sample", v === "ppo:token:dual-clip-3" ? 3 : null);
+  };
+  const pin = isKl
+    ? { ...OPENRLHF_UTILS_FILES[lab], function: "compute_approx_kl" }
+    : { ...OPENRLHF_LOSS_FILES[lab], function: "PolicyLoss.forward" };
+  return Object.freeze({
+    id,
+    framework: "openrlhf",
+    pin: Object.freeze(pin),
+    variant: v,
+    description: describe(v),
+    settings: Object.freeze(settingsOf(v)),
+    needs: Object.freeze(isKl ? ["refLogprobs" as const] : []),
+    evaluate,
+  });
+}

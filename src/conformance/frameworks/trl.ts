@@ -1,0 +1,297 @@
+/**
+ * Models of TRL's `GRPOTrainer._compute_loss` (`trl/trainer/grpo_trainer.py`) for the loss types
+ * grpo, bnpo, dr_grpo, dapo, cispo and sapo at importance-sampling level token or sequence, with
+ * one process, no gradient accumulation, no vLLM correction, no entropy masking, and optionally
+ * the β·k3 KL term (docs/conformance/frameworks.md#trl).
+ */
+import { mustBe } from "../../core/message.js";
+import { oneOf } from "../../core/names.js";
+import { ConfigError } from "../../errors.js";
+import type { PolicyLossInputs } from "../../losses/policyLoss.js";
+import { pgClipPoint } from "../../losses/surrogates.js";
+import {
+  constantRows,
+  type FrameworkBatch,
+  frameworkResult,
+  ones,
+  overrideSuffix,
+  positiveOverride,
+  prepareBatch,
+  type Reduction,
+  reduceRows,
+  rowMeans,
+  rowsFromLengths,
+  sequenceRatioBackward,
+} from "./batch.js";
+import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
+import { TRL_FILES } from "./pins.js";
+
+/** The TRL versions modelled: tag v1.8.0 (polgrad's pin) and the head read. */
+export type TrlLabel = "v1.8.0" | "f2cd5771";
+
+/** `loss_type` values modelled. */
+export type TrlLossType = "grpo" | "bnpo" | "dr_grpo" | "dapo" | "cispo" | "sapo";
+
+const LOSS_TYPES: readonly TrlLossType[] = ["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo"];
+const VARIANTS: readonly string[] = [
+  ...LOSS_TYPES.flatMap((lt) => [`${lt}:token`, `${lt}:sequence`]),
+  "dapo:token:beta-0.04",
+];
+
+/** The variant names modelled (the same at both versions). */
+export const TRL_VARIANTS: Readonly<Record<TrlLabel, readonly string[]>> = {
+  "v1.8.0": VARIANTS,
+  f2cd5771: VARIANTS,
+};
+
+/** Settings a caller may override (both unset by default). */
+export interface TrlOverrides {
+  /** `num_items_in_batch` of dapo/cispo: the generation batch's token count (default: Σ mask of this batch). */
+  readonly numItemsInBatch?: number;
+  /** `max_completion_length` of dr_grpo (default: the padded width T). */
+  readonly maxCompletionLength?: number;
+}
+
+const EPSILON = 0.2;
+const CISPO_EPSILON_HIGH = 5;
+const TAU_POS = 1;
+// torch.where over two Python floats builds a float32 tensor, so τ_neg is float32(1.05).
+const TAU_NEG = Math.fround(1.05);
+const BETA = 0.04;
+
+/** The loss_type's normaliser, with one process and gradient_accumulation_steps 1. */
+function aggregation(
+  lt: TrlLossType,
+  label: TrlLabel,
+  batch: FrameworkBatch,
+  o: TrlOverrides,
+): Reduction {
+  const { B, T, L, N } = batch;
+  const one = constantRows(B, 1);
+  switch (lt) {
+    case "grpo":
+    case "sapo":
+      return {
+        rowDivisor: rowsFromLengths(L, (len) => Math.max(len, 1)),
+        divisor: B,
+        divisorName: "B",
+      };
+    case "bnpo":
+      return { rowDivisor: one, divisor: Math.max(N, 1), divisorName: "max(Σ mask, 1)" };
+    case "dr_grpo":
+      return {
+        rowDivisor: one,
+        divisor: B * (o.maxCompletionLength ?? T),
+        divisorName: "B·max_completion_length",
+      };
+    case "dapo":
+    case "cispo": {
+      const items = o.numItemsInBatch ?? N;
+      // The clamp(min=1) of num_items_in_batch arrived after v1.8.0.
+      return {
+        rowDivisor: one,
+        divisor: label === "v1.8.0" ? items : Math.max(items, 1),
+        divisorName: "num_items_in_batch",
+      };
+    }
+  }
+}
+
+function trlLoss(
+  fn: string,
+  label: TrlLabel,
+  lt: TrlLossType,
+  sequence: boolean,
+  beta: number,
+  batch: FrameworkBatch,
+  o: TrlOverrides,
+): FrameworkResult {
+  const { B, T, m, lp, old, adv, ref } = batch;
+  const n = lp.length;
+  const z = new Float64Array(n);
+  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (old[i] as number);
+  const s = sequence ? rowMeans(batch, z).map(Math.exp) : new Float64Array(0);
+  const ratio = ones(batch);
+  const ell = new Float64Array(n);
+  const dEllDc = new Float64Array(n); // ∂ℓ/∂coef_1
+  const direct = new Float64Array(n); // ∂ℓ/∂lp not through coef_1 (cispo's lp, the KL term)
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) {
+      const i = b * T + t;
+      if (m[i] !== 1) continue;
+      const c1 = sequence ? (s[b] as number) : Math.exp(z[i] as number);
+      const a = adv[i] as number;
+      ratio[i] = c1;
+      let l: number;
+      if (lt === "cispo") {
+        // sg[min(coef_1, ε_high)]: the capped weight is a constant; only lp carries gradient.
+        const c = -Math.min(c1, CISPO_EPSILON_HIGH) * a;
+        l = c * (lp[i] as number);
+        direct[i] = c;
+      } else if (lt === "sapo") {
+        const tau = a > 0 ? TAU_POS : TAU_NEG;
+        const sig = 1 / (1 + Math.exp(-(tau * (c1 - 1))));
+        l = -((sig * 4) / tau) * a;
+        dEllDc[i] = -a * ((4 / tau) * ((1 - sig) * sig * tau));
+      } else {
+        const pt = pgClipPoint(c1, a, 1 - EPSILON, 1 + EPSILON, null);
+        l = -pt.obj;
+        dEllDc[i] = pt.slope === 0 ? 0 : -(a * pt.slope);
+      }
+      if (beta !== 0) {
+        const x = (ref[i] as number) - (lp[i] as number);
+        const e = Math.exp(x);
+        l = l + beta * (e - x - 1);
+        direct[i] = (direct[i] as number) + beta * (1 - e);
+      }
+      ell[i] = l;
+    }
+  }
+  const { loss, weights } = reduceRows(fn, batch, ell, aggregation(lt, label, batch, o));
+  const grad = new Float64Array(n);
+  const dr = new Float64Array(n);
+  for (let i = 0; i < n; i++)
+    if (m[i] === 1) dr[i] = (weights[i] as number) * (dEllDc[i] as number);
+  if (sequence) sequenceRatioBackward(batch, dr, s, grad);
+  else
+    for (let i = 0; i < n; i++) if (m[i] === 1) grad[i] = (dr[i] as number) * (ratio[i] as number);
+  for (let i = 0; i < n; i++) {
+    if (m[i] === 1 && direct[i] !== 0)
+      grad[i] = (grad[i] as number) + (weights[i] as number) * (direct[i] as number);
+  }
+  return frameworkResult(batch, loss, grad, ell, ratio);
+}
+
+const NORM_TEXT: Readonly<Record<TrlLossType, string>> = {
+  grpo: "mean over all B rows of Σ_t m·ℓ / max(L_b, 1) (empty rows count in the mean)",
+  sapo: "mean over all B rows of Σ_t m·ℓ / max(L_b, 1) (empty rows count in the mean)",
+  bnpo: "Σ m·ℓ / max(Σ m, 1) over the local batch",
+  dr_grpo:
+    "Σ m·ℓ / (B·max_completion_length), max_completion_length defaulting here to the padded width T",
+  dapo: "Σ m·ℓ / num_items_in_batch, the token count of the whole generation batch (here: of this batch, one process)",
+  cispo:
+    "Σ m·ℓ / num_items_in_batch, the token count of the whole generation batch (here: of this batch, one process)",
+};
+
+function describe(label: TrlLabel, lt: TrlLossType, sequence: boolean, beta: number): string {
+  const ratio = sequence
+    ? "coef_1 = exp(Σ_t m·(lp − old)/max(L_b, 1)) per row (importance_sampling_level sequence, gradient through the mean)"
+    : "coef_1 = exp(lp − old) per token";
+  const per =
+    lt === "cispo"
+      ? "ℓ = −sg[min(coef_1, ε_high)]·A·lp with ε_high = 5.0 an absolute cap (not 1 + ε) and no lower clip; TRL's own default ε_high is ε = 0.2, which would cap every weight at 0.2"
+      : lt === "sapo"
+        ? "ℓ = −sigmoid(τ(coef_1 − 1))·(4/τ)·A with τ = 1.0 for A > 0 and float32(1.05) = 1.0499999523… otherwise (torch.where over two Python floats builds a float32 tensor; no clip)"
+        : "ℓ = −min(coef_1·A, clamp(coef_1, 0.8, 1.2)·A) (no log-ratio clamp, no dual clip)";
+  const clamp =
+    lt === "dapo" || lt === "cispo"
+      ? label === "v1.8.0"
+        ? " At v1.8.0 num_items_in_batch is not clamped, so an empty generation batch divides by 0."
+        : " At this commit num_items_in_batch is clamped to at least 1 (a change made after v1.8.0)."
+      : "";
+  const kl =
+    beta !== 0
+      ? ` With β = ${beta} the per-token k3 = exp(ref − lp) − (ref − lp) − 1 (unclamped) is added to ℓ before aggregation, so it is normalised like the policy term.`
+      : "";
+  return `GRPOTrainer._compute_loss with loss_type ${lt}: ${ratio}; ${per}; normalised as ${NORM_TEXT[lt]}.${clamp}${kl} One process, gradient_accumulation_steps 1, no vLLM importance correction, no entropy or off-policy mask.`;
+}
+
+function settingsOf(
+  lt: TrlLossType,
+  sequence: boolean,
+  beta: number,
+  o: TrlOverrides,
+): Record<string, FrameworkSettingValue> {
+  return {
+    loss_type: lt,
+    response_mask_dtype: "torch.long",
+    importance_sampling_level: sequence ? "sequence" : "token",
+    epsilon: EPSILON,
+    epsilon_high: lt === "cispo" ? CISPO_EPSILON_HIGH : EPSILON,
+    delta: null,
+    beta,
+    use_bias_correction_kl: false,
+    sapo_temperature_pos: TAU_POS,
+    sapo_temperature_neg: 1.05,
+    max_completion_length: o.maxCompletionLength ?? null,
+    num_items_in_batch: o.numItemsInBatch ?? null,
+    num_processes: 1,
+    gradient_accumulation_steps: 1,
+    use_vllm: false,
+    top_entropy_quantile: 1,
+    off_policy_mask_threshold: null,
+  };
+}
+
+/**
+ * Build the model of one TRL GRPOTrainer loss variant at one version.
+ *
+ * Formula: per variant, see docs/conformance/frameworks.md#trl (clipped, CISPO or SAPO per-token
+ * loss on the token or sequence ratio; grpo/sapo row mean, bnpo token mean, dr_grpo B·max length,
+ * dapo/cispo num_items_in_batch; optional β·k3).
+ * Gradient / stop-gradient: closed form w.r.t. logprobs; cispo holds sg[min(coef_1, ε_high)] constant.
+ *
+ * @param label - The version: `v1.8.0` (polgrad's pin) or `f2cd5771` (head read).
+ * @param variant - One of {@link TRL_VARIANTS}[label].
+ * @param overrides - Optional `num_items_in_batch` (dapo, cispo) and `max_completion_length` (dr_grpo).
+ * @returns The model; its `evaluate` validates inputs at call entry.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown label or variant.
+ * @throws {ConfigError} E_CONFIG for a non-positive override or one the variant does not read.
+ * @derivation docs/conformance/frameworks.md#trl
+ * @enforcedBy test/conformance/frameworks/trl.test.ts > trlModel > golden: the six loss types on one ragged batch
+ * @since 0.1.0
+ */
+export function trlModel(
+  label: TrlLabel,
+  variant: string,
+  overrides: TrlOverrides = {},
+): FrameworkModel {
+  const fnName = "trlModel";
+  const lab = oneOf(fnName, "label", label, Object.keys(TRL_FILES) as TrlLabel[]);
+  const v = oneOf(fnName, "variant", variant, TRL_VARIANTS[lab]);
+  const [ltRaw, level] = v.split(":") as [string, string];
+  const lt = ltRaw as TrlLossType;
+  const sequence = level === "sequence";
+  const beta = v.endsWith(":beta-0.04") ? BETA : 0;
+  const items = positiveOverride(fnName, "overrides.numItemsInBatch", overrides.numItemsInBatch);
+  const maxLen = positiveOverride(
+    fnName,
+    "overrides.maxCompletionLength",
+    overrides.maxCompletionLength,
+  );
+  if (items !== undefined && lt !== "dapo" && lt !== "cispo") {
+    throw new ConfigError(
+      fnName,
+      "overrides.numItemsInBatch",
+      mustBe(fnName, "overrides.numItemsInBatch", "set only for dapo or cispo", v),
+    );
+  }
+  if (maxLen !== undefined && lt !== "dr_grpo") {
+    throw new ConfigError(
+      fnName,
+      "overrides.maxCompletionLength",
+      mustBe(fnName, "overrides.maxCompletionLength", "set only for dr_grpo", v),
+    );
+  }
+  const o: TrlOverrides = {
+    ...(items !== undefined && { numItemsInBatch: items }),
+    ...(maxLen !== undefined && { maxCompletionLength: maxLen }),
+  };
+  const id = `trl@${lab}:${v}${overrideSuffix([
+    ["num_items_in_batch", items],
+    ["max_completion_length", maxLen],
+  ])}`;
+  const reads = { old: true, advantages: true, ref: beta !== 0, rollout: false };
+  const evaluate = (inputs: PolicyLossInputs): FrameworkResult =>
+    trlLoss(id, lab, lt, sequence, beta, prepareBatch(id, inputs, reads), o);
+  return Object.freeze({
+    id,
+    framework: "trl",
+    pin: Object.freeze({ ...TRL_FILES[lab], function: "GRPOTrainer._compute_loss" }),
+    variant: v,
+    description: describe(lab, lt, sequence, beta),
+    settings: Object.freeze(settingsOf(lt, sequence, beta, o)),
+    needs: Object.freeze(beta !== 0 ? ["refLogprobs" as const] : []),
+    evaluate,
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * Claims every framework model satisfies: its closed-form gradient matches central differences
+ * (of its sg-frozen value where it has stop-gradients), and padding never reaches an output, even
+ * NaN or ±Infinity junk, with empty rows present.
+ */
+import { describe, expect, test } from "vitest";
+import {
+  FRAMEWORK_MODEL_IDS,
+  FRAMEWORK_MODELS,
+} from "../../../src/conformance/frameworks/registry.js";
+import { drawBatch } from "../../../src/verify/draw.js";
+import { expectMaskInvariant } from "../../_kit/maskInvariance.js";
+import { gradcheckModel, inputsOf } from "./_kit.js";
+
+describe("framework models", () => {
+  test.each(FRAMEWORK_MODEL_IDS)(
+    "gradient: %s matches central differences away from kinks",
+    (id) => {
+      const model = FRAMEWORK_MODELS[id]!;
+      const report = gradcheckModel(model, 7);
+      expect(report.ok).toBe(true);
+      expect(report.paddingLeaks).toBe(0);
+      expect(report.coordinates).toBeGreaterThan(20);
+    },
+  );
+
+  test.each(FRAMEWORK_MODEL_IDS)(
+    "mask invariance: %s ignores NaN and ±Infinity junk at padding, with an empty row",
+    (id) => {
+      const model = FRAMEWORK_MODELS[id]!;
+      for (const seed of [3, 11]) {
+        const drawn = drawBatch(seed, [4, 6]);
+        // Row 1 becomes empty: every framework accepts rows with zero response tokens.
+        const responseMask = drawn.responseMask.map((row, b) =>
+          row.map((on) => (b === 1 ? false : on)),
+        );
+        const inputs = { ...inputsOf(drawn), responseMask };
+        const seqAdvantages = { ...inputs, advantages: drawn.advantages.map((row) => row[0]!) };
+        for (const x of [inputs, seqAdvantages]) {
+          expectMaskInvariant((inp) => model.evaluate(inp), x);
+          const out = model.evaluate(x);
+          responseMask.forEach((row, b) =>
+            row.forEach((on, t) => {
+              if (on) return;
+              const i = b * 6 + t;
+              expect(Object.is(out.gradLogprobs.data[i], 0)).toBe(true);
+              expect(out.perTokenObjective.data[i]).toBe(0);
+              expect(out.ratio.data[i]).toBe(1);
+            }),
+          );
+          expect(Number.isFinite(out.loss)).toBe(true);
+        }
+      }
+    },
+  );
+});
