@@ -36,6 +36,39 @@ export {
   compareLosses,
 } from "./conformance/compare.js";
 export {
+  checkContract,
+  type FileHashCheck,
+  type MethodCheck,
+  type MethodStatus,
+  type PinnedFileHash,
+  type PinnedMethod,
+  recordContract,
+  renderContractText,
+  type SignatureContract,
+  type SignatureContractReport,
+  type SignatureContractSpec,
+} from "./conformance/contract.js";
+export { DEVIATIONS, type Deviation, type DeviationMeasurement } from "./conformance/deviations.js";
+export {
+  type DefinitionDrift,
+  type DefinitionStatus,
+  DRIFT_FRAMEWORKS,
+  type DriftFramework,
+  type DriftOptions,
+  type DriftPinnedFile,
+  type DriftPins,
+  type DriftReport,
+  driftCheck,
+  type FileDrift,
+  type FileHashStatus,
+  type LineSpan,
+  type PinnedDefinition,
+  recordPins,
+  renderDriftText,
+  type TrackedFile,
+  type TrackedFramework,
+} from "./conformance/drift.js";
+export {
   canonicalFrameworkModelId,
   FRAMEWORK_MODEL_IDS,
   FRAMEWORK_MODELS,
@@ -62,6 +95,20 @@ export {
   type VerlOverrides,
   verlModel,
 } from "./conformance/frameworks/index.js";
+export { CONTRACT_PINS, DRIFT_PINS } from "./conformance/pins.js";
+export {
+  type DefinitionKind,
+  type ExtractOptions,
+  extractDefinitions,
+  type IndexedParameter,
+  type ParameterChange,
+  type ParameterDiff,
+  type ParameterKind,
+  type ParameterRename,
+  type PythonDefinition,
+  type PythonParameter,
+} from "./conformance/python/index.js";
+export { verlGrpoAdvantages, verlRlooAdvantages } from "./conformance/verlAdvantages.js";
 export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
 export { maskToRows, toRows } from "./core/tensor.js";
 export {

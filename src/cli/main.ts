@@ -8,9 +8,11 @@ import { closestNames } from "../core/names.js";
 import { PolgradError, UsageError } from "../errors.js";
 import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
+import { contractCommand } from "./commands/contract.js";
 import { demoRunCommand } from "./commands/demoRun.js";
 import { describeCommand } from "./commands/describe.js";
 import { diagnoseCommand } from "./commands/diagnose.js";
+import { driftCommand } from "./commands/drift.js";
 import { lossCommand } from "./commands/loss.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
@@ -23,6 +25,8 @@ export const COMMANDS: readonly Command[] = [
   verifyCommand,
   diagnoseCommand,
   demoRunCommand,
+  driftCommand,
+  contractCommand,
   algorithmsCommand,
   describeCommand,
 ];

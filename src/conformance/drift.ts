@@ -1,0 +1,269 @@
+/**
+ * Upstream drift: compare the definitions polgrad pins (their normalised segments' SHA-256) with
+ * the same definitions in a local checkout of the framework, and report each as unchanged, changed
+ * or missing. See docs/conformance/drift.md.
+ */
+import { join } from "node:path";
+import { mustBe } from "../core/message.js";
+import { oneOf } from "../core/names.js";
+import { IoError } from "../errors.js";
+import { DRIFT_PINS } from "./pins.js";
+import { checkoutDir, readCheckoutFile } from "./python/checkout.js";
+import { extractDefinitions } from "./python/definitions.js";
+
+/** The frameworks with pinned definitions. */
+export type DriftFramework = "verl" | "openrlhf" | "trl";
+
+/** The frameworks with pinned definitions, in report order. */
+export const DRIFT_FRAMEWORKS: readonly DriftFramework[] = ["verl", "openrlhf", "trl"];
+
+/** What to track in one file: its path in the repository and the qualified definition names. */
+export interface TrackedFile {
+  readonly path: string;
+  readonly definitions: readonly string[];
+}
+
+/** What to track in one framework, at which commit. */
+export interface TrackedFramework {
+  readonly framework: string;
+  readonly repo: string;
+  readonly commit: string;
+  readonly files: readonly TrackedFile[];
+}
+
+/** One definition as recorded at the pin: its line span and segment hash. */
+export interface PinnedDefinition {
+  readonly name: string;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly sha256: string;
+}
+
+/** One file as recorded at the pin: the SHA-256 of its bytes and its tracked definitions. */
+export interface DriftPinnedFile {
+  readonly path: string;
+  readonly sha256: string;
+  readonly definitions: readonly PinnedDefinition[];
+}
+
+/** A framework's pins: repository, commit, and the recorded files. */
+export interface DriftPins {
+  readonly framework: string;
+  readonly repo: string;
+  readonly commit: string;
+  readonly files: readonly DriftPinnedFile[];
+}
+
+/** A definition's status in the checkout relative to the pin. */
+export type DefinitionStatus = "unchanged" | "changed" | "missing";
+
+/** Whether a pinned file's bytes are the same in the checkout. */
+export type FileHashStatus = "equal" | "different" | "missing";
+
+/** A 1-based inclusive line span. */
+export interface LineSpan {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** One tracked definition compared. */
+export interface DefinitionDrift {
+  readonly name: string;
+  readonly status: DefinitionStatus;
+  readonly pinnedSha256: string;
+  /** The checkout's segment hash; null when the definition (or its file) is missing. */
+  readonly checkoutSha256: string | null;
+  readonly pinnedLines: LineSpan;
+  readonly checkoutLines: LineSpan | null;
+}
+
+/** One tracked file compared. */
+export interface FileDrift {
+  readonly path: string;
+  readonly fileHash: FileHashStatus;
+  readonly pinnedSha256: string;
+  readonly checkoutSha256: string | null;
+  readonly definitions: readonly DefinitionDrift[];
+}
+
+/** The result of {@link driftCheck}. */
+export interface DriftReport {
+  readonly framework: string;
+  readonly repo: string;
+  readonly pinnedCommit: string;
+  /** The checkout directory, absolute. */
+  readonly checkout: string;
+  /** True when any tracked definition is changed or missing (a differing file hash alone is not drift). */
+  readonly driftDetected: boolean;
+  readonly counts: {
+    readonly unchanged: number;
+    readonly changed: number;
+    readonly missing: number;
+    readonly total: number;
+  };
+  readonly files: readonly FileDrift[];
+}
+
+/** Options of {@link driftCheck}. */
+export interface DriftOptions {
+  /** Pins to compare against instead of the built-in {@link DRIFT_PINS} entry. */
+  readonly pins?: DriftPins;
+}
+
+/**
+ * Record the pins of a framework from a checkout at its pinned commit: the SHA-256 of each tracked
+ * file's bytes and, per tracked definition, its line span and normalised-segment SHA-256. This is
+ * what `tools/pin-definitions.mjs` writes into `src/conformance/pins.ts`.
+ *
+ * @param checkoutPath - A work tree of the framework at `tracked.commit`.
+ * @param tracked - The files and qualified definition names to pin.
+ * @returns The pins, files and definitions in the order given.
+ * @throws {IoError} E_IO when the directory, a tracked file or a tracked definition is missing, or a file does not parse.
+ * @derivation docs/conformance/drift.md#how-the-pins-are-made
+ * @enforcedBy test/conformance/drift.test.ts > recordPins > rejects: a tracked definition absent at the pin
+ * @enforcedBy test/conformance/drift.test.ts > driftCheck > identity: the pin checkout against its own pins is unchanged everywhere
+ * @since 0.1.0
+ */
+export async function recordPins(
+  checkoutPath: string,
+  tracked: TrackedFramework,
+): Promise<DriftPins> {
+  const fn = "recordPins";
+  const dir = checkoutDir(fn, checkoutPath);
+  const files: DriftPinnedFile[] = [];
+  for (const f of tracked.files) {
+    const src = readCheckoutFile(fn, dir, f.path);
+    if (src === null) {
+      throw new IoError(
+        fn,
+        "checkoutPath",
+        mustBe(fn, f.path, "present at the pin", "no such file"),
+        join(dir, f.path),
+      );
+    }
+    const defs = await extractDefinitions(src.text, { path: src.full });
+    const definitions = f.definitions.map((name) => {
+      const d = defs.get(name);
+      if (d === undefined) {
+        throw new IoError(
+          fn,
+          "tracked",
+          `${fn}: tracked definition '${name}' not found in ${f.path} at the pin`,
+          src.full,
+        );
+      }
+      return { name, startLine: d.startLine, endLine: d.endLine, sha256: d.sha256 };
+    });
+    files.push({ path: f.path, sha256: src.sha256, definitions });
+  }
+  return { framework: tracked.framework, repo: tracked.repo, commit: tracked.commit, files };
+}
+
+/**
+ * Compare a local checkout of a framework with polgrad's pins: each tracked definition is
+ * `unchanged` (normalised segments hash alike), `changed`, or `missing` (absent, or its file is
+ * absent); each tracked file's bytes are `equal`, `different` or `missing`.
+ *
+ * Normalisation strips trailing whitespace per line and nothing else, so comments, docstrings,
+ * blank lines and indentation count as drift.
+ *
+ * @param checkoutPath - A work tree of the framework (any commit).
+ * @param framework - `verl`, `openrlhf` or `trl`; with `options.pins`, only a label.
+ * @param options - `pins` to compare against instead of the built-in ones.
+ * @returns The report; `driftDetected` is true when any definition is changed or missing.
+ * @throws {IoError} E_IO when the checkout is not a directory or a tracked file does not parse.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME when `framework` is not pinned (and no pins are given).
+ * @derivation docs/conformance/drift.md#statuses
+ * @enforcedBy test/conformance/drift.test.ts > driftCheck > golden: the head fixture reports exactly agg_loss and compute_reinforce_plus_plus_outcome_advantage as changed
+ * @enforcedBy test/conformance/drift.test.ts > driftCheck > identity: trailing whitespace alone is not drift
+ * @enforcedBy test/conformance/drift.test.ts > driftCheck > golden: a missing file reports every definition missing
+ * @since 0.1.0
+ */
+export async function driftCheck(
+  checkoutPath: string,
+  framework: string,
+  options: DriftOptions = {},
+): Promise<DriftReport> {
+  const fn = "driftCheck";
+  const pins = options.pins ?? DRIFT_PINS[oneOf(fn, "framework", framework, DRIFT_FRAMEWORKS)];
+  const dir = checkoutDir(fn, checkoutPath);
+  const files: FileDrift[] = [];
+  const counts = { unchanged: 0, changed: 0, missing: 0, total: 0 };
+  for (const f of pins.files) {
+    const src = readCheckoutFile(fn, dir, f.path);
+    const defs = src === null ? null : await extractDefinitions(src.text, { path: src.full });
+    const definitions = f.definitions.map((p): DefinitionDrift => {
+      const d = defs?.get(p.name);
+      const status: DefinitionStatus =
+        d === undefined ? "missing" : d.sha256 === p.sha256 ? "unchanged" : "changed";
+      counts[status]++;
+      counts.total++;
+      return {
+        name: p.name,
+        status,
+        pinnedSha256: p.sha256,
+        checkoutSha256: d?.sha256 ?? null,
+        pinnedLines: { start: p.startLine, end: p.endLine },
+        checkoutLines: d === undefined ? null : { start: d.startLine, end: d.endLine },
+      };
+    });
+    files.push({
+      path: f.path,
+      fileHash: src === null ? "missing" : src.sha256 === f.sha256 ? "equal" : "different",
+      pinnedSha256: f.sha256,
+      checkoutSha256: src?.sha256 ?? null,
+      definitions,
+    });
+  }
+  return {
+    framework,
+    repo: pins.repo,
+    pinnedCommit: pins.commit,
+    checkout: dir,
+    driftDetected: counts.changed + counts.missing > 0,
+    counts,
+    files,
+  };
+}
+
+const LABEL: Readonly<Record<DefinitionStatus, string>> = {
+  unchanged: "unchanged",
+  changed: "CHANGED",
+  missing: "MISSING",
+};
+
+/**
+ * Render a drift report as text: per file a header (repository, path, pinned commit, file-hash
+ * status), one line per definition (`unchanged`, `CHANGED` or `MISSING`, with line spans), and a
+ * final verdict line `DRIFT DETECTED: …` or `no drift: …`.
+ *
+ * @param report - A {@link driftCheck} result.
+ * @returns The text, ending with a newline.
+ * @derivation docs/conformance/drift.md#reports-and-exit-codes
+ * @enforcedBy test/conformance/drift.test.ts > renderDriftText > golden: verdict line and upper-case labels
+ * @since 0.1.0
+ */
+export function renderDriftText(report: DriftReport): string {
+  const width = Math.max(
+    40,
+    ...report.files.flatMap((f) => f.definitions.map((d) => d.name.length + 2)),
+  );
+  const out: string[] = [];
+  for (const f of report.files) {
+    out.push(`${report.repo} ${f.path}`);
+    const file = f.fileHash === "equal" ? "file unchanged" : `file ${f.fileHash.toUpperCase()}`;
+    out.push(`  pinned ${report.pinnedCommit.slice(0, 12)}  checkout ${report.checkout}  ${file}`);
+    for (const d of f.definitions) {
+      const span =
+        d.status === "unchanged" || d.checkoutLines === null
+          ? ""
+          : `  (lines ${d.pinnedLines.start}-${d.pinnedLines.end} at the pin, ${d.checkoutLines.start}-${d.checkoutLines.end} now)`;
+      out.push(`    ${d.name.padEnd(width)}${LABEL[d.status]}${span}`);
+    }
+    out.push("");
+  }
+  const c = report.counts;
+  const tally = `${c.changed} changed, ${c.missing} missing, ${c.unchanged} unchanged across ${c.total} tracked definitions`;
+  out.push(report.driftDetected ? `DRIFT DETECTED: ${tally}` : `no drift: ${tally}`);
+  return `${out.join("\n")}\n`;
+}

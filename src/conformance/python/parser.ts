@@ -1,0 +1,147 @@
+/**
+ * The Python parser behind definition extraction: tree-sitter's Python grammar (the
+ * `tree-sitter-python` 0.25.0 WASM build, shipped inside `@vscode/tree-sitter-wasm` together with
+ * the web-tree-sitter runtime). No native build, no network: both `.wasm` files come from the
+ * installed package. The runtime and the grammar are loaded once per process, on first use.
+ */
+import { createRequire } from "node:module";
+import { mustBe } from "../../core/message.js";
+import { IoError } from "../../errors.js";
+
+/** The subset of a tree-sitter syntax node that the extractor reads. */
+export interface SyntaxNode {
+  readonly type: string;
+  readonly text: string;
+  readonly isNamed: boolean;
+  readonly isMissing: boolean;
+  readonly hasError: boolean;
+  readonly startIndex: number;
+  readonly endIndex: number;
+  readonly startPosition: { readonly row: number; readonly column: number };
+  readonly endPosition: { readonly row: number; readonly column: number };
+  readonly childCount: number;
+  child(index: number): SyntaxNode | null;
+  childForFieldName(field: string): SyntaxNode | null;
+}
+
+interface TreeLike {
+  readonly rootNode: SyntaxNode;
+  delete(): void;
+}
+
+interface ParserLike {
+  parse(source: string): TreeLike | null;
+}
+
+let parserPromise: Promise<ParserLike> | undefined;
+
+async function loadParser(): Promise<ParserLike> {
+  const mod = await import("@vscode/tree-sitter-wasm");
+  const { Parser, Language } = mod.default;
+  await Parser.init();
+  const require = createRequire(import.meta.url);
+  const grammar = require.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm");
+  const language = await Language.load(grammar);
+  const parser = new Parser();
+  parser.setLanguage(language);
+  return parser as unknown as ParserLike;
+}
+
+/**
+ * The process-wide parser, initialised once: the first call loads the WASM runtime and grammar
+ * (a few milliseconds); every later call reuses the same promise. A failed load is not cached,
+ * so a later call retries.
+ */
+export function pythonParser(): Promise<ParserLike> {
+  if (parserPromise === undefined) {
+    parserPromise = loadParser().catch((err: unknown) => {
+      parserPromise = undefined;
+      throw err;
+    });
+  }
+  return parserPromise;
+}
+
+/** The first ERROR or MISSING node in document order, for the error message. */
+function firstError(node: SyntaxNode): SyntaxNode | null {
+  if (node.type === "ERROR" || node.isMissing) return node;
+  for (let i = 0; i < node.childCount; i++) {
+    const c = node.child(i);
+    if (c !== null && (c.hasError || c.isMissing || c.type === "ERROR")) {
+      const hit = firstError(c);
+      if (hit !== null) return hit;
+    }
+  }
+  return null;
+}
+
+/**
+ * Layout errors tree-sitter recovers from silently but CPython rejects: a block with no statement
+ * ("expected an indented block") and a statement that starts a line at a different indentation
+ * from its siblings ("unexpected indent"). Returns the first, or null.
+ */
+function layoutError(
+  node: SyntaxNode,
+  lines: readonly string[],
+): { at: SyntaxNode; what: string } | null {
+  if (node.type === "module" || node.type === "block") {
+    let indent: string | null = node.type === "module" ? "" : null;
+    let statements = 0;
+    for (let i = 0; i < node.childCount; i++) {
+      const c = node.child(i);
+      if (c === null || !c.isNamed || c.type === "comment") continue;
+      statements++;
+      const prefix = (lines[c.startPosition.row] ?? "").slice(0, c.startPosition.column);
+      if (prefix.trim() !== "") continue; // after `;` or on the `def …:` line
+      if (indent === null) indent = prefix;
+      else if (prefix !== indent) return { at: c, what: "an unexpected indent" };
+    }
+    if (node.type === "block" && statements === 0)
+      return { at: node, what: "a block with no statement (expected an indented block)" };
+  }
+  for (let i = 0; i < node.childCount; i++) {
+    const c = node.child(i);
+    if (c === null || (c.childCount === 0 && c.type !== "block")) continue;
+    const hit = layoutError(c, lines);
+    if (hit !== null) return hit;
+  }
+  return null;
+}
+
+/**
+ * Parse `source` as Python and hand the syntax tree to `use`; the tree is freed afterwards (it
+ * lives in WASM memory). A source with any syntax error is rejected: tree-sitter recovers from
+ * errors, but a definition cut by one would hash as a silent drift.
+ *
+ * @throws {IoError} E_IO when `source` is not valid Python (the message names the line and column).
+ */
+export async function withPythonTree<T>(
+  source: string,
+  fn: string,
+  path: string | undefined,
+  use: (root: SyntaxNode) => T,
+): Promise<T> {
+  const parser = await pythonParser();
+  const tree = parser.parse(source);
+  if (tree === null)
+    throw new IoError(fn, "source", `${fn}: the Python parser returned no tree`, path);
+  try {
+    const root = tree.rootNode;
+    let bad: { at: SyntaxNode; what: string } | null = null;
+    if (root.hasError) {
+      const at = firstError(root) ?? root;
+      bad = { at, what: at.isMissing ? `a missing '${at.type}'` : "a syntax error" };
+    } else {
+      bad = layoutError(root, source.split("\n"));
+    }
+    if (bad !== null) {
+      const { row, column } = bad.at.startPosition;
+      const near = bad.at.text.split("\n")[0]?.trim().slice(0, 40) ?? "";
+      const actual = `${bad.what} at line ${row + 1}, column ${column + 1}${near === "" ? "" : ` near ${JSON.stringify(near)}`}`;
+      throw new IoError(fn, "source", mustBe(fn, path ?? "source", "valid Python", actual), path);
+    }
+    return use(root);
+  } finally {
+    tree.delete();
+  }
+}
