@@ -26,8 +26,13 @@ function walk(dir: string, ext: string, out: string[] = []): string[] {
 export function collectLinks(): { where: string; ref: string }[] {
   const links: { where: string; ref: string }[] = [];
   for (const file of walk(join(root, "src"), ".ts")) {
-    for (const m of readFileSync(file, "utf8").matchAll(/@enforcedBy\s+(.+)$/gm)) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/@enforcedBy\s+(.+)$/gm)) {
       links.push({ where: relative(root, file), ref: (m[1] as string).trim() });
+    }
+    // Registry entries name their demonstrating test as `demonstratedBy: "test/… > … > …"`.
+    for (const m of text.matchAll(/demonstratedBy:\s*\n?\s*"(test\/[^"]+)"/g)) {
+      links.push({ where: relative(root, file), ref: m[1] as string });
     }
   }
   const docs = [...walk(join(root, "docs"), ".md"), join(root, "README.md")].filter((f) =>
