@@ -11,8 +11,10 @@ import { algorithmsCommand } from "./commands/algorithms.js";
 import { contractCommand } from "./commands/contract.js";
 import { demoRunCommand } from "./commands/demoRun.js";
 import { describeCommand } from "./commands/describe.js";
+import { deviationsCommand } from "./commands/deviations.js";
 import { diagnoseCommand } from "./commands/diagnose.js";
 import { driftCommand } from "./commands/drift.js";
+import { frameworksCommand } from "./commands/frameworks.js";
 import { lossCommand } from "./commands/loss.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
@@ -25,6 +27,8 @@ export const COMMANDS: readonly Command[] = [
   verifyCommand,
   diagnoseCommand,
   demoRunCommand,
+  frameworksCommand,
+  deviationsCommand,
   driftCommand,
   contractCommand,
   algorithmsCommand,

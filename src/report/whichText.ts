@@ -27,7 +27,12 @@ export function renderWhichText(report: WhichReport): string {
     `${pad("configuration", labelW)}  ${pad("loss", 12, true)}${cols.map((c) => pad(c, colW + 2, true)).join("")}`,
   );
   lines.push("-".repeat(labelW + 14 + cols.length * (colW + 2)));
+  let previous = report.rows[0]?.source;
   for (const r of report.rows) {
+    if (r.source !== previous) {
+      lines.push(`${pad("shipped framework losses (models at their pinned heads):", labelW)}`);
+      previous = r.source;
+    }
     const masses = Array.from(r.gradMass, (m) => pad(m.toFixed(5), colW + 2, true)).join("");
     lines.push(`${pad(r.label, labelW)}  ${pad(r.loss.toFixed(8), 12, true)}${masses}`);
   }

@@ -1,3 +1,4 @@
+import { getFrameworkModel } from "../conformance/frameworks/registry.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { CompensatedSum } from "../core/sum.js";
 import { rowLengths } from "../core/tensor.js";
@@ -8,12 +9,14 @@ import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 
 /** One configuration of the disagreement table with its loss and per-sequence gradient mass. */
 export interface WhichRow {
-  /** Stable key, e.g. `token_mean`. */
+  /** Stable key, e.g. `token_mean` or a framework model id. */
   readonly key: string;
+  /** A polgrad configuration, or a framework model (docs/conformance/frameworks.md). */
+  readonly source: "polgrad" | "framework";
   /** Human label naming who uses this configuration. */
   readonly label: string;
-  /** The policy-loss config evaluated. */
-  readonly config: PolicyLossConfig;
+  /** The policy-loss config evaluated (polgrad rows), or null for a framework model. */
+  readonly config: PolicyLossConfig | null;
   /** The loss on the batch. */
   readonly loss: number;
   /** Gradient mass per sequence, Σ_t |∂loss/∂logprobs[b, t]|, `[B]`. */
@@ -51,9 +54,30 @@ export interface WhichReport {
 
 const PPO_CLIP = { epsLow: 0.2, epsHigh: 0.2, ratioCap: null } as const;
 
+/** The framework models shown beside polgrad's rows (current heads), in cross-check order. */
+const FRAMEWORK_ROWS = [
+  { id: "verl@1dda039b:vanilla:token-mean", label: "verl@1dda039b 'token-mean'" },
+  { id: "verl@1dda039b:vanilla:seq-mean-token-mean", label: "verl@1dda039b 'seq-mean-token-mean'" },
+  { id: "openrlhf@3c3be623:ppo:token", label: "OpenRLHF@3c3be623 token_level_loss=True" },
+  { id: "openrlhf@3c3be623:ppo:sample", label: "OpenRLHF@3c3be623 token_level_loss=False" },
+  { id: "trl@f2cd5771:grpo:token", label: "TRL@f2cd5771 loss_type='grpo'" },
+  { id: "trl@f2cd5771:dr_grpo:token", label: "TRL@f2cd5771 loss_type='dr_grpo' (budget T)" },
+] as const;
+
+function massOf(g: Float64Array, B: number, T: number): Float64Array {
+  const mass = new Float64Array(B);
+  for (let b = 0; b < B; b++) {
+    const acc = new CompensatedSum();
+    for (let t = 0; t < T; t++) acc.add(Math.abs(g[b * T + t] as number));
+    mass[b] = acc.value();
+  }
+  return mass;
+}
+
 /**
- * Evaluate the four aggregation semantics that "GRPO" names in practice on one batch, so their
- * disagreement is visible: PG_CLIP (ε 0.2/0.2) under seq_mean_token_mean (GRPO paper), token_mean
+ * Evaluate the four aggregation semantics that "GRPO" names in practice on one batch, plus the
+ * shipped framework losses that implement them (verl, OpenRLHF, TRL models at their heads), so
+ * their disagreement is visible: PG_CLIP (ε 0.2/0.2) under seq_mean_token_mean (GRPO paper), token_mean
  * (DAPO, verl and TRL defaults), token_sum_norm with budget ℓ (Dr.GRPO), and GSPO's sequence ratio
  * (ε 3e-4/4e-4, seq_mean_token_mean).
  *
@@ -140,12 +164,95 @@ export function whichTable(
     }
     if (s.key === "gspo") {
       gspoRatios = new Float64Array(B);
-      for (let b = 0; b < B; b++) gspoRatios[b] = r.ratio.data[b * T] as number;
+      for (let b = 0; b < B; b++) {
+        let t = 0;
+        while (t < T - 1 && mask.data[b * T + t] !== 1) t++;
+        gspoRatios[b] = r.ratio.data[b * T + t] as number;
+      }
     }
-    return { key: s.key, label: s.label, config: s.config, loss: r.loss, gradMass: mass };
+    return {
+      key: s.key,
+      source: "polgrad" as const,
+      label: s.label,
+      config: s.config,
+      loss: r.loss,
+      gradMass: mass,
+    };
   });
+  let maxRatio = 0;
+  for (let i = 0; i < first.ratio.data.length; i++)
+    if (mask.data[i] === 1) maxRatio = Math.max(maxRatio, first.ratio.data[i] as number);
+  const frameworkRows: WhichRow[] = FRAMEWORK_ROWS.map((f) => {
+    const r = getFrameworkModel(f.id).evaluate(batch);
+    return {
+      key: f.id,
+      source: "framework" as const,
+      label: f.label,
+      config: null,
+      loss: r.loss,
+      gradMass: massOf(r.gradLogprobs.data, B, T),
+    };
+  });
+  rows.push(...frameworkRows);
   const byKey = (k: string): WhichRow => rows.find((r) => r.key === k) as WhichRow;
   const scale = N / (B * normLen);
+  const check = (
+    lhs: string,
+    rhs: string,
+    claim: string,
+    explanation: string,
+    rhsScale = 1,
+  ): WhichCrossCheck => ({
+    claim,
+    lhs,
+    rhs,
+    rhsScale,
+    absDiff: Math.abs(byKey(lhs).loss - byKey(rhs).loss * rhsScale),
+    explanation,
+  });
+  const frameworkChecks: WhichCrossCheck[] = [
+    check(
+      FRAMEWORK_ROWS[0].id,
+      "token_mean",
+      "verl 'token-mean' == polgrad token-mean",
+      maxRatio <= 3
+        ? `same semantics; verl's always-on dual-clip cap c = 3 cannot bind here (max ratio ${maxRatio.toFixed(3)})`
+        : `verl's always-on dual clip (c = 3) binds: max ratio ${maxRatio.toFixed(3)} > 3 (a registered deviation)`,
+    ),
+    check(
+      FRAMEWORK_ROWS[1].id,
+      "seq_mean_token_mean",
+      "verl 'seq-mean-token-mean' == polgrad seq-mean-token-mean",
+      "verl divides each row by L_b + 1e-8, which is exactly L_b under the bool mask its engine passes",
+    ),
+    check(
+      FRAMEWORK_ROWS[2].id,
+      "token_mean",
+      "OpenRLHF token_level_loss=True == polgrad token-mean",
+      "OpenRLHF's token-level aggregation is the masked token mean",
+    ),
+    check(
+      FRAMEWORK_ROWS[3].id,
+      "seq_mean_token_mean",
+      "OpenRLHF token_level_loss=False == polgrad seq-mean-token-mean",
+      "same (L_b + 1e-8) row divisor, exactly L_b under OpenRLHF's long mask",
+    ),
+    check(
+      FRAMEWORK_ROWS[4].id,
+      "seq_mean_token_mean",
+      "TRL loss_type='grpo' == polgrad seq-mean-token-mean",
+      "TRL divides each row by max(L_b, 1) and averages the rows",
+    ),
+    check(
+      FRAMEWORK_ROWS[5].id,
+      "token_sum_norm",
+      `TRL loss_type='dr_grpo' == polgrad token-sum-norm (norm_len=${normLen})`,
+      normLen === T
+        ? `both divide token sums by B*budget = ${B * T}`
+        : `TRL's budget is max_completion_length = T = ${T}; polgrad's norm_len = ${normLen}: factor T/norm_len`,
+      normLen === T ? 1 : normLen / T,
+    ),
+  ];
   const gspoMass = byKey("gspo").gradMass;
   const killedRows: number[] = [];
   const flowingRows: number[] = [];
@@ -166,6 +273,7 @@ export function whichTable(
         absDiff: Math.abs(byKey("token_sum_norm").loss - byKey("token_mean").loss * scale),
         explanation: "proportional weights m/(B*norm_len) vs m/N on one batch",
       },
+      ...frameworkChecks,
     ],
     gspo: { sequenceRatios: gspoRatios, band: [1 - 3e-4, 1 + 4e-4], killedRows, flowingRows },
   };

@@ -37,7 +37,7 @@ describe("whichTable", () => {
       token_sum_norm: "0.32323368",
       gspo: "0.15429390",
     };
-    for (const row of report.rows) {
+    for (const row of report.rows.filter((r) => r.source === "polgrad")) {
       const rec = fx.polgrad_rows.find(
         (r) => r.key === (row.key === "gspo" ? "gspo_sequence" : row.key),
       );
@@ -53,6 +53,16 @@ describe("whichTable", () => {
     );
     expect(report.gspo.killedRows).toEqual(fx.gspo.killed_rows);
     expect(report.gspo.flowingRows).toEqual(fx.gspo.flowing_rows);
+  });
+
+  test("identity: the framework rows equal their polgrad counterparts on the built-in batch", () => {
+    // Max ratio e^1 ≈ 2.72 < 3: verl's dual clip cannot bind; the (L_b + 1e-8) row divisor is
+    // exactly L_b under the bool/long masks; TRL's dr_grpo budget is T = 8 = norm_len.
+    const report = whichTable(BUILTIN_BATCH);
+    expect(report.rows.filter((r) => r.source === "framework")).toHaveLength(6);
+    const checks = report.crossChecks.slice(1);
+    expect(checks).toHaveLength(6);
+    for (const c of checks) expect(c.absDiff, c.claim).toBeLessThanOrEqual(1e-15);
   });
 
   test("identity: dr.grpo is token-mean times n over b times norm_len", () => {

@@ -14,7 +14,7 @@ async function resolveConfig(
     throw new UsageError(
       fn,
       "--config",
-      `${fn}: exactly one of --config and --algorithm must be given; got ${hasConfig ? "both" : "neither"}`,
+      `${fn}: exactly one of --config, --algorithm and --framework must be given; got ${hasConfig ? "both --config and --algorithm" : "none"}`,
     );
   }
   if (hasAlgo) {
@@ -45,7 +45,8 @@ async function resolveConfig(
 export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
-  usage: "loss (--config JSON|@file.json | --algorithm NAME) --batch FILE [--norm-len N] [--json]",
+  usage:
+    "loss (--config JSON|@file.json | --algorithm NAME | --framework ID) --batch FILE [--norm-len N] [--json]",
   options: {
     config: {
       type: "string",
@@ -56,6 +57,12 @@ export const lossCommand: Command = {
       type: "string",
       argument: "NAME",
       description: "use a registered algorithm's loss (see 'polgrad algorithms')",
+    },
+    framework: {
+      type: "string",
+      argument: "ID",
+      description:
+        "evaluate a framework model, e.g. verl@1dda039b:seq-mean-token-mean (see 'polgrad frameworks')",
     },
     batch: {
       type: "string",
@@ -72,6 +79,7 @@ export const lossCommand: Command = {
   },
   async run(values, _p, io) {
     const fn = "polgrad loss";
+    if (typeof values.framework === "string") return runFramework(values, io);
     const { config: base, source } = await resolveConfig(values);
     const normLen = intOption(values, "norm-len", "loss");
     const config: PolicyLossConfig = normLen === undefined ? base : { ...base, normLen };
@@ -96,3 +104,46 @@ export const lossCommand: Command = {
     return 0;
   },
 };
+
+async function runFramework(
+  values: OptionValues,
+  io: Parameters<Command["run"]>[2],
+): Promise<number> {
+  const fn = "polgrad loss";
+  const given = ["config", "algorithm"].filter((k) => values[k] !== undefined);
+  if (given.length > 0 || values["norm-len"] !== undefined) {
+    throw new UsageError(
+      fn,
+      "--framework",
+      `${fn}: --framework takes no --config, --algorithm or --norm-len (a model's settings are frozen at its pin); got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
+    );
+  }
+  if (typeof values.batch !== "string")
+    throw new UsageError(
+      fn,
+      "--batch",
+      `${fn}: --batch must be a batch file (.safetensors or .json); got nothing`,
+    );
+  const { getFrameworkModel } = await import("../../conformance/frameworks/registry.js");
+  const { readBatch } = await import("../../io/index.js");
+  const model = getFrameworkModel(values.framework as string);
+  const batch = readBatch(values.batch);
+  const r = model.evaluate(batch);
+  if (values.json) {
+    writeJson(io, "loss", {
+      framework: {
+        id: model.id,
+        pin: model.pin,
+        settings: model.settings,
+        description: model.description,
+      },
+      ...r,
+    });
+    return 0;
+  }
+  io.stdout(
+    `framework model ${model.id}\n  ${model.pin.repo} @ ${model.pin.commit} ${model.pin.path}::${model.pin.function}\n` +
+      `batch ${values.batch}\nloss          ${r.loss}\n(use --json for the gradient and per-token fields at full precision)\n`,
+  );
+  return 0;
+}
