@@ -109,6 +109,40 @@ export {
   type PythonParameter,
 } from "./conformance/python/index.js";
 export { verlGrpoAdvantages, verlRlooAdvantages } from "./conformance/verlAdvantages.js";
+export {
+  BATCH_CONDITIONS,
+  type BatchCondition,
+  type CalibrationOptions,
+  type CheckReductionOptions,
+  type ContractBatch,
+  type ContractSide,
+  calibrateTolerance,
+  checkReduction,
+  contractBatchFromTensors,
+  defineReduction,
+  type GradientComparison,
+  getReduction,
+  LivenessError,
+  type LivenessMeasure,
+  type LivenessOptions,
+  type LivenessReport,
+  type LossComparison,
+  PRECISIONS,
+  Precision,
+  papoLivenessMeasure,
+  probeLiveness,
+  REDUCTION_NAMES,
+  REDUCTIONS,
+  type ReductionCheck,
+  type ReductionContract,
+  type ReductionName,
+  type ReductionRelation,
+  roundToPrecision,
+  type ScalarTolerance,
+  type SideEvaluation,
+  type ToleranceCalibration,
+  UNIT_ROUNDOFF,
+} from "./contracts/index.js";
 export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
 export { maskToRows, toRows } from "./core/tensor.js";
 export {

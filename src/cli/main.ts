@@ -9,6 +9,7 @@ import { PolgradError, UsageError } from "../errors.js";
 import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
 import { contractCommand } from "./commands/contract.js";
+import { contractsCommand } from "./commands/contracts.js";
 import { demoRunCommand } from "./commands/demoRun.js";
 import { describeCommand } from "./commands/describe.js";
 import { deviationsCommand } from "./commands/deviations.js";
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   deviationsCommand,
   driftCommand,
   contractCommand,
+  contractsCommand,
   algorithmsCommand,
   describeCommand,
 ];

@@ -50,13 +50,25 @@ function usage(arg: string, rule: string, got: string): UsageError {
 }
 
 /**
- * Run `contract reduce`: positionals are `[NAME]` or `["reduce", NAME]`.
+ * Run `contract reduce`: read the batch file, check the named reduction in the given precision and
+ * print the report (or the `--json` document).
+ *
+ * Formula: exit = 0 if checkReduction(NAME, batch, { precision, seed, pairs, normLen,
+ * impose: !strict }).verdict is "holds", else 1; every thrown PolgradError is exit 2 in main.
  *
  * @param values - Parsed options (see {@link CONTRACT_REDUCE_OPTIONS}).
- * @param positionals - The contract name, optionally after the subcommand word `reduce`.
- * @param io - Where to write.
+ * @param positionals - `[NAME]` or `["reduce", NAME]` (the subcommand word is optional).
+ * @param io - Where to write; stdout carries only the report.
  * @returns 0 when the reduction holds, 1 when it is violated.
- * @throws {UsageError} E_USAGE for a missing name, batch or precision (exit 2 via main).
+ * @throws {UsageError} E_USAGE for a missing or extra name, a missing batch, a precision not in
+ *   bf16|fp16|fp32|fp64, or a malformed integer option.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown contract name.
+ * @throws {IoError} E_IO for an unreadable or invalid batch file.
+ * @throws {ConfigError} E_CONFIG (and the losses' errors) as `checkReduction`.
+ * @derivation docs/contracts.md#command-line
+ * @enforcedBy test/contracts/cli.test.ts > contract reduce > golden: a policy-loss batch file holds and exits 0
+ * @enforcedBy test/contracts/cli.test.ts > contract reduce > golden: a ratio above the 1e300 stand-in for ∞ breaks dual_clip_to_pg_clip and exits 1
+ * @enforcedBy test/contracts/cli.test.ts > contract reduce > rejects: a missing name, batch or precision, or an unmet condition in strict mode, exits 2
  * @since 0.1.0
  */
 export async function runContractReduce(

@@ -1,0 +1,44 @@
+/**
+ * Reduction contracts (docs/contracts.md): an extension bolted onto a parent trainer must reduce
+ * to the parent at zero coefficient — the loss bitwise, the gradient within the roundoff of the
+ * training precision — and must be live when it has signal. This module registers the
+ * parent/child nestings, checks them on a batch against tolerances *measured* by emulating bf16,
+ * fp16, fp32 or fp64 arithmetic, and probes liveness.
+ */
+export {
+  type CheckReductionOptions,
+  checkReduction,
+  type GradientComparison,
+  type LossComparison,
+  type ReductionCheck,
+} from "./checkReduction.js";
+export {
+  BATCH_CONDITIONS,
+  type BatchCondition,
+  type ContractBatch,
+  type ContractSide,
+  defineReduction,
+  type ReductionContract,
+  type ReductionRelation,
+  type SideEvaluation,
+} from "./contract.js";
+export { contractBatchFromTensors } from "./contractBatch.js";
+export {
+  LivenessError,
+  type LivenessMeasure,
+  type LivenessOptions,
+  type LivenessReport,
+  papoLivenessMeasure,
+  probeLiveness,
+} from "./liveness.js";
+export {
+  type CalibrationOptions,
+  calibrateTolerance,
+  PRECISIONS,
+  Precision,
+  roundToPrecision,
+  type ScalarTolerance,
+  type ToleranceCalibration,
+  UNIT_ROUNDOFF,
+} from "./precision.js";
+export { getReduction, REDUCTION_NAMES, REDUCTIONS, type ReductionName } from "./reductions.js";

@@ -1,0 +1,190 @@
+/**
+ * Enforces docs/contracts.md#command-line: `polgrad contracts` lists the registry, and
+ * `polgrad contract reduce` prints the measured differences and the verdict with exit 0 (holds)
+ * or 1 (violated); bad input is a PolgradError, which the CLI maps to exit 2. The command actions
+ * are called directly with a capturing IO (the dispatch lives in src/cli/main.ts).
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { runContractReduce } from "../../src/cli/commands/contractReduce.js";
+import { contractsCommand } from "../../src/cli/commands/contracts.js";
+import { REDUCTION_NAMES } from "../../src/contracts/index.js";
+import { IoError, PolgradError, UsageError } from "../../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "polgrad-contracts-"));
+function file(name: string, content: unknown): string {
+  const p = join(dir, name);
+  writeFileSync(p, JSON.stringify(content));
+  return p;
+}
+function capture(): {
+  io: { stdout: (t: string) => void; stderr: (t: string) => void };
+  out: () => string;
+} {
+  let out = "";
+  const stdout = (t: string): void => {
+    out += t;
+  };
+  return { io: { stdout, stderr: () => undefined }, out: () => out };
+}
+
+const base = {
+  logprobs: [
+    [-0.2, -1.0, -0.7],
+    [-0.5, "NaN", 123],
+  ],
+  old_logprobs: [
+    [-0.5, -0.7, -0.9],
+    [-0.6, "Infinity", 123],
+  ],
+  ref_logprobs: [
+    [-0.4, -1.1, -0.6],
+    [-0.3, 0, 0],
+  ],
+  rollout_logprobs: [
+    [-0.45, -0.8, -0.95],
+    [-0.55, 0, 0],
+  ],
+  advantages: [1.5, -0.8],
+  response_mask: [
+    [true, true, true],
+    [true, false, false],
+  ],
+};
+
+describe("contracts", () => {
+  test("golden: lists every registered reduction in text and json", async () => {
+    const text = capture();
+    expect(await contractsCommand.run({}, [], text.io)).toBe(0);
+    for (const name of REDUCTION_NAMES) expect(text.out()).toContain(name);
+    expect(text.out()).toContain("loss bitwise, gradient within tolerance");
+    const json = capture();
+    expect(await contractsCommand.run({ json: true }, [], json.io)).toBe(0);
+    const doc = JSON.parse(json.out());
+    expect(doc).toMatchObject({ schema_version: 1, command: "contracts", ok: true });
+    expect(doc.result.map((c: { name: string }) => c.name)).toEqual(REDUCTION_NAMES);
+    expect(doc.result[4].parent.config.clip).toEqual({
+      eps_low: 0.2,
+      eps_high: 0.2,
+      ratio_cap: null,
+    });
+  });
+});
+
+describe("contract reduce", () => {
+  test("golden: a policy-loss batch file holds and exits 0", async () => {
+    const c = capture();
+    const code = await runContractReduce(
+      { batch: file("b.json", base), precision: "bf16" },
+      ["reduce", "tis_token_to_none"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    expect(c.out()).toContain("contract tis_token_to_none:");
+    expect(c.out()).toContain("imposed    rolloutLogprobs := oldLogprobs");
+    expect(c.out()).toMatch(/loss {7}parent .* difference 0 \(required exactly 0/);
+    expect(c.out()).toMatch(/verdict: holds\n$/);
+  });
+
+  test("golden: a papo batch file with masked_logprobs holds and exits 0", async () => {
+    const papo = {
+      ...base,
+      masked_logprobs: [
+        [-0.9, -0.4, -1.2],
+        [-0.1, 0, 0],
+      ],
+    };
+    const c = capture();
+    const code = await runContractReduce(
+      { batch: file("p.json", papo), precision: "fp32", json: true },
+      ["papo_g_to_grpo"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    const doc = JSON.parse(c.out());
+    expect(doc).toMatchObject({
+      command: "contract reduce",
+      ok: true,
+      result: { contract: "papo_g_to_grpo", verdict: "holds" },
+    });
+    expect(doc.result.loss.difference).toBe(0);
+    expect(doc.result.gradients.map((g: { stream: string }) => g.stream)).toEqual([
+      "logprobs",
+      "masked_logprobs",
+    ]);
+    expect(doc.result.calibration.precision).toBe("fp32");
+  });
+
+  test("golden: a ratio above the 1e300 stand-in for ∞ breaks dual_clip_to_pg_clip and exits 1", async () => {
+    // logprobs − oldLogprobs = 700 gives r = e^700 ≈ 1.0e304 > 1e300: with A < 0 the cap fires.
+    const far = {
+      ...base,
+      old_logprobs: [
+        [-700.2, -0.7, -0.9],
+        [-0.6, 0, 0],
+      ],
+      advantages: [-1.5, -0.8],
+    };
+    const c = capture();
+    const code = await runContractReduce(
+      { batch: file("f.json", far), precision: "fp64" },
+      ["dual_clip_to_pg_clip"],
+      c.io,
+    );
+    expect(code).toBe(1);
+    expect(c.out()).toContain("VIOLATED");
+    expect(c.out()).toMatch(/verdict: violated\n$/);
+  });
+
+  test("rejects: a masked_logprobs tensor of the wrong shape exits 2", async () => {
+    const bad = { ...base, masked_logprobs: [[-0.9, -0.4]] };
+    const run = runContractReduce(
+      { batch: file("s.json", bad), precision: "bf16" },
+      ["papo_d_to_dapo"],
+      capture().io,
+    );
+    await expect(run).rejects.toBeInstanceOf(IoError);
+    await expect(
+      runContractReduce(
+        { batch: file("s.json", bad), precision: "bf16" },
+        ["papo_d_to_dapo"],
+        capture().io,
+      ),
+    ).rejects.toMatchObject({ code: "E_IO", arg: "masked_logprobs" });
+  });
+
+  test("rejects: a missing name, batch or precision, or an unmet condition in strict mode, exits 2", async () => {
+    const b = file("b.json", base);
+    const cases: [Record<string, string | boolean>, string[], string | undefined][] = [
+      [{ batch: b, precision: "bf16" }, [], "NAME"],
+      [{ precision: "bf16" }, ["tis_token_to_none"], "--batch"],
+      [{ batch: b, precision: "bf17" }, ["tis_token_to_none"], "--precision"],
+      [{ batch: b }, ["tis_token_to_none"], "--precision"],
+    ];
+    for (const [values, positionals, arg] of cases) {
+      await expect(runContractReduce(values, positionals, capture().io)).rejects.toMatchObject({
+        code: "E_USAGE",
+        arg,
+      });
+    }
+    await expect(
+      runContractReduce({ batch: b, precision: "bf16" }, ["tis_tokn_to_none"], capture().io),
+    ).rejects.toMatchObject({ code: "E_UNKNOWN_NAME" });
+    const strict = runContractReduce(
+      { batch: b, precision: "bf16", strict: true },
+      ["tis_token_to_none"],
+      capture().io,
+    );
+    await expect(strict).rejects.toMatchObject({ code: "E_CONFIG", arg: "rolloutLogprobs" });
+    await expect(
+      runContractReduce(
+        { batch: b, precision: "bf16", strict: true },
+        ["tis_token_to_none"],
+        capture().io,
+      ),
+    ).rejects.toBeInstanceOf(PolgradError);
+    expect(UsageError).toBeDefined();
+  });
+});
