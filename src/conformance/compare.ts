@@ -3,15 +3,19 @@
  * difference of the losses and of the gradients, and the gradients' cosine
  * (docs/conformance/deviations.md#measuring-a-deviation).
  */
-import { createRng } from "../core/rng.js";
+
 import { fmtValue, mustBe } from "../core/message.js";
+import { createRng } from "../core/rng.js";
 import type { Matrix } from "../core/tensor.js";
 import { ConfigError } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import { type DrawnBatch, drawBatch } from "../verify/draw.js";
 
 /** A loss under comparison: value and gradient w.r.t. logprobs on one batch. */
-export type ComparedLoss = (inputs: PolicyLossInputs) => { readonly loss: number; readonly gradLogprobs: Matrix };
+export type ComparedLoss = (inputs: PolicyLossInputs) => {
+  readonly loss: number;
+  readonly gradLogprobs: Matrix;
+};
 
 /** Result of {@link compareLosses}. */
 export interface ComparisonReport {
@@ -52,12 +56,23 @@ export interface CompareOptions {
  * @enforcedBy test/conformance/compare.test.ts > compareLosses > golden: a loss against itself and against twice itself
  * @since 0.1.0
  */
-export function compareLosses(a: ComparedLoss, b: ComparedLoss, options: CompareOptions = {}): ComparisonReport {
+export function compareLosses(
+  a: ComparedLoss,
+  b: ComparedLoss,
+  options: CompareOptions = {},
+): ComparisonReport {
   const fn = "compareLosses";
   const cases = options.cases ?? 32;
-  if (!Number.isInteger(cases) || cases < 1) throw new ConfigError(fn, "cases", mustBe(fn, "cases", "an integer >= 1", fmtValue(cases)));
-  const shapes = options.shapes ?? [[4, 8], [3, 5], [2, 12], [5, 7]];
-  if (shapes.length === 0) throw new ConfigError(fn, "shapes", mustBe(fn, "shapes", "a non-empty list of [B, T]", "[]"));
+  if (!Number.isInteger(cases) || cases < 1)
+    throw new ConfigError(fn, "cases", mustBe(fn, "cases", "an integer >= 1", fmtValue(cases)));
+  const shapes = options.shapes ?? [
+    [4, 8],
+    [3, 5],
+    [2, 12],
+    [5, 7],
+  ];
+  if (shapes.length === 0)
+    throw new ConfigError(fn, "shapes", mustBe(fn, "shapes", "a non-empty list of [B, T]", "[]"));
   const toInputs =
     options.inputs ??
     ((d: DrawnBatch): PolicyLossInputs => ({
@@ -81,7 +96,8 @@ export function compareLosses(a: ComparedLoss, b: ComparedLoss, options: Compare
     const inputs = toInputs(drawBatch(seed, shapes[i % shapes.length] as [number, number]));
     const ra = a(inputs);
     const rb = b(inputs);
-    const lossRel = Math.abs(ra.loss - rb.loss) / Math.max(Math.abs(ra.loss), Math.abs(rb.loss), 1e-12);
+    const lossRel =
+      Math.abs(ra.loss - rb.loss) / Math.max(Math.abs(ra.loss), Math.abs(rb.loss), 1e-12);
     let na = 0;
     let nb = 0;
     let dot = 0;
@@ -110,5 +126,12 @@ export function compareLosses(a: ComparedLoss, b: ComparedLoss, options: Compare
       worstSeed = seed;
     }
   }
-  return { maxLossRelDiff: maxLoss, maxGradRelDiff: maxGrad, gradCosineMin: minCos, lossRatioRange: [lo, hi], cases, worstCaseSeed: worstSeed };
+  return {
+    maxLossRelDiff: maxLoss,
+    maxGradRelDiff: maxGrad,
+    gradCosineMin: minCos,
+    lossRatioRange: [lo, hi],
+    cases,
+    worstCaseSeed: worstSeed,
+  };
 }

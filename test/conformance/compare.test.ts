@@ -1,13 +1,21 @@
 /** Enforces docs/conformance/deviations.md#measuring-a-deviation. */
 import { describe, expect, test } from "vitest";
-import { type PolicyLossConfig, policyLoss } from "../../src/index.js";
 import { compareLosses } from "../../src/conformance/compare.js";
+import { type PolicyLossConfig, policyLoss } from "../../src/index.js";
 
-const cfg: PolicyLossConfig = { ratio: "token", surrogate: "pg_clip", clip: { epsLow: 0.2, epsHigh: 0.2 }, aggregation: "token_mean" };
+const cfg: PolicyLossConfig = {
+  ratio: "token",
+  surrogate: "pg_clip",
+  clip: { epsLow: 0.2, epsHigh: 0.2 },
+  aggregation: "token_mean",
+};
 const f = (i: Parameters<typeof policyLoss>[1]) => policyLoss(cfg, i);
 const twice = (i: Parameters<typeof policyLoss>[1]) => {
   const r = policyLoss(cfg, i);
-  return { loss: 2 * r.loss, gradLogprobs: { ...r.gradLogprobs, data: r.gradLogprobs.data.map((x) => 2 * x) } };
+  return {
+    loss: 2 * r.loss,
+    gradLogprobs: { ...r.gradLogprobs, data: r.gradLogprobs.data.map((x) => 2 * x) },
+  };
 };
 
 describe("compareLosses", () => {
@@ -24,6 +32,8 @@ describe("compareLosses", () => {
   });
 
   test("identity: equal seeds give equal reports", () => {
-    expect(compareLosses(f, twice, { seed: 3, cases: 5 })).toEqual(compareLosses(f, twice, { seed: 3, cases: 5 }));
+    expect(compareLosses(f, twice, { seed: 3, cases: 5 })).toEqual(
+      compareLosses(f, twice, { seed: 3, cases: 5 }),
+    );
   });
 });
