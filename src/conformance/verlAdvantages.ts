@@ -8,7 +8,9 @@ import { toVector } from "../core/validate.js";
 
 function groupsOf(ids: readonly number[]): Map<number, number[]> {
   const groups = new Map<number, number[]>();
-  ids.forEach((g, i) => groups.set(g, [...(groups.get(g) ?? []), i]));
+  ids.forEach((g, i) => {
+    groups.set(g, [...(groups.get(g) ?? []), i]);
+  });
   return groups;
 }
 

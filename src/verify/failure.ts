@@ -27,6 +27,8 @@ export function formatFailure(parts: FailureParts): string {
     lines.push(`  replay: { seed: ${parts.replay.seed}${shape} }`);
   }
   for (const l of parts.lines) lines.push(`  ${l}`);
-  parts.hints.forEach((h, i) => lines.push(`Hint: ${i + 1}. ${h}`));
+  parts.hints.forEach((h, i) => {
+    lines.push(`Hint: ${i + 1}. ${h}`);
+  });
   return lines.join("\n");
 }

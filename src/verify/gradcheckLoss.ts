@@ -50,7 +50,7 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
     if (clip.ratioCap != null) edges.push(clip.ratioCap);
   }
   const r = edges.length > 0 ? surrogateRatios(config, batch) : null;
-  batch.responseMask.forEach((row, b) =>
+  batch.responseMask.forEach((row, b) => {
     row.forEach((on, t) => {
       if (!on) return;
       if (r !== null)
@@ -64,8 +64,8 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
           ),
         );
       }
-    }),
-  );
+    });
+  });
   return d;
 }
 
