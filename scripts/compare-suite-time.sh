@@ -10,16 +10,16 @@ if [ ! -d "$POLGRAD/tests" ]; then
   echo "skip: no polgrad checkout with tests at $POLGRAD (set POLGRAD_CHECKOUT)"; exit 0
 fi
 scripts/install-torch.sh >/dev/null
-if ! /usr/bin/python3 -c 'import pytest, hypothesis' 2>/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y python3-pytest python3-hypothesis >/dev/null
+if ! /usr/bin/python3 -c 'import pytest, hypothesis, scipy, numpy' 2>/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y python3-pytest python3-hypothesis python3-scipy python3-numpy >/dev/null
 fi
 npm run build >/dev/null
 t0=$(date +%s.%N)
-npx vitest run --no-file-parallelism >/tmp/polgrad-ts-suite.log 2>&1 || true
+NO_COLOR=1 npx vitest run --no-file-parallelism >/tmp/polgrad-ts-suite.log 2>&1 || true
 t1=$(date +%s.%N)
 (cd "$POLGRAD" && PYTHONPATH=src /usr/bin/python3 -m pytest -q -p no:cacheprovider tests >/tmp/polgrad-py-suite.log 2>&1) || true
 t2=$(date +%s.%N)
-ts=$(grep -Eo "Tests +[0-9]+ passed[^)]*" /tmp/polgrad-ts-suite.log | tail -1 | sed 's/\x1b\[[0-9;]*m//g')
+ts=$(sed 's/\x1b\[[0-9;]*m//g' /tmp/polgrad-ts-suite.log | grep -Eo "Tests +[0-9]+ passed[^)]*\)?" | tail -1 || true)
 py=$(tail -1 /tmp/polgrad-py-suite.log)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v ts="$ts" -v py="$py" 'BEGIN {
   printf "polgrad (TypeScript, vitest, serial): %.1f s  [%s]\n", b - a, ts

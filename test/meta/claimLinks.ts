@@ -68,15 +68,29 @@ export function collectTestNames(): Set<string> {
   return new Set(list.map((t) => `${relative(root, t.file)} > ${t.name}`));
 }
 
+/** Test names as exact strings plus patterns for parametrised titles. */
+export interface TestNames {
+  readonly exact: ReadonlySet<string>;
+  readonly patterns: readonly RegExp[];
+}
+
 /** Why `ref` does not resolve against `names`, or null when it does. */
-export function checkLink(ref: string, names: ReadonlySet<string>): string | null {
-  if (names.has(ref)) return null;
+export function checkLink(ref: string, testNames: TestNames | ReadonlySet<string>): string | null {
+  const { exact, patterns } =
+    testNames instanceof Set ? { exact: testNames, patterns: [] } : (testNames as TestNames);
+  const names = exact;
+  if (names.has(ref) || patterns.some((p) => p.test(ref))) return null;
   const parts = ref.split(" > ");
   if (parts.length < 3) return `"${ref}" is not of the form "file > describe > test title"`;
   const file = parts[0] as string;
   if (!existsSync(join(root, file))) return `test file ${file} does not exist`;
   const prefix = parts.slice(0, -1).join(" > ");
-  if (![...names].some((n) => n.startsWith(`${prefix} > `)))
+  if (
+    ![...names].some((n) => n.startsWith(`${prefix} > `)) &&
+    !patterns.some((p) =>
+      p.source.startsWith(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} > `),
+    )
+  )
     return `${file} has no describe path "${parts.slice(1, -1).join(" > ")}"`;
   return `${file} has no test "${parts.at(-1)}" under "${parts.slice(1, -1).join(" > ")}"`;
 }

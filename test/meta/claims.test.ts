@@ -4,6 +4,7 @@
  * exact full name. A link to a missing test fails here — proven by the self-test below, which feeds
  * the checker broken links.
  */
+import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
 import {
   checkDerivation,
@@ -11,15 +12,19 @@ import {
   collectDerivations,
   collectLinks,
   collectTestNames,
+  type TestNames,
 } from "./claimLinks.js";
 import { undocumentedExports } from "./exportsDocumented.js";
+import { staticTestNames } from "./testNames.js";
 
-// Collected in beforeAll, never at module level: `vitest list` imports this file too, and a
-// module-level call would recurse.
-let names: Set<string>;
+// Test names are read statically (TypeScript's parser over test/**/*.test.ts, in well under a
+// second); `vitest list` gives the same set but imports every test file (~20 s), so the full
+// cross-check below runs only with POLGRAD_FULL_META=1.
+const root = fileURLToPath(new URL("../../", import.meta.url));
+let names: TestNames;
 beforeAll(() => {
-  names = collectTestNames();
-}, 120_000);
+  names = staticTestNames(root);
+});
 
 describe("claims", () => {
   test("identity: every claim link names an existing test", () => {
@@ -64,4 +69,14 @@ describe("claims", () => {
       ),
     ).toMatch(/has no describe/);
   });
+
+  test.skipIf(process.env.POLGRAD_FULL_META !== "1")(
+    "identity: the static test names equal the names vitest itself collects (POLGRAD_FULL_META=1)",
+    () => {
+      const full = collectTestNames();
+      for (const n of full) expect(checkLink(n, names), n).toBeNull();
+      for (const n of names.exact) expect(full.has(n), n).toBe(true);
+    },
+    180_000,
+  );
 });
