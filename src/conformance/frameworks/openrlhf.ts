@@ -18,6 +18,7 @@ import {
   rowsFromLengths,
   sequenceRatioBackward,
 } from "./batch.js";
+import { clampedPpoTokens } from "./clampedPpo.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { OPENRLHF_LOSS_FILES, OPENRLHF_UTILS_FILES } from "./pins.js";
 
@@ -68,22 +69,9 @@ function ppo(
   tokenLevel: boolean,
   dualClip: number | null,
 ): FrameworkResult {
-  const { m, lp, old, adv } = batch;
+  const { m, lp } = batch;
   const n = lp.length;
-  const ell = new Float64Array(n);
-  const dEll = new Float64Array(n);
-  const ratio = ones(batch);
-  for (let i = 0; i < n; i++) {
-    if (m[i] !== 1) continue;
-    const z = (lp[i] as number) - (old[i] as number);
-    const r = Math.exp(Math.min(Math.max(z, -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP));
-    const a = adv[i] as number;
-    const pt = pgClipPoint(r, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, dualClip);
-    ratio[i] = r;
-    ell[i] = -pt.obj;
-    const pass = z >= -LOG_RATIO_CLAMP && z <= LOG_RATIO_CLAMP && pt.slope !== 0;
-    dEll[i] = pass ? -(a * pt.slope) * r : 0;
-  }
+  const { ell, dEll, ratio } = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, dualClip);
   const { loss, weights } = reduceRows(fn, batch, ell, aggregation(tokenLevel, batch));
   const grad = new Float64Array(n);
   for (let i = 0; i < n; i++)

@@ -4,6 +4,7 @@
  * `kl_penalty`, each returning value and closed-form gradient (docs/conformance/frameworks.md#verl).
  * @internal
  */
+
 import { pgClipPoint } from "../../losses/surrogates.js";
 import {
   constantRows,
@@ -15,6 +16,7 @@ import {
   rowMeans,
   rowsFromLengths,
 } from "./batch.js";
+import { clampedPpoTokens } from "./clampedPpo.js";
 import type { FrameworkResult } from "./model.js";
 
 /** `agg_loss` modes; `token-sum` exists only at `1dda039b`. */
@@ -98,23 +100,9 @@ export function verlVanilla(
   batch: FrameworkBatch,
   red: (b: FrameworkBatch) => Reduction,
 ): FrameworkResult {
-  const { m, lp, old, adv } = batch;
+  const { m, lp } = batch;
   const n = lp.length;
-  const ell = new Float64Array(n);
-  const dEll = new Float64Array(n);
-  const ratio = ones(batch);
-  for (let i = 0; i < n; i++) {
-    if (m[i] !== 1) continue;
-    const z = (lp[i] as number) - (old[i] as number);
-    const r = Math.exp(Math.min(Math.max(z, -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP));
-    const a = adv[i] as number;
-    const pt = pgClipPoint(r, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, CLIP_C);
-    ratio[i] = r;
-    ell[i] = -pt.obj;
-    // Clamped log-ratio, saturated clamp or the dual-clip cap pass no gradient (exactly +0).
-    const pass = z >= -LOG_RATIO_CLAMP && z <= LOG_RATIO_CLAMP && pt.slope !== 0;
-    dEll[i] = pass ? -(a * pt.slope) * r : 0;
-  }
+  const { ell, dEll, ratio } = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, CLIP_C);
   const { loss, weights } = reduceRows(fn, batch, ell, red(batch));
   const grad = new Float64Array(n);
   for (let i = 0; i < n; i++)
