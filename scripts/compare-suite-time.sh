@@ -19,7 +19,7 @@ NO_COLOR=1 npx vitest run --no-file-parallelism >/tmp/polgrad-ts-suite.log 2>&1 
 t1=$(date +%s.%N)
 (cd "$POLGRAD" && PYTHONPATH=src /usr/bin/python3 -m pytest -q -p no:cacheprovider tests >/tmp/polgrad-py-suite.log 2>&1) || true
 t2=$(date +%s.%N)
-ts=$(sed 's/\x1b\[[0-9;]*m//g' /tmp/polgrad-ts-suite.log | grep -Eo "Tests +[0-9]+ passed[^)]*\)?" | tail -1 || true)
+ts=$(sed 's/\x1b\[[0-9;]*m//g' /tmp/polgrad-ts-suite.log | grep -a "Tests  " | tail -1 | sed 's/^ *//' || true)
 py=$(tail -1 /tmp/polgrad-py-suite.log)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v ts="$ts" -v py="$py" 'BEGIN {
   printf "polgrad (TypeScript, vitest, serial): %.1f s  [%s]\n", b - a, ts
