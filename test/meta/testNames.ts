@@ -18,7 +18,7 @@ function testFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-function escape(s: string): string {
+function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
@@ -27,12 +27,15 @@ function titleOf(node: ts.Expression, isEach: boolean): { text: string; exact: b
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
     const t = node.text;
     if (isEach && /%[sdifjo#%]|\$[a-zA-Z_]/.test(t))
-      return { text: escape(t).replace(/%[sdifjo#]|\\\$[a-zA-Z_][\w.]*/g, ".+"), exact: false };
+      return {
+        text: escapeRegex(t).replace(/%[sdifjo#]|\\\$[a-zA-Z_][\w.]*/g, ".+"),
+        exact: false,
+      };
     return { text: t, exact: true };
   }
   if (ts.isTemplateExpression(node)) {
-    let src = escape(node.head.text);
-    for (const span of node.templateSpans) src += `.+${escape(span.literal.text)}`;
+    let src = escapeRegex(node.head.text);
+    for (const span of node.templateSpans) src += `.+${escapeRegex(span.literal.text)}`;
     return { text: src, exact: false };
   }
   // A computed title (a loop variable, a call): any text.
@@ -76,7 +79,7 @@ export function staticTestNames(root: string): { exact: Set<string>; patterns: R
             else
               patterns.push(
                 new RegExp(
-                  `^${escape(rel)} > ${full.map((p) => (p.exact ? escape(p.text) : p.text)).join(" > ")}$`,
+                  `^${escapeRegex(rel)} > ${full.map((p) => (p.exact ? escapeRegex(p.text) : p.text)).join(" > ")}$`,
                 ),
               );
             return;
