@@ -185,6 +185,7 @@ describe("polgrad cli", () => {
       [["loss", "--algorithm", "dapo", "--batch", join(dir, "broken.json")], "E_IO"],
       [["loss", "--algorithm", "dapo", "--batch", join(dir, "trunc.safetensors")], "E_IO"],
       [["which", "--norm-len", "0"], "E_USAGE"],
+      [["loss", "--algorithm", "papo_g", "--batch", batchPath], "E_USAGE"],
       [["which", "--bogus"], "E_USAGE"],
     ];
     for (const [args, code] of cases) {

@@ -20,6 +20,14 @@ async function resolveConfig(
   if (hasAlgo) {
     const { getAlgorithm } = await import("../../registry/index.js");
     const spec = getAlgorithm(values.algorithm as string);
+    if (spec.name.startsWith("papo_")) {
+      // spec.loss is only PAPO's parent: evaluating it here would silently drop the perception term.
+      throw new UsageError(
+        fn,
+        "--algorithm",
+        `${fn}: --algorithm must name a loss the CLI evaluates from logprob streams alone; got "${spec.name}", whose perception term needs masked-image logprobs (use papoLoss from the library, or 'polgrad contract reduce ${spec.name}_to_${spec.name === "papo_g" ? "grpo" : "dapo"}')`,
+      );
+    }
     return { config: spec.loss, source: `algorithm ${spec.name}` };
   }
   const { parsePolicyLossConfig, readJsonFile } = await import("../../io/configJson.js");
