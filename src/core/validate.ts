@@ -111,7 +111,8 @@ export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
 
 /**
  * Validate and convert a `[B, T]` response mask: values 0/1 (or booleans), shape equal to
- * `like`'s, and at least one response token in every row.
+ * `like`'s, and at least one response token in every row (unless `emptyRows` is "allow", as the
+ * framework models need: verl, OpenRLHF and TRL accept rows with no response token).
  * @enforcedBy test/core/validate.test.ts > toMask > rejects: non-boolean values, wrong shapes and rows with zero response tokens
  */
 export function toMask(
@@ -119,6 +120,7 @@ export function toMask(
   x: MaskLike,
   like?: { readonly rows: number; readonly cols: number; readonly arg: string },
   arg = "responseMask",
+  emptyRows: "reject" | "allow" = "reject",
 ): Mask {
   let mask: Mask;
   if (isMask(x)) {
@@ -156,6 +158,7 @@ export function toMask(
       ),
     );
   }
+  if (emptyRows === "allow") return mask;
   const empty: number[] = [];
   for (let b = 0; b < mask.rows; b++) {
     let any = 0;

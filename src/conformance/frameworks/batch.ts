@@ -6,17 +6,18 @@
  * @internal
  */
 
-import { fmtShape, mustBe } from "../../core/message.js";
+import { mustBe } from "../../core/message.js";
 import { CompensatedSum } from "../../core/sum.js";
-import { isMask, type Mask, type MaskLike, type Matrix, rowLengths } from "../../core/tensor.js";
+import type { Mask, MaskLike, Matrix } from "../../core/tensor.js";
+import { rowLengths } from "../../core/tensor.js";
 import {
   broadcastAdvantages,
   checkFiniteAt,
   checkSameShape,
-  describeShape,
+  toMask,
   toMatrix,
 } from "../../core/validate.js";
-import { ConfigError, MaskError, ShapeError } from "../../errors.js";
+import { ConfigError, MaskError } from "../../errors.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import type { FrameworkResult } from "./model.js";
 
@@ -50,64 +51,8 @@ export interface BatchReads {
 }
 
 function toFrameworkMask(fn: string, x: MaskLike, rows: number, cols: number): Mask {
-  const arg = "responseMask";
-  let mask: Mask;
-  if (isMask(x)) {
-    mask = x;
-  } else {
-    if (!Array.isArray(x) || x.length === 0 || !x.every((r) => Array.isArray(r))) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
-    }
-    const T = (x[0] as readonly unknown[]).length;
-    const data = new Uint8Array(x.length * T);
-    x.forEach((row, b) => {
-      if (row.length !== T) {
-        throw new ShapeError(
-          fn,
-          arg,
-          mustBe(
-            fn,
-            arg,
-            `rectangular [B, T] (every row of length ${T})`,
-            `row ${b} of length ${row.length}`,
-          ),
-        );
-      }
-      row.forEach((v, t) => {
-        if (v === true || v === 1) data[b * T + t] = 1;
-        else if (v !== false && v !== 0) {
-          throw new MaskError(
-            fn,
-            arg,
-            mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`),
-          );
-        }
-      });
-    });
-    mask = { rows: x.length, cols: T, data };
-  }
-  if (mask.rows !== rows || mask.cols !== cols || mask.data.length !== rows * cols) {
-    throw new ShapeError(
-      fn,
-      arg,
-      mustBe(
-        fn,
-        arg,
-        `the shape of logprobs ${fmtShape([rows, cols])}`,
-        `shape ${fmtShape([mask.rows, mask.cols])}`,
-      ),
-    );
-  }
-  for (let i = 0; i < mask.data.length; i++) {
-    if ((mask.data[i] as number) > 1) {
-      throw new MaskError(
-        fn,
-        arg,
-        mustBe(fn, arg, "0/1 valued", `${mask.data[i]} at flat index ${i}`),
-      );
-    }
-  }
-  return mask;
+  // The frameworks accept rows with no response token; the mask rules are otherwise polgrad's.
+  return toMask(fn, x, { rows, cols, arg: "logprobs" }, "responseMask", "allow");
 }
 
 function stream(
