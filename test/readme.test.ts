@@ -17,12 +17,23 @@ describe("README", () => {
     const dir = fileURLToPath(new URL("./.generated/", import.meta.url));
     mkdirSync(dir, { recursive: true });
     writeFileSync(`${dir}readmeExample.ts`, code);
-    const mod = (await import("./.generated/readmeExample.ts")) as { result: { loss: number } };
+    // A computed specifier: the file exists only once this test has written it.
+    const specifier = "./.generated/readmeExample.js";
+    const mod = (await import(/* @vite-ignore */ specifier)) as { result: { loss: number } };
     const direct = policyLoss(getAlgorithm("dapo").loss, {
-      logprobs: [[-0.2, -1.0, -0.7], [-0.5, 0, 0]],
-      oldLogprobs: [[-0.5, -0.7, -0.9], [-0.6, 0, 0]],
+      logprobs: [
+        [-0.2, -1.0, -0.7],
+        [-0.5, 0, 0],
+      ],
+      oldLogprobs: [
+        [-0.5, -0.7, -0.9],
+        [-0.6, 0, 0],
+      ],
       advantages: [1.5, -0.8],
-      responseMask: [[true, true, true], [true, false, false]],
+      responseMask: [
+        [true, true, true],
+        [true, false, false],
+      ],
     });
     expect(mod.result.loss).toBe(direct.loss);
   });
