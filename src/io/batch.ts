@@ -24,6 +24,8 @@ export const BATCH_TENSOR_NAMES: readonly [
   "old_values",
   "returns",
   "entropies",
+  "masked_logprobs",
+  "masked_entropies",
 ] = [
   "logprobs",
   "old_logprobs",
@@ -35,6 +37,8 @@ export const BATCH_TENSOR_NAMES: readonly [
   "old_values",
   "returns",
   "entropies",
+  "masked_logprobs",
+  "masked_entropies",
 ];
 
 /** One batch tensor name. */
@@ -67,6 +71,9 @@ export interface Batch {
   readonly oldValues?: Matrix;
   readonly returns?: Matrix;
   readonly entropies?: Matrix;
+  /** PAPO: the policy's logprobs with the image masked, and that view's per-token entropies. */
+  readonly maskedLogprobs?: Matrix;
+  readonly maskedEntropies?: Matrix;
   readonly source: BatchSource;
 }
 
@@ -86,6 +93,8 @@ const OPTIONAL_FIELDS = {
   old_values: "oldValues",
   returns: "returns",
   entropies: "entropies",
+  masked_logprobs: "maskedLogprobs",
+  masked_entropies: "maskedEntropies",
 } as const;
 
 type Fail = (arg: string, rule: string, actual: string) => IoError;
@@ -248,6 +257,9 @@ export interface PartialBatch {
   readonly oldValues?: Matrix;
   readonly returns?: Matrix;
   readonly entropies?: Matrix;
+  /** PAPO: the policy's logprobs with the image masked, and that view's per-token entropies. */
+  readonly maskedLogprobs?: Matrix;
+  readonly maskedEntropies?: Matrix;
   readonly source: BatchSource;
 }
 

@@ -185,7 +185,8 @@ describe("polgrad cli", () => {
       [["loss", "--algorithm", "dapo", "--batch", join(dir, "broken.json")], "E_IO"],
       [["loss", "--algorithm", "dapo", "--batch", join(dir, "trunc.safetensors")], "E_IO"],
       [["which", "--norm-len", "0"], "E_USAGE"],
-      [["loss", "--algorithm", "papo_g", "--batch", batchPath], "E_USAGE"],
+      [["loss", "--algorithm", "papo_g", "--batch", batchPath], "E_IO"],
+      [["loss", "--algorithm", "papo_d", "--papo-form", "best", "--batch", batchPath], "E_USAGE"],
       [["which", "--bogus"], "E_USAGE"],
     ];
     for (const [args, code] of cases) {
@@ -201,6 +202,32 @@ describe("polgrad cli", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(JSON.parse(r.stderr)).toMatchObject({ ok: false, error: { code: "E_UNKNOWN_NAME" } });
+  });
+});
+
+describe("polgrad loss with papo", () => {
+  test("identity: --algorithm papo_g evaluates papoLoss with the masked-image stream", async () => {
+    const { papoLoss, readBatch } = await import("../../src/index.js");
+    const { papoGLoss } = await import("../../src/registry/algorithms/papoG.js");
+    const file = join(dir, "papo.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...batch,
+        masked_logprobs: [
+          [-0.4, -1.3, -0.5],
+          [-0.9, 0, 0],
+        ],
+      }),
+    );
+    const r = run("loss", "--algorithm", "papo_g", "--batch", file, "--json");
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.stdout).result;
+    const b = readBatch(file);
+    const direct = papoLoss(papoGLoss, { ...b, maskedLogprobs: b.maskedLogprobs! });
+    expect(res.loss).toBe(direct.loss);
+    expect(res.grad_masked_logprobs.flat()).toEqual(Array.from(direct.gradMaskedLogprobs.data));
+    expect(res.form).toBe("official");
   });
 });
 

@@ -20,14 +20,6 @@ async function resolveConfig(
   if (hasAlgo) {
     const { getAlgorithm } = await import("../../registry/index.js");
     const spec = getAlgorithm(values.algorithm as string);
-    if (spec.name.startsWith("papo_")) {
-      // spec.loss is only PAPO's parent: evaluating it here would silently drop the perception term.
-      throw new UsageError(
-        fn,
-        "--algorithm",
-        `${fn}: --algorithm must name a loss the CLI evaluates from logprob streams alone; got "${spec.name}", whose perception term needs masked-image logprobs (use papoLoss from the library, or 'polgrad contract reduce ${spec.name}_to_${spec.name === "papo_g" ? "grpo" : "dapo"}')`,
-      );
-    }
     return { config: spec.loss, source: `algorithm ${spec.name}` };
   }
   const { parsePolicyLossConfig, readJsonFile } = await import("../../io/configJson.js");
@@ -66,6 +58,12 @@ export const lossCommand: Command = {
       argument: "NAME",
       description: "use a registered algorithm's loss (see 'polgrad algorithms')",
     },
+    "papo-form": {
+      type: "string",
+      argument: "trl|official",
+      description: "PAPO form for --algorithm papo_g/papo_d (needs masked_logprobs in the batch)",
+      default: "official",
+    },
     framework: {
       type: "string",
       argument: "ID",
@@ -88,6 +86,15 @@ export const lossCommand: Command = {
   async run(values, _p, io) {
     const fn = "polgrad loss";
     if (typeof values.framework === "string") return runFramework(values, io);
+    if (typeof values.algorithm === "string" && values.algorithm.startsWith("papo_"))
+      return runPapo(values, io);
+    if (values["papo-form"] !== undefined) {
+      throw new UsageError(
+        fn,
+        "--papo-form",
+        `${fn}: --papo-form must come with --algorithm papo_g or papo_d; got --papo-form without a PAPO algorithm`,
+      );
+    }
     const { config: base, source } = await resolveConfig(values);
     const normLen = intOption(values, "norm-len", "loss");
     const config: PolicyLossConfig = normLen === undefined ? base : { ...base, normLen };
@@ -152,6 +159,59 @@ async function runFramework(
   io.stdout(
     `framework model ${model.id}\n  ${model.pin.repo} @ ${model.pin.commit} ${model.pin.path}::${model.pin.function}\n` +
       `batch ${values.batch}\nloss          ${r.loss}\n(use --json for the gradient and per-token fields at full precision)\n`,
+  );
+  return 0;
+}
+
+async function runPapo(values: OptionValues, io: Parameters<Command["run"]>[2]): Promise<number> {
+  const fn = "polgrad loss";
+  if (typeof values.batch !== "string")
+    throw new UsageError(
+      fn,
+      "--batch",
+      `${fn}: --batch must be a batch file (.safetensors or .json); got nothing`,
+    );
+  const form = values["papo-form"] ?? "official";
+  if (form !== "official" && form !== "trl")
+    throw new UsageError(
+      fn,
+      "--papo-form",
+      `${fn}: --papo-form must be "trl" or "official"; got ${JSON.stringify(form)}`,
+    );
+  const { getAlgorithm } = await import("../../registry/index.js");
+  const spec = getAlgorithm(values.algorithm as string);
+  const g = await import("../../registry/algorithms/papoG.js");
+  const d = await import("../../registry/algorithms/papoD.js");
+  const base =
+    spec.name === "papo_g"
+      ? form === "trl"
+        ? g.papoGTrlLoss
+        : g.papoGLoss
+      : form === "trl"
+        ? d.papoDTrlLoss
+        : d.papoDLoss;
+  const normLen = intOption(values, "norm-len", "loss");
+  const config = normLen === undefined ? base : { ...base, normLen };
+  const { readBatch } = await import("../../io/index.js");
+  const batch = readBatch(values.batch, { require: ["masked_logprobs"] });
+  const { papoLoss } = await import("../../losses/papo.js");
+  const r = papoLoss(config, {
+    ...batch,
+    maskedLogprobs: batch.maskedLogprobs as NonNullable<typeof batch.maskedLogprobs>,
+    entropies: batch.entropies ?? null,
+    maskedEntropies: batch.maskedEntropies ?? null,
+  });
+  if (values.json) {
+    writeJson(io, "loss", { algorithm: spec.name, form, ...r });
+    return 0;
+  }
+  io.stdout(
+    `algorithm ${spec.name} (${form} form), batch ${values.batch}\n` +
+      `loss             ${r.loss}\n` +
+      `policy loss      ${r.policyLoss} (the parent's)\n` +
+      `perception term  ${r.perceptionTerm} (subtracted)\n` +
+      `entropy term     ${r.entropyTerm ?? "none"}\n` +
+      "(use --json for the gradients w.r.t. logprobs and masked_logprobs at full precision)\n",
   );
   return 0;
 }
