@@ -1,10 +1,7 @@
 /** Render a {@link ClipReport} as terminal text (pure: returns text, prints nothing). */
-import type { ClipReport } from "../diagnostics/clipping.js";
 
-/** Four significant digits, JavaScript's `toPrecision(4)` (polgrad prints Python's `.4g`). */
-function sig4(x: number): string {
-  return x.toPrecision(4);
-}
+import type { ClipReport } from "../diagnostics/clipping.js";
+import { sig4 } from "./format.js";
 
 /**
  * Render the clip census in four lines: the band, the A > 0 and A < 0 quadrants with what happens

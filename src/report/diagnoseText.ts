@@ -4,15 +4,9 @@ import type { RunDiagnosis, SeriesSummary } from "../diagnostics/diagnoseRun.js"
 import { renderClipText } from "./clipText.js";
 import { renderEntropyText } from "./entropyText.js";
 import { renderEssText } from "./essText.js";
+import { g4 } from "./format.js";
 import { renderLengthBiasText } from "./lengthBiasText.js";
 import { renderMismatchText } from "./mismatchText.js";
-
-const g4 = (x: number): string =>
-  x === 0
-    ? "0"
-    : Math.abs(x) >= 1e-3 && Math.abs(x) < 1e5
-      ? String(Number(x.toPrecision(4)))
-      : x.toExponential(3);
 
 /**
  * Render one batch's diagnosis: each detector's summary lines, then the skipped detectors.

@@ -2,13 +2,10 @@
  * Render an {@link EntropyReport} or a {@link TrendReport} as terminal text (pure: returns text,
  * prints nothing).
  */
+
 import type { EntropyReport } from "../diagnostics/entropy.js";
 import type { TrendReport } from "../diagnostics/trend.js";
-
-/** Four significant digits, JavaScript's `toPrecision(4)` (polgrad prints Python's `.4g`). */
-function sig4(x: number): string {
-  return x.toPrecision(4);
-}
+import { sig4 } from "./format.js";
 
 /**
  * Render the entropy estimate in two lines: the pooled estimate with its token count and

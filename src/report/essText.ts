@@ -1,10 +1,7 @@
 /** Render an {@link ESSReport} as terminal text (pure: returns text, prints nothing). */
-import type { ESSReport } from "../diagnostics/ess.js";
 
-/** Four significant digits, JavaScript's `toPrecision(4)` (polgrad prints Python's `.4g`). */
-function sig4(x: number): string {
-  return x.toPrecision(4);
-}
+import type { ESSReport } from "../diagnostics/ess.js";
+import { sig4 } from "./format.js";
 
 /**
  * Render the ESS summary in two lines: the ESS of n and its ratio, then the log-weight moments.

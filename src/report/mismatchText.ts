@@ -1,10 +1,7 @@
 /** Render a {@link MismatchReport} as terminal text (pure: returns text, prints nothing). */
-import { MISMATCH_QUANTILE_LEVELS, type MismatchReport } from "../diagnostics/mismatch.js";
 
-/** Four significant digits, JavaScript's `toPrecision(4)` (polgrad prints Python's `.4g`). */
-function sig4(x: number): string {
-  return x.toPrecision(4);
-}
+import { MISMATCH_QUANTILE_LEVELS, type MismatchReport } from "../diagnostics/mismatch.js";
+import { sig4 } from "./format.js";
 
 /**
  * Render the mismatch summary in six lines: token count; gap moments and perplexity ratio; the

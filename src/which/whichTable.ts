@@ -156,12 +156,7 @@ export function whichTable(
   let gspoRatios = new Float64Array(B);
   const rows: WhichRow[] = specs.map((s) => {
     const r = s.key === "seq_mean_token_mean" ? first : policyLoss(s.config, batch);
-    const mass = new Float64Array(B);
-    for (let b = 0; b < B; b++) {
-      const acc = new CompensatedSum();
-      for (let t = 0; t < T; t++) acc.add(Math.abs(r.gradLogprobs.data[b * T + t] as number));
-      mass[b] = acc.value();
-    }
+    const mass = massOf(r.gradLogprobs.data, B, T);
     if (s.key === "gspo") {
       gspoRatios = new Float64Array(B);
       for (let b = 0; b < B; b++) {
