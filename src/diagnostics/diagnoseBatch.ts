@@ -16,13 +16,7 @@ import { type LengthBiasReport, lengthBiasProbe } from "./lengthBias.js";
 import { logprobMismatch, type MismatchReport } from "./mismatch.js";
 
 /** The detectors, in report order. */
-export const DETECTORS: readonly ["ess", "mismatch", "clip", "entropy", "length_bias"] = [
-  "ess",
-  "mismatch",
-  "clip",
-  "entropy",
-  "length_bias",
-];
+export const DETECTORS = ["ess", "mismatch", "clip", "entropy", "length_bias"] as const;
 /** One detector name. */
 export type DetectorName = (typeof DETECTORS)[number];
 

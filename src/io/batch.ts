@@ -13,7 +13,7 @@ import { readTensorsAs } from "./readTensors.js";
 import { FLOAT_DTYPES, type NamedTensor, type ReadOptions, type TensorSet } from "./tensorTypes.js";
 
 /** Every tensor name a batch file may hold (polgrad's snake_case). */
-export const BATCH_TENSOR_NAMES: readonly [
+export const BATCH_TENSOR_NAMES = [
   "logprobs",
   "old_logprobs",
   "advantages",
@@ -26,20 +26,7 @@ export const BATCH_TENSOR_NAMES: readonly [
   "entropies",
   "masked_logprobs",
   "masked_entropies",
-] = [
-  "logprobs",
-  "old_logprobs",
-  "advantages",
-  "response_mask",
-  "ref_logprobs",
-  "rollout_logprobs",
-  "values",
-  "old_values",
-  "returns",
-  "entropies",
-  "masked_logprobs",
-  "masked_entropies",
-];
+] as const;
 
 /** One batch tensor name. */
 export type BatchTensorName = (typeof BATCH_TENSOR_NAMES)[number];

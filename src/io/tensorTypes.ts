@@ -5,16 +5,7 @@
  */
 
 /** The dtypes polgrad reads from safetensors files (and reports for JSON tensors). */
-export const TENSOR_DTYPES: readonly ["F64", "F32", "BF16", "F16", "BOOL", "U8", "I64", "I32"] = [
-  "F64",
-  "F32",
-  "BF16",
-  "F16",
-  "BOOL",
-  "U8",
-  "I64",
-  "I32",
-];
+export const TENSOR_DTYPES = ["F64", "F32", "BF16", "F16", "BOOL", "U8", "I64", "I32"] as const;
 
 /** One of the supported storage dtypes. */
 export type TensorDtype = (typeof TENSOR_DTYPES)[number];

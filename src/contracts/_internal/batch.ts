@@ -10,11 +10,7 @@ import type { Round } from "./arith.js";
 import type { EmulationData } from "./emulatePolicyLoss.js";
 
 /** The optional `[B, T]` streams a contract batch may carry besides the policy-loss inputs. */
-export const EXTRA_STREAMS: readonly ["maskedLogprobs", "entropies", "maskedEntropies"] = [
-  "maskedLogprobs",
-  "entropies",
-  "maskedEntropies",
-];
+export const EXTRA_STREAMS = ["maskedLogprobs", "entropies", "maskedEntropies"] as const;
 
 const STREAMS = ["logprobs", "oldLogprobs", "refLogprobs", "rolloutLogprobs", ...EXTRA_STREAMS];
 
