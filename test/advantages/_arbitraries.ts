@@ -5,6 +5,11 @@
 import fc from "fast-check";
 import { expect } from "vitest";
 import type { ErrorCode, PolgradError } from "../../src/errors.js";
+import { paddedMasks as kitPaddedMasks } from "../_kit/arbitraries.js";
+import {
+  expectBitwise as kitExpectBitwise,
+  expectClose as kitExpectClose,
+} from "../_kit/expect.js";
 
 /** The masked-position sentinel (polgrad's MASKED_JUNK). */
 export const JUNK = 123;
@@ -72,15 +77,11 @@ export interface PaddedMask {
 
 /** Right-padded masks with B ∈ [1, maxB], T ∈ [1, maxT]. */
 export function paddedMasks(maxB = 6, maxT = 10): fc.Arbitrary<PaddedMask> {
-  return fc.integer({ min: 1, max: maxT }).chain((cols) =>
-    fc
-      .array(fc.integer({ min: 1, max: cols }), { minLength: 1, maxLength: maxB })
-      .map((lengths) => ({
-        mask: lengths.map((L) => Array.from({ length: cols }, (_, t) => t < L)),
-        lengths,
-        cols,
-      })),
-  );
+  return kitPaddedMasks({ maxB, maxT }).map((mask) => ({
+    mask,
+    lengths: mask.map((row) => row.filter(Boolean).length),
+    cols: (mask[0] as boolean[]).length,
+  }));
 }
 
 /** `[B, T]` values in [lo, hi] at response positions and `junk` at padding. */
@@ -106,30 +107,19 @@ export function withJunk(x: number[][], mask: boolean[][], junk: number): number
   return x.map((row, b) => row.map((v, t) => ((mask[b] as boolean[])[t] ? v : junk)));
 }
 
-/** Assert |a − e| ≤ rtol·|e| + atol elementwise. */
+/** Assert |a − e| ≤ rtol·|e| + atol elementwise (the shared kit's check, positional tolerances). */
 export function expectClose(
   actual: ArrayLike<number>,
   expected: ArrayLike<number>,
   rtol: number,
   atol = 0,
 ): void {
-  expect(actual.length).toBe(expected.length);
-  for (let i = 0; i < expected.length; i++) {
-    const a = actual[i] as number;
-    const e = expected[i] as number;
-    if (!(Math.abs(a - e) <= rtol * Math.abs(e) + atol)) {
-      expect.fail(`index ${i}: ${a} vs ${e} (rtol ${rtol}, atol ${atol})`);
-    }
-  }
+  kitExpectClose(Array.from(actual), Array.from(expected), { rtol, atol });
 }
 
 /** Assert two arrays are identical bit for bit (Object.is per element, so −0 ≠ +0). */
 export function expectBitwise(actual: ArrayLike<number>, expected: ArrayLike<number>): void {
-  expect(Array.from(actual)).toEqual(Array.from(expected));
-  for (let i = 0; i < expected.length; i++) {
-    if (!Object.is(actual[i], expected[i]))
-      expect.fail(`index ${i}: ${actual[i]} vs ${expected[i]}`);
-  }
+  kitExpectBitwise(Array.from(actual), Array.from(expected));
 }
 
 /** Assert that `f` throws an instance of `cls` with the given `code` and `arg`. */
