@@ -86,6 +86,18 @@ const OPTIONAL_FIELDS = {
 
 type Fail = (arg: string, rule: string, actual: string) => IoError;
 
+/** A typo such as `old_logprob` must not be silently ignored: reject names not in the batch schema. */
+function rejectUnknownNames(fail: Fail, set: TensorSet): void {
+  const known: readonly string[] = BATCH_TENSOR_NAMES;
+  for (const name of set.tensors.keys()) {
+    if (known.includes(name)) continue;
+    const near = closestNames(name, known);
+    const hint =
+      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
+  }
+}
+
 function floatMatrix(fail: Fail, name: string, t: NamedTensor, like: Matrix | undefined): Matrix {
   if (!FLOAT_DTYPES.includes(t.dtype) || !(t.data instanceof Float64Array)) {
     throw fail(name, `a float dtype (${FLOAT_DTYPES.join(", ")})`, `dtype ${t.dtype}`);
@@ -176,15 +188,8 @@ export function toBatch(tensors: TensorSet, options: ToBatchOptions = {}): Batch
 
 function toBatchAs(fn: string, set: TensorSet, options: ToBatchOptions): Batch {
   const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
-  const known: readonly string[] = BATCH_TENSOR_NAMES;
+  rejectUnknownNames(fail, set);
   const present = [...set.tensors.keys()];
-  for (const name of present) {
-    if (known.includes(name)) continue;
-    const near = closestNames(name, known);
-    const hint =
-      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
-    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
-  }
   const required = [...new Set([...REQUIRED_BATCH_TENSORS, ...(options.require ?? [])])];
   const missing = required.filter((n) => !set.tensors.has(n));
   if (missing.length > 0) {
@@ -194,22 +199,15 @@ function toBatchAs(fn: string, set: TensorSet, options: ToBatchOptions): Batch {
       present.length > 0 ? `only ${present.join(", ")}` : "no tensors",
     );
   }
-  const get = (name: BatchTensorName): NamedTensor => set.tensors.get(name) as NamedTensor;
-  const logprobs = floatMatrix(fail, "logprobs", get("logprobs"), undefined);
-  const dtypes: Record<string, string> = {};
-  for (const [name, t] of set.tensors) dtypes[name] = t.dtype;
-  const batch: { -readonly [K in keyof Batch]: Batch[K] } = {
-    logprobs,
-    oldLogprobs: floatMatrix(fail, "old_logprobs", get("old_logprobs"), logprobs),
-    advantages: advantagesOf(fail, get("advantages"), logprobs),
-    responseMask: maskOf(fail, get("response_mask"), logprobs),
-    source: { path: set.path, format: set.format, dtypes },
-  };
-  for (const [name, field] of Object.entries(OPTIONAL_FIELDS)) {
-    const t = set.tensors.get(name);
-    if (t !== undefined) batch[field] = floatMatrix(fail, name, t, logprobs);
-  }
-  return batch;
+  // logprobs fixes [B, T]; every other tensor is checked against it.
+  const logprobs = floatMatrix(
+    fail,
+    "logprobs",
+    set.tensors.get("logprobs") as NamedTensor,
+    undefined,
+  );
+  // All four required names are present, so the assembled batch is a full Batch.
+  return assemble(fail, set, set.tensors.get("response_mask") as NamedTensor, logprobs) as Batch;
 }
 
 /**
@@ -268,14 +266,7 @@ export function toPartialBatch(tensors: TensorSet): PartialBatch {
   const fn = "toPartialBatch";
   const set = tensors;
   const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
-  const known: readonly string[] = BATCH_TENSOR_NAMES;
-  for (const name of set.tensors.keys()) {
-    if (known.includes(name)) continue;
-    const near = closestNames(name, known);
-    const hint =
-      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
-    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
-  }
+  rejectUnknownNames(fail, set);
   const m = set.tensors.get("response_mask");
   if (m === undefined) {
     throw fail(
@@ -287,11 +278,15 @@ export function toPartialBatch(tensors: TensorSet): PartialBatch {
   const [rows = 0, cols = 0] = m.shape;
   if (m.shape.length !== 2 || rows < 1 || cols < 1)
     throw fail("response_mask", "2-D [B, T] with B, T >= 1", `shape ${fmtShape(m.shape)}`);
-  const like: Matrix = { rows, cols, data: new Float64Array(0) };
+  return assemble(fail, set, m, { rows, cols, data: new Float64Array(0) });
+}
+
+/** Validate every present tensor against the `[B, T]` of `like` and map names to fields. */
+function assemble(fail: Fail, set: TensorSet, mask: NamedTensor, like: Matrix): PartialBatch {
   const dtypes: Record<string, string> = {};
   for (const [name, t] of set.tensors) dtypes[name] = t.dtype;
   const out: { -readonly [K in keyof PartialBatch]: PartialBatch[K] } = {
-    responseMask: maskOf(fail, m, like),
+    responseMask: maskOf(fail, mask, like),
     source: { path: set.path, format: set.format, dtypes },
   };
   const lp = set.tensors.get("logprobs");
