@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { mustBe } from "../core/message.js";
-import { closestNames } from "../core/names.js";
+import { closestNames, didYouMean } from "../core/names.js";
 import { IoError, UnknownNameError } from "../errors.js";
 import { CONTRACT_PINS } from "./pins.js";
 import { checkoutDir, readCheckoutFile } from "./python/checkout.js";
@@ -109,7 +109,7 @@ function resolvePin(fn: string, pin: string | SignatureContract): SignatureContr
   if (found !== undefined) return found;
   const known = Object.keys(CONTRACT_PINS);
   const near = closestNames(pin, known).slice(0, 3);
-  const hint = near.length > 0 ? ` (did you mean ${near.map((n) => `"${n}"`).join(" or ")}?)` : "";
+  const hint = didYouMean(near);
   throw new UnknownNameError(
     fn,
     "pin",

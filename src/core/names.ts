@@ -32,6 +32,13 @@ export function closestNames(name: string, known: readonly string[]): string[] {
     .map(({ k }) => k);
 }
 
+/** The message suffix naming the closest known names: ` (did you mean "a" or "b"?)`, or "". */
+export function didYouMean(suggestions: readonly string[]): string {
+  return suggestions.length > 0
+    ? ` (did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?)`
+    : "";
+}
+
 /**
  * Return `value` typed as one of `known`, or throw {@link UnknownNameError} naming the known values
  * and the closest ones.
@@ -44,10 +51,7 @@ export function oneOf<T extends string>(
 ): T {
   if (typeof value === "string" && (known as readonly string[]).includes(value)) return value as T;
   const suggestions = typeof value === "string" ? closestNames(value, known) : [];
-  const hint =
-    suggestions.length > 0
-      ? ` (did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?)`
-      : "";
+  const hint = didYouMean(suggestions);
   throw new UnknownNameError(
     fn,
     arg,

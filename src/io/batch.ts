@@ -5,7 +5,7 @@
  * of response positions only, checked by the losses.
  */
 import { fmtShape } from "../core/message.js";
-import { closestNames } from "../core/names.js";
+import { closestNames, didYouMean } from "../core/names.js";
 import type { Mask, Matrix } from "../core/tensor.js";
 import type { IoError } from "../errors.js";
 import { ioError } from "./_internal/files.js";
@@ -92,8 +92,7 @@ function rejectUnknownNames(fail: Fail, set: TensorSet): void {
   for (const name of set.tensors.keys()) {
     if (known.includes(name)) continue;
     const near = closestNames(name, known);
-    const hint =
-      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    const hint = didYouMean(near);
     throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
   }
 }

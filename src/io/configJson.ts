@@ -6,7 +6,7 @@
  */
 import { AGGREGATIONS, type Aggregation } from "../aggregate/aggregation.js";
 import { fmtValue, mustBe } from "../core/message.js";
-import { closestNames, oneOf } from "../core/names.js";
+import { closestNames, didYouMean, oneOf } from "../core/names.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
 import { KL_ESTIMATORS, type KLLossConfig } from "../kl/estimator.js";
 import {
@@ -61,8 +61,7 @@ class Reader {
     for (const k of Object.keys(v)) {
       if (keys.includes(k)) continue;
       const near = closestNames(k, keys);
-      const hint =
-        near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+      const hint = didYouMean(near);
       throw new ConfigError(
         this.fn,
         `${arg}.${k}`,

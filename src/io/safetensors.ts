@@ -9,7 +9,7 @@
 
 import { closeSync } from "node:fs";
 import { fmtShape, fmtValue } from "../core/message.js";
-import { closestNames } from "../core/names.js";
+import { closestNames, didYouMean } from "../core/names.js";
 import type { IoError } from "../errors.js";
 import {
   checkMaxBytes,
@@ -114,8 +114,7 @@ function parseEntry(fail: Fail, name: string, v: unknown, bufferLength: number):
   const dt = v.dtype;
   if (typeof dt !== "string" || !(TENSOR_DTYPES as readonly string[]).includes(dt)) {
     const near = typeof dt === "string" ? closestNames(dt, TENSOR_DTYPES) : [];
-    const hint =
-      near.length > 0 ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
+    const hint = didYouMean(near);
     throw fail(
       `${name}.dtype`,
       `one of the supported dtypes ${TENSOR_DTYPES.join(", ")}`,

@@ -3,7 +3,7 @@
  * settings, keyed by id `<framework>@<label>:<variant>` (docs/conformance/frameworks.md#registry).
  */
 import { mustBe } from "../../core/message.js";
-import { closestNames } from "../../core/names.js";
+import { closestNames, didYouMean } from "../../core/names.js";
 import { UnknownNameError } from "../../errors.js";
 import type { FrameworkModel } from "./model.js";
 import { OPENRLHF_VARIANTS, type OpenRlhfLabel, openRlhfModel } from "./openrlhf.js";
@@ -89,10 +89,7 @@ export function getFrameworkModel(id: string): FrameworkModel {
   if (model !== undefined) return model;
   const suggestions =
     typeof id === "string" ? closestNames(id, FRAMEWORK_MODEL_IDS).slice(0, 3) : [];
-  const hint =
-    suggestions.length > 0
-      ? ` (did you mean ${suggestions.map((s) => `"${s}"`).join(" or ")}?)`
-      : "";
+  const hint = didYouMean(suggestions);
   throw new UnknownNameError(
     fn,
     "id",
