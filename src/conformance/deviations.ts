@@ -51,6 +51,18 @@ const fw =
   (inputs) =>
     getFrameworkModel(id).evaluate(inputs);
 const clip = (ratioCap: number | null = null) => ({ epsLow: 0.2, epsHigh: 0.2, ratioCap });
+/** polgrad's PPO clip loss (ε 0.2/0.2) under `aggregation`, optionally another ratio, a dual-clip cap, a budget. */
+const ppoClip = (
+  aggregation: PolicyLossConfig["aggregation"],
+  o: { ratio?: PolicyLossConfig["ratio"]; cap?: number; normLen?: number } = {},
+): ComparedLoss =>
+  pol({
+    ratio: o.ratio ?? "token",
+    surrogate: "pg_clip",
+    clip: clip(o.cap ?? null),
+    aggregation,
+    normLen: o.normLen ?? null,
+  });
 
 /** Inputs whose old logprobs sit `shift` below logprobs on every other token (ratios e^shift·e^U). */
 function wideGaps(shift: number): (d: DrawnBatch) => PolicyLossInputs {
@@ -97,13 +109,7 @@ export const DEVIATIONS: readonly Deviation[] = Object.freeze([
       "With loss_scale_factor unset, the Dr.GRPO mode divides the token sums by B·T with T the padded width of the tensor, not by B·(generation budget); polgrad token_sum_norm with norm_len = ℓ equals verl × T/ℓ (exactly equal at ℓ = T).",
     measure: () => {
       const r = compareLosses(
-        pol({
-          ratio: "token",
-          surrogate: "pg_clip",
-          clip: clip(3),
-          aggregation: "token_sum_norm",
-          normLen: 16,
-        }),
+        ppoClip("token_sum_norm", { cap: 3, normLen: 16 }),
         fw("verl@1dda039b:vanilla:seq-mean-token-sum-norm"),
         { shapes: [[4, 8]], cases: 8 },
       );
@@ -127,13 +133,12 @@ export const DEVIATIONS: readonly Deviation[] = Object.freeze([
     description:
       "The PPO clip objective is always dual-clipped at clip_ratio_c = 3: for A < 0 and r > 3 the loss is the constant −3A and the gradient 0, where PPO's eq. 7 keeps −r·A flowing. Equal to polgrad pg_clip with ratio_cap 3.",
     measure: () => {
-      const plain = compareLosses(
-        pol({ ratio: "token", surrogate: "pg_clip", clip: clip(), aggregation: "token_mean" }),
-        fw("verl@1dda039b:vanilla:token-mean"),
-        { cases: 16, inputs: wideGaps(1.6) },
-      );
+      const plain = compareLosses(ppoClip("token_mean"), fw("verl@1dda039b:vanilla:token-mean"), {
+        cases: 16,
+        inputs: wideGaps(1.6),
+      });
       const capped = compareLosses(
-        pol({ ratio: "token", surrogate: "pg_clip", clip: clip(3), aggregation: "token_mean" }),
+        ppoClip("token_mean", { cap: 3 }),
         fw("verl@1dda039b:vanilla:token-mean"),
         { cases: 16, inputs: wideGaps(1.6) },
       );
@@ -158,22 +163,12 @@ export const DEVIATIONS: readonly Deviation[] = Object.freeze([
       "The GSPO loss uses the GSPO-token ratio (eq. 14: detached sequence weight, token-local gradient), not eq. 7's sequence ratio: values coincide, gradients coincide only when advantages are constant per row. The combined log-ratio is also clamped at 10.",
     measure: () => {
       const seq = compareLosses(
-        pol({
-          ratio: "sequence",
-          surrogate: "pg_clip",
-          clip: clip(),
-          aggregation: "seq_mean_token_mean",
-        }),
+        ppoClip("seq_mean_token_mean", { ratio: "sequence" }),
         fw("verl@1dda039b:gspo"),
         { cases: 16 },
       );
       const tok = compareLosses(
-        pol({
-          ratio: "sequence_token",
-          surrogate: "pg_clip",
-          clip: clip(),
-          aggregation: "seq_mean_token_mean",
-        }),
+        ppoClip("seq_mean_token_mean", { ratio: "sequence_token" }),
         fw("verl@1dda039b:gspo"),
         { cases: 16 },
       );
@@ -198,22 +193,12 @@ export const DEVIATIONS: readonly Deviation[] = Object.freeze([
       "The GSPO loss hard-codes seq-mean-token-mean and ignores its loss_agg_mode argument, so a run configured with token-mean (verl's default) gets the sequence-mean aggregation for its GSPO loss.",
     measure: () => {
       const asked = compareLosses(
-        pol({
-          ratio: "sequence_token",
-          surrogate: "pg_clip",
-          clip: clip(),
-          aggregation: "token_mean",
-        }),
+        ppoClip("token_mean", { ratio: "sequence_token" }),
         fw("verl@1dda039b:gspo"),
         { cases: 16 },
       );
       const got = compareLosses(
-        pol({
-          ratio: "sequence_token",
-          surrogate: "pg_clip",
-          clip: clip(),
-          aggregation: "seq_mean_token_mean",
-        }),
+        ppoClip("seq_mean_token_mean", { ratio: "sequence_token" }),
         fw("verl@1dda039b:gspo"),
         { cases: 16 },
       );
@@ -381,7 +366,7 @@ export const DEVIATIONS: readonly Deviation[] = Object.freeze([
     measure: () => {
       const r = compareLosses(
         (i) => trlModel("f2cd5771", "dapo:token", { numItemsInBatch: 2 * tokens(i) }).evaluate(i),
-        pol({ ratio: "token", surrogate: "pg_clip", clip: clip(), aggregation: "token_mean" }),
+        ppoClip("token_mean"),
         { cases: 8 },
       );
       return {
