@@ -46,10 +46,8 @@ const pol =
   (config: PolicyLossConfig): ComparedLoss =>
   (inputs) =>
     policyLoss(config, inputs);
-const fw =
-  (id: string): ComparedLoss =>
-  (inputs) =>
-    getFrameworkModel(id).evaluate(inputs);
+/** A framework model as a compared loss (the id is resolved once, not per batch). */
+const fw = (id: string): ComparedLoss => getFrameworkModel(id).evaluate;
 const clip = (ratioCap: number | null = null) => ({ epsLow: 0.2, epsHigh: 0.2, ratioCap });
 /** polgrad's PPO clip loss (ε 0.2/0.2) under `aggregation`, optionally another ratio, a dual-clip cap, a budget. */
 const ppoClip = (
