@@ -58,6 +58,14 @@ function render(spec: AlgorithmSpec): string {
   }
   const tis = loss.isCorrection ?? null;
   if (tis !== null) lines.push(`is_correction: TIS, ${tis.level}-level, cap=${fmt(tis.cap)}`);
+  if (spec.papo !== undefined) {
+    for (const form of ["official", "trl"] as const) {
+      const c = spec.papo[form];
+      lines.push(
+        `extension: PAPO (${form} form), perception gamma=${fmt(c.perception.gamma)}, clip=${fmt(c.perception.clip)}, double entropy ${c.doubleEntropy === null ? "none" : `eta1=${fmt(c.doubleEntropy.eta1)}, eta2=${fmt(c.doubleEntropy.eta2)}`}`,
+      );
+    }
+  }
   lines.push(`advantage: ${spec.advantage} (${fmtConfig(spec.advantageConfig)})`);
   const source =
     spec.citation.arxiv !== null ? `arXiv ${spec.citation.arxiv}` : fmt(spec.citation.url);

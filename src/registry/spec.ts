@@ -9,6 +9,7 @@ import { oneOf } from "../core/names.js";
 import { ConfigError } from "../errors.js";
 import type { KLLossConfig } from "../kl/estimator.js";
 import type { PolicyLossConfig } from "../losses/config.js";
+import type { PapoConfig } from "../losses/papoConfig.js";
 import type { Citation } from "./citation.js";
 
 /**
@@ -69,6 +70,11 @@ export interface AlgorithmSpec {
   readonly citation: Citation;
   /** Aggregation, clip, KL and advantage facts, including every knob the paper leaves unstated. */
   readonly notes: string;
+  /**
+   * An extension evaluated on top of `loss` (its parent): PAPO's perception and double-entropy
+   * terms in the official (default) and TRL forms. Absent for plain policy losses.
+   */
+  readonly papo?: { readonly official: PapoConfig; readonly trl: PapoConfig };
 }
 
 function deepFreeze<T>(value: T): T {

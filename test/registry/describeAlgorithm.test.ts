@@ -107,4 +107,17 @@ describe("describeAlgorithm", () => {
   test("rejects: an unknown name", () => {
     expect(() => describeAlgorithm("gspo2")).toThrow(UnknownNameError);
   });
+
+  test("golden: papo entries name their extension in both forms", () => {
+    // The spec's loss is the parent; the PAPO terms are the extension, official form first.
+    const lines = describeAlgorithm("papo_g")
+      .split("\n")
+      .filter((l) => l.startsWith("extension: "));
+    expect(lines).toEqual([
+      "extension: PAPO (official form), perception gamma=0.01, clip=none, double entropy none",
+      "extension: PAPO (trl form), perception gamma=0.1, clip=0.2, double entropy eta1=0.03, eta2=0.03",
+    ]);
+    expect(ALGORITHMS.papo_g.papo?.official.perception.gamma).toBe(0.01);
+    expect(ALGORITHMS.grpo.papo).toBeUndefined();
+  });
 });

@@ -1,6 +1,7 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
 import { UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
+import type { AlgorithmSpec } from "../../registry/spec.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
@@ -86,8 +87,11 @@ export const lossCommand: Command = {
   async run(values, _p, io) {
     const fn = "polgrad loss";
     if (typeof values.framework === "string") return runFramework(values, io);
-    if (typeof values.algorithm === "string" && values.algorithm.startsWith("papo_"))
-      return runPapo(values, io);
+    if (typeof values.algorithm === "string") {
+      const { getAlgorithm } = await import("../../registry/index.js");
+      const spec = getAlgorithm(values.algorithm);
+      if (spec.papo !== undefined) return runPapo(values, io, spec.name, spec.papo);
+    }
     if (values["papo-form"] !== undefined) {
       throw new UsageError(
         fn,
@@ -163,7 +167,12 @@ async function runFramework(
   return 0;
 }
 
-async function runPapo(values: OptionValues, io: Parameters<Command["run"]>[2]): Promise<number> {
+async function runPapo(
+  values: OptionValues,
+  io: Parameters<Command["run"]>[2],
+  name: string,
+  papo: NonNullable<AlgorithmSpec["papo"]>,
+): Promise<number> {
   const fn = "polgrad loss";
   if (typeof values.batch !== "string")
     throw new UsageError(
@@ -178,18 +187,7 @@ async function runPapo(values: OptionValues, io: Parameters<Command["run"]>[2]):
       "--papo-form",
       `${fn}: --papo-form must be "trl" or "official"; got ${JSON.stringify(form)}`,
     );
-  const { getAlgorithm } = await import("../../registry/index.js");
-  const spec = getAlgorithm(values.algorithm as string);
-  const g = await import("../../registry/algorithms/papoG.js");
-  const d = await import("../../registry/algorithms/papoD.js");
-  const base =
-    spec.name === "papo_g"
-      ? form === "trl"
-        ? g.papoGTrlLoss
-        : g.papoGLoss
-      : form === "trl"
-        ? d.papoDTrlLoss
-        : d.papoDLoss;
+  const base = papo[form];
   const normLen = intOption(values, "norm-len", "loss");
   const config = normLen === undefined ? base : { ...base, normLen };
   const { readBatch } = await import("../../io/index.js");
@@ -202,11 +200,11 @@ async function runPapo(values: OptionValues, io: Parameters<Command["run"]>[2]):
     maskedEntropies: batch.maskedEntropies ?? null,
   });
   if (values.json) {
-    writeJson(io, "loss", { algorithm: spec.name, form, ...r });
+    writeJson(io, "loss", { algorithm: name, form, ...r });
     return 0;
   }
   io.stdout(
-    `algorithm ${spec.name} (${form} form), batch ${values.batch}\n` +
+    `algorithm ${name} (${form} form), batch ${values.batch}\n` +
       `loss             ${r.loss}\n` +
       `policy loss      ${r.policyLoss} (the parent's)\n` +
       `perception term  ${r.perceptionTerm} (subtracted)\n` +

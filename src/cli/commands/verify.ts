@@ -37,8 +37,8 @@ async function targets(
         : c;
   if (values.all)
     return Object.values(ALGORITHMS).map((s) => ({
-      // papo_* specs carry only their parent's loss; PAPO's own terms are verified in test/losses/papo*.
-      name: s.name.startsWith("papo_") ? `${s.name} (parent)` : s.name,
+      // An extension's `loss` is its parent; PAPO's own terms are verified in test/losses/papo*.
+      name: s.papo !== undefined ? `${s.name} (parent)` : s.name,
       config: withNorm(s.loss),
       flag: `--algorithm ${s.name}`,
     }));

@@ -3,6 +3,34 @@ import { type AlgorithmSpec, defineAlgorithm } from "../spec.js";
 import { dapo } from "./dapo.js";
 
 /**
+ * The default PAPO-D loss config: the dapo parent with the official form's constants
+ * (γ = 0.01, no clip, double entropy η1 = η2 = 0.03 via the MC estimator).
+ *
+ * @derivation docs/derivations/papo.md#papo_g-and-papo_d
+ * @enforcedBy test/losses/papo.registry.test.ts > papo registry > golden: papo_d ships the dapo parent with the official constants and double entropy
+ * @since 0.1.0
+ */
+export const papoDLoss: PapoConfig = freezePapoConfig({
+  ...dapo.loss,
+  perception: { gamma: 0.01, clip: null, form: PapoForm.OFFICIAL },
+  doubleEntropy: { eta1: 0.03, eta2: 0.03 },
+});
+
+/**
+ * PAPO-D in TRL v0.29.1's form: the dapo parent with PAPOConfig's defaults (γ = 0.1, clamp
+ * [0, 0.2], η1 = η2 = 0.03).
+ *
+ * @derivation docs/derivations/papo.md#papo_g-and-papo_d
+ * @enforcedBy test/losses/papo.trlFixture.test.ts > papoLoss > conformance: the trl form reproduces the real trl v0.29.1 _compute_loss on every recorded case
+ * @since 0.1.0
+ */
+export const papoDTrlLoss: PapoConfig = freezePapoConfig({
+  ...dapo.loss,
+  perception: { gamma: 0.1, clip: 0.2, form: PapoForm.TRL },
+  doubleEntropy: { eta1: 0.03, eta2: 0.03 },
+});
+
+/**
  * PAPO-D: the registered `dapo` loss as parent, plus PAPO's implicit perception term and double
  * entropy term. The spec's `loss` is the parent; the PAPO terms are {@link papoDLoss} (default,
  * official form) and {@link papoDTrlLoss} (TRL v0.29.1 form).
@@ -42,32 +70,5 @@ export const papoD: AlgorithmSpec = defineAlgorithm({
     "TRL's epsilon_high defaults to epsilon (0.2), so set epsilon_high = 0.28 to run this parent. " +
     "Dynamic sampling (online_filtering in the official scripts) acts on the data, not the loss. " +
     "Default form: official, the authors' reference implementation.",
-});
-
-/**
- * The default PAPO-D loss config: the dapo parent with the official form's constants
- * (γ = 0.01, no clip, double entropy η1 = η2 = 0.03 via the MC estimator).
- *
- * @derivation docs/derivations/papo.md#papo_g-and-papo_d
- * @enforcedBy test/losses/papo.registry.test.ts > papo registry > golden: papo_d ships the dapo parent with the official constants and double entropy
- * @since 0.1.0
- */
-export const papoDLoss: PapoConfig = freezePapoConfig({
-  ...dapo.loss,
-  perception: { gamma: 0.01, clip: null, form: PapoForm.OFFICIAL },
-  doubleEntropy: { eta1: 0.03, eta2: 0.03 },
-});
-
-/**
- * PAPO-D in TRL v0.29.1's form: the dapo parent with PAPOConfig's defaults (γ = 0.1, clamp
- * [0, 0.2], η1 = η2 = 0.03).
- *
- * @derivation docs/derivations/papo.md#papo_g-and-papo_d
- * @enforcedBy test/losses/papo.trlFixture.test.ts > papoLoss > conformance: the trl form reproduces the real trl v0.29.1 _compute_loss on every recorded case
- * @since 0.1.0
- */
-export const papoDTrlLoss: PapoConfig = freezePapoConfig({
-  ...dapo.loss,
-  perception: { gamma: 0.1, clip: 0.2, form: PapoForm.TRL },
-  doubleEntropy: { eta1: 0.03, eta2: 0.03 },
+  papo: { official: papoDLoss, trl: papoDTrlLoss },
 });

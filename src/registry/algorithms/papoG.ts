@@ -3,6 +3,34 @@ import { type AlgorithmSpec, defineAlgorithm } from "../spec.js";
 import { grpo } from "./grpo.js";
 
 /**
+ * The default PAPO-G loss config: the grpo parent with the official form's constants
+ * (γ = 0.01, no clip, no double entropy).
+ *
+ * @derivation docs/derivations/papo.md#papo_g-and-papo_d
+ * @enforcedBy test/losses/papo.registry.test.ts > papo registry > golden: papo_g ships the grpo parent with the official constants
+ * @since 0.1.0
+ */
+export const papoGLoss: PapoConfig = freezePapoConfig({
+  ...grpo.loss,
+  perception: { gamma: 0.01, clip: null, form: PapoForm.OFFICIAL },
+  doubleEntropy: null,
+});
+
+/**
+ * PAPO-G in TRL v0.29.1's form: the grpo parent with PAPOConfig's defaults (γ = 0.1, clamp
+ * [0, 0.2], η1 = η2 = 0.03).
+ *
+ * @derivation docs/derivations/papo.md#papo_g-and-papo_d
+ * @enforcedBy test/losses/papo.trlFixture.test.ts > papoLoss > conformance: the trl form reproduces the real trl v0.29.1 _compute_loss on every recorded case
+ * @since 0.1.0
+ */
+export const papoGTrlLoss: PapoConfig = freezePapoConfig({
+  ...grpo.loss,
+  perception: { gamma: 0.1, clip: 0.2, form: PapoForm.TRL },
+  doubleEntropy: { eta1: 0.03, eta2: 0.03 },
+});
+
+/**
  * PAPO-G: the registered `grpo` loss as parent, plus PAPO's implicit perception term. The spec's
  * `loss` is the parent; the PAPO terms are {@link papoGLoss} (default, official form) and
  * {@link papoGTrlLoss} (TRL v0.29.1 form).
@@ -43,32 +71,5 @@ export const papoG: AlgorithmSpec = defineAlgorithm({
     "set beta = 0.04 to run this parent. Default form: official, because it is the authors' " +
     "reference implementation behind the paper's numbers; the TRL form is a port whose " +
     "differences are registered deviations.",
-});
-
-/**
- * The default PAPO-G loss config: the grpo parent with the official form's constants
- * (γ = 0.01, no clip, no double entropy).
- *
- * @derivation docs/derivations/papo.md#papo_g-and-papo_d
- * @enforcedBy test/losses/papo.registry.test.ts > papo registry > golden: papo_g ships the grpo parent with the official constants
- * @since 0.1.0
- */
-export const papoGLoss: PapoConfig = freezePapoConfig({
-  ...grpo.loss,
-  perception: { gamma: 0.01, clip: null, form: PapoForm.OFFICIAL },
-  doubleEntropy: null,
-});
-
-/**
- * PAPO-G in TRL v0.29.1's form: the grpo parent with PAPOConfig's defaults (γ = 0.1, clamp
- * [0, 0.2], η1 = η2 = 0.03).
- *
- * @derivation docs/derivations/papo.md#papo_g-and-papo_d
- * @enforcedBy test/losses/papo.trlFixture.test.ts > papoLoss > conformance: the trl form reproduces the real trl v0.29.1 _compute_loss on every recorded case
- * @since 0.1.0
- */
-export const papoGTrlLoss: PapoConfig = freezePapoConfig({
-  ...grpo.loss,
-  perception: { gamma: 0.1, clip: 0.2, form: PapoForm.TRL },
-  doubleEntropy: { eta1: 0.03, eta2: 0.03 },
+  papo: { official: papoGLoss, trl: papoGTrlLoss },
 });
