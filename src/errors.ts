@@ -12,6 +12,7 @@ export type ErrorCode =
   | "E_SHAPE"
   | "E_MASK"
   | "E_NONFINITE"
+  | "E_OVERFLOW"
   | "E_CONFIG"
   | "E_UNKNOWN_NAME"
   | "E_IO"
@@ -57,6 +58,26 @@ export class NonFiniteError extends PolgradError {
   constructor(fn: string, arg: string, message: string) {
     super("E_NONFINITE", fn, arg, message);
     this.name = "NonFiniteError";
+  }
+}
+
+/**
+ * Finite input whose exact result is not representable in float64: a quantity overflowed (an
+ * unclipped ratio exp(710), a k3 KL term exp(1e4), a sum of squares past 1.8e308). Names the
+ * quantity and, where there is one, the batch position; never returned as NaN or ±Infinity
+ * (docs/conventions.md#numeric-policy).
+ */
+export class OverflowError extends PolgradError {
+  /** The quantity that overflowed, e.g. `ratio` or `klLoss`. */
+  readonly quantity: string;
+  /** The batch position `[b, t]` (or `[b]`) where it overflowed, when there is one. */
+  readonly position: readonly number[] | undefined;
+
+  constructor(fn: string, quantity: string, message: string, position?: readonly number[]) {
+    super("E_OVERFLOW", fn, quantity, message);
+    this.name = "OverflowError";
+    this.quantity = quantity;
+    this.position = position;
   }
 }
 

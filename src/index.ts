@@ -212,6 +212,7 @@ export {
   IoError,
   MaskError,
   NonFiniteError,
+  OverflowError,
   PolgradError,
   ShapeError,
   UnknownNameError,

@@ -15,14 +15,15 @@ export function fmtShape(shape: readonly number[]): string {
 
 /** Format a scalar or small value for a message (`String(x)`; strings quoted; objects as JSON). */
 export function fmtValue(x: unknown): string {
-  if (typeof x === "string") return JSON.stringify(x);
+  if (typeof x === "string") return `"${safeText(x)}"`;
   if (typeof x === "number" || typeof x === "boolean" || x === null || x === undefined) {
     return String(x);
   }
   try {
-    return JSON.stringify(x) ?? String(x);
+    return safeText(JSON.stringify(x) ?? String(x));
   } catch {
-    return String(x);
+    // Cyclic, too deep (RangeError) or a throwing toJSON: describe the kind only.
+    return Array.isArray(x) ? "an array" : typeof x;
   }
 }
 
@@ -30,4 +31,50 @@ export function fmtValue(x: unknown): string {
 export function fmtIndices(ix: readonly number[], max = 10): string {
   if (ix.length <= max) return `[${ix.join(", ")}]`;
   return `[${ix.slice(0, max).join(", ")}, … (${ix.length} in all)]`;
+}
+
+/** Longest text a message quotes from user input before eliding the middle. */
+export const MAX_QUOTED = 200;
+
+/**
+ * Quote user-provided text for a message: control characters (newlines, ESC, NUL, …) and lone
+ * surrogates escaped as `\n`, `\u001b`, …, so that a hostile path or name can never forge a
+ * second line or a terminal sequence; longer than `max` characters, the middle is elided with
+ * the total length. Returns the text without quotes.
+ */
+export function safeText(s: string, max: number = MAX_QUOTED): string {
+  const cut =
+    s.length > max
+      ? `${s.slice(0, Math.ceil(max / 2))}…(${s.length} chars)…${s.slice(s.length - Math.floor(max / 2))}`
+      : s;
+  let out = "";
+  for (let i = 0; i < cut.length; i++) {
+    const c = cut.charCodeAt(i);
+    const hi = c >= 0xd800 && c <= 0xdbff;
+    const lo = c >= 0xdc00 && c <= 0xdfff;
+    if (hi && i + 1 < cut.length) {
+      const d = cut.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out += cut[i] + (cut[i + 1] as string);
+        i++;
+        continue;
+      }
+    }
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || hi || lo) {
+      out +=
+        c === 10
+          ? "\\n"
+          : c === 13
+            ? "\\r"
+            : c === 9
+              ? "\\t"
+              : `\\u${c.toString(16).padStart(4, "0")}`;
+    } else out += cut[i];
+  }
+  return out;
+}
+
+/** Format a batch position as `(b, t)`. */
+export function fmtPosition(pos: readonly number[]): string {
+  return `(${pos.join(", ")})`;
 }
