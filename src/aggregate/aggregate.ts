@@ -1,23 +1,35 @@
-import { CompensatedSum } from "../core/sum.js";
+import { finiteOr } from "../core/finite.js";
+import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, MatrixLike } from "../core/tensor.js";
-import { toMask, toMatrix } from "../core/validate.js";
+import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
 import { type Aggregation, checkAggregation } from "./aggregation.js";
 import {
   type AggregationOptions,
   checkNormLen,
+  checkOptions,
   fillTokenWeights,
 } from "./effectiveTokenWeights.js";
 
 /**
  * Compensated inner product Σ_{b,t} w[b,t]·x[b,t] over response positions in row-major order;
- * padding is skipped, never multiplied (so junk there, even NaN, cannot leak).
+ * padding is skipped, never multiplied (so junk there, even NaN, cannot leak). When the running sum
+ * overflows while every product is finite (values near 1.8e308 whose weighted sum is still
+ * representable), the sum is recomputed by {@link robustSum}'s scaled pass over the same terms in
+ * the same order, so the result is ±Infinity only when the exact sum exceeds float64.
  * @internal
  */
 export function maskedDot(w: Float64Array, x: Float64Array, mask: Mask): number {
   const acc = new CompensatedSum();
   const m = mask.data;
   for (let i = 0; i < m.length; i++) if (m[i] === 1) acc.add((w[i] as number) * (x[i] as number));
-  return acc.value();
+  const plain = acc.value();
+  if (Number.isFinite(plain) || Number.isNaN(plain)) return plain;
+  const at: number[] = [];
+  for (let i = 0; i < m.length; i++) if (m[i] === 1) at.push(i);
+  return robustSum(at.length, (k) => {
+    const i = at[k] as number;
+    return (w[i] as number) * (x[i] as number);
+  });
 }
 
 /**
@@ -31,13 +43,19 @@ export function maskedDot(w: Float64Array, x: Float64Array, mask: Mask): number 
  * @param responseMask - The `[B, T]` response mask; every row needs at least one response token.
  * @param mode - The aggregation mode.
  * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`.
- * @returns The scalar aggregate (finite when the response positions are finite).
+ * @returns The scalar aggregate: finite, computed stably (a scaled second pass) when a partial sum
+ *   overflows but the aggregate itself is representable.
  * @throws {ShapeError} E_SHAPE when perToken is not 2-D or the mask shape differs.
  * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row.
- * @throws {ConfigError} E_CONFIG when `normLen` is missing or invalid for token_sum_norm.
+ * @throws {ConfigError} E_CONFIG when `normLen` is missing or invalid for token_sum_norm, or
+ *   `options` is not an object.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown mode.
+ * @throws {NonFiniteError} E_NONFINITE when perToken is NaN or ±Infinity at a response position.
+ * @throws {OverflowError} E_OVERFLOW (quantity `value`) when the exact aggregate exceeds float64.
  * @derivation docs/derivations/aggregation.md#aggregate
  * @enforcedBy test/aggregate/aggregate.test.ts > aggregate > identity: equals the inner product with effectiveTokenWeights bitwise
+ * @enforcedBy test/aggregate/hardening.test.ts > aggregate > rejects: nan or infinity at a response position with E_NONFINITE
+ * @enforcedBy test/aggregate/hardening.test.ts > aggregate > golden: a sum whose partial sums overflow but whose value is representable is finite and exact
  * @since 0.1.0
  */
 export function aggregate(
@@ -50,8 +68,9 @@ export function aggregate(
   const agg = checkAggregation(fn, "mode", mode);
   const x = toMatrix(fn, "perToken", perToken);
   const mask = toMask(fn, responseMask, { rows: x.rows, cols: x.cols, arg: "perToken" });
-  const normLen = checkNormLen(fn, agg, options.normLen);
+  const normLen = checkNormLen(fn, agg, checkOptions(fn, options).normLen);
+  checkFiniteAt(fn, "perToken", x, mask);
   const w = new Float64Array(x.rows * x.cols);
   fillTokenWeights(mask, agg, normLen, w);
-  return maskedDot(w, x.data, mask);
+  return finiteOr(fn, "value", maskedDot(w, x.data, mask), undefined, "Σ w·x exceeds float64");
 }

@@ -11,6 +11,23 @@ export interface AggregationOptions {
 }
 
 /**
+ * Require `options` to be an object (or undefined, for the defaults), so that reading its fields
+ * cannot throw a TypeError; a {@link ConfigError} naming `options` otherwise. Returns the options.
+ * @internal
+ */
+export function checkOptions<O extends object>(fn: string, options: O | undefined): Partial<O> {
+  if (options === undefined) return {};
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      fn,
+      "options",
+      mustBe(fn, "options", "an options object or undefined", fmtValue(options)),
+    );
+  }
+  return options;
+}
+
+/**
  * Validate `normLen` against the mode: required (a positive integer) iff the mode is
  * `token_sum_norm`, ignored otherwise. Returns the budget, or 0 when unused.
  * @internal
@@ -86,8 +103,10 @@ export function fillTokenWeights(
  * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`.
  * @returns `[B, T]` float64 weights, exactly 0 at padding; the mean modes sum to 1.
  * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row.
- * @throws {ConfigError} E_CONFIG when `normLen` is missing or not a positive integer for token_sum_norm.
+ * @throws {ConfigError} E_CONFIG when `normLen` is missing or not a positive integer for token_sum_norm,
+ *   or `options` is not an object.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown mode.
+ * @throws {ShapeError} E_SHAPE when the mask is not a 2-D array (null, a number, a string).
  * @derivation docs/derivations/aggregation.md#effective-token-weights
  * @enforcedBy test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the four modes on lengths [2, 1]
  * @since 0.1.0
@@ -100,7 +119,7 @@ export function effectiveTokenWeights(
   const fn = "effectiveTokenWeights";
   const agg = checkAggregation(fn, "mode", mode);
   const mask = toMask(fn, responseMask);
-  const normLen = checkNormLen(fn, agg, options.normLen);
+  const normLen = checkNormLen(fn, agg, checkOptions(fn, options).normLen);
   const data = new Float64Array(mask.rows * mask.cols);
   fillTokenWeights(mask, agg, normLen, data);
   return { rows: mask.rows, cols: mask.cols, data };

@@ -6,6 +6,7 @@ import { type Aggregation, checkAggregation } from "./aggregation.js";
 import {
   type AggregationOptions,
   checkNormLen,
+  checkOptions,
   fillTokenWeights,
 } from "./effectiveTokenWeights.js";
 
@@ -30,7 +31,7 @@ export interface MicrobatchOptions extends AggregationOptions {
  * @param options - `normLen` (token_sum_norm budget) and `lossScale` ("mean" or "sum").
  * @returns `[B, T]` float64 weights, 0 at padding.
  * @throws {ConfigError} E_CONFIG when a size is < 1, the sizes do not sum to B, lossScale is
- *   unknown, or normLen is invalid.
+ *   unknown, normLen is invalid, or `options` is not an object.
  * @throws {MaskError} E_MASK when the mask is invalid.
  * @derivation docs/derivations/aggregation.md#micro-batch-weights
  * @enforcedBy test/aggregate/microbatchTokenWeights.test.ts > microbatchTokenWeights > identity: equals the gradient of an explicit accumulation loop
@@ -70,7 +71,8 @@ export function microbatchTokenWeights(
       ),
     );
   }
-  const lossScale = options.lossScale ?? "mean";
+  const opts = checkOptions(fn, options);
+  const lossScale = opts.lossScale ?? "mean";
   if (lossScale !== "mean" && lossScale !== "sum") {
     throw new ConfigError(
       fn,
@@ -78,7 +80,7 @@ export function microbatchTokenWeights(
       mustBe(fn, "lossScale", '"mean" or "sum"', fmtValue(lossScale)),
     );
   }
-  const normLen = checkNormLen(fn, agg, options.normLen);
+  const normLen = checkNormLen(fn, agg, opts.normLen);
   const T = mask.cols;
   const out = new Float64Array(mask.rows * T);
   const K = sizes.length;

@@ -5,7 +5,7 @@
  * entry, before any arithmetic (docs/conventions.md#errors).
  */
 import { MaskError, NonFiniteError, ShapeError } from "../errors.js";
-import { fmtIndices, fmtShape, mustBe } from "./message.js";
+import { fmtIndices, fmtShape, fmtValue, mustBe } from "./message.js";
 import {
   isMask,
   isMatrix,
@@ -21,13 +21,40 @@ export function describeShape(x: unknown): string {
   if (isMatrix(x) || isMask(x)) return fmtShape([x.rows, x.cols]);
   if (x instanceof Float64Array) return fmtShape([x.length]);
   if (!Array.isArray(x)) return x === null ? "null" : typeof x;
+  // Iterative, and at most MAX_RANK dimensions printed: an array nested 1e5 deep is described in
+  // a short line, never by recursion (no RangeError) nor by a 300 kB shape.
   const dims: number[] = [];
+  let depth = 0;
   let cur: unknown = x;
   while (Array.isArray(cur)) {
-    dims.push(cur.length);
+    if (depth < MAX_RANK) dims.push(cur.length);
+    depth++;
     cur = cur[0];
   }
-  return fmtShape(dims);
+  return depth > MAX_RANK
+    ? `${fmtShape(dims).slice(0, -1)}, …] (nested ${depth} deep)`
+    : fmtShape(dims);
+}
+
+/** Dimensions {@link describeShape} prints before eliding the rest. */
+const MAX_RANK = 8;
+
+/** Describe one offending cell of a nested array: a primitive by value, an array or object by kind. */
+function cellText(v: unknown): string {
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object" && v !== null) return "an object";
+  return fmtValue(v);
+}
+
+/**
+ * Require `x` to be a plain object (a record of named tensors such as PolicyLossInputs), so that
+ * reading its fields can never throw a TypeError; otherwise a {@link ShapeError} naming `arg`.
+ * @enforcedBy test/hardening/losses.test.ts > hardening: typed errors > rejects: null, undefined, a number, a string or an array as the inputs object
+ */
+export function requireRecord(fn: string, arg: string, x: unknown, what: string): void {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, what, fmtValue(x)));
+  }
 }
 
 function isRows(x: unknown): x is readonly (readonly unknown[])[] {
@@ -54,7 +81,13 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
 }
 
 function checkDense(fn: string, arg: string, x: Matrix | Mask): void {
-  if (x.rows < 1 || x.cols < 1 || x.data.length !== x.rows * x.cols) {
+  if (
+    !Number.isInteger(x.rows) ||
+    !Number.isInteger(x.cols) ||
+    x.rows < 1 ||
+    x.cols < 1 ||
+    x.data.length !== x.rows * x.cols
+  ) {
     throw new ShapeError(
       fn,
       arg,
@@ -91,7 +124,14 @@ function fromRows<A extends Float64Array | Uint8Array>(
         ),
       );
     }
-    for (let t = 0; t < cols; t++) data[b * cols + t] = cell(row[t], b, t);
+    for (let t = 0; t < cols; t++) {
+      const v = row[t];
+      // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
+      if (Array.isArray(v)) {
+        throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+      }
+      data[b * cols + t] = cell(v, b, t);
+    }
   }
   return { rows, cols, data };
 }
@@ -142,7 +182,7 @@ export function toMask(
       throw new MaskError(
         fn,
         arg,
-        mustBe(fn, arg, "boolean (true/false or 1/0)", `${JSON.stringify(v)} at (${b}, ${t})`),
+        mustBe(fn, arg, "boolean (true/false or 1/0)", `${cellText(v)} at (${b}, ${t})`),
       );
     });
   }

@@ -90,7 +90,8 @@ function isSet(x: unknown): boolean {
 /**
  * Validate a policy-loss config and resolve its defaults, in polgrad's order: pg_clip needs both
  * eps (ratioCap finite > 1 if set); cispo needs epsHigh and no ratioCap; pg and reinforce need
- * clip = null; reinforce needs ratio = token; every eps finite > 0; IS cap finite > 0 and level
+ * clip = null; reinforce needs ratio = token; every eps finite > 0 and epsLow < 1 (a stricter rule
+ * than polgrad's: 1 − epsLow ≤ 0 is a non-positive lower bound); IS cap finite > 0 and level
  * token|sequence; then aggregation/normLen and the KL term (which inherits aggregation/normLen).
  * @internal
  */
@@ -98,7 +99,7 @@ export function validatePolicyLossConfig(
   fn: string,
   config: PolicyLossConfig,
 ): ResolvedPolicyLossConfig {
-  if (typeof config !== "object" || config === null) {
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
     throw new ConfigError(
       fn,
       "config",
@@ -187,7 +188,19 @@ export function validatePolicyLossConfig(
     );
   }
   if (clip !== null) {
-    if (isSet(clip.epsLow)) lo = 1 - positiveFinite(fn, "config.clip.epsLow", clip.epsLow);
+    if (isSet(clip.epsLow)) {
+      const e = positiveFinite(fn, "config.clip.epsLow", clip.epsLow);
+      // 1 − ε_lo ≤ 0 would make the lower clip bound non-positive: a ratio is always > 0, so the
+      // band's lower side could never bind and the config silently means something else.
+      if (e >= 1) {
+        throw new ConfigError(
+          fn,
+          "config.clip.epsLow",
+          mustBe(fn, "config.clip.epsLow", "in (0, 1) (lower bound 1 − epsLow > 0)", fmtValue(e)),
+        );
+      }
+      lo = 1 - e;
+    }
     if (isSet(clip.epsHigh)) hi = 1 + positiveFinite(fn, "config.clip.epsHigh", clip.epsHigh);
   }
   const isCorrection = config.isCorrection ?? null;

@@ -1,19 +1,21 @@
 import { maskedDot } from "../aggregate/aggregate.js";
 import { fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { checkFiniteOutput, finiteOr, overflowError } from "../core/finite.js";
 import { mustBe } from "../core/message.js";
-import { CompensatedSum } from "../core/sum.js";
+import { robustSum } from "../core/sum.js";
 import type { Mask, Matrix, MatrixLike } from "../core/tensor.js";
 import {
   broadcastAdvantages,
   checkFiniteAll,
   checkFiniteAt,
   checkSameShape,
+  requireRecord,
   toMask,
   toMatrix,
 } from "../core/validate.js";
-import { ConfigError, NonFiniteError } from "../errors.js";
+import { ConfigError } from "../errors.js";
 import { type PapoConfig, type ResolvedPapoConfig, validatePapoConfig } from "./papoConfig.js";
-import { type PolicyLossInputs, policyLoss } from "./policyLoss.js";
+import { POLICY_LOSS_INPUTS, type PolicyLossInputs, policyLossAs } from "./policyLoss.js";
 
 /** The tensors {@link papoLoss} reads: the parent's inputs plus the masked-image streams. */
 export interface PapoInputs extends PolicyLossInputs {
@@ -83,11 +85,14 @@ function readStreams(
   };
 }
 
-/** Compensated Σ over the positions `use` selects (all, or response only). */
-function total(x: ArrayLike<number>, m: Uint8Array, all: boolean): number {
-  const acc = new CompensatedSum();
-  for (let i = 0; i < x.length; i++) if (all || m[i] === 1) acc.add(x[i] as number);
-  return acc.value();
+/**
+ * Compensated Σ over the positions selected (all, or response only), divided by `divisor`: finite
+ * whenever the quotient is representable, even when a partial sum overflows (robustSum).
+ */
+function total(x: ArrayLike<number>, m: Uint8Array, all: boolean, divisor: number): number {
+  const at: number[] = [];
+  for (let i = 0; i < x.length; i++) if (all || m[i] === 1) at.push(i);
+  return robustSum(at.length, (k) => x[at[k] as number] as number, divisor);
 }
 
 /**
@@ -117,6 +122,9 @@ function total(x: ArrayLike<number>, m: Uint8Array, all: boolean): number {
  * @throws {MaskError} E_MASK when the mask is not 0/1, misshaped, or has an empty row.
  * @throws {NonFiniteError} E_NONFINITE when a read value is not finite (trl: at any position).
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown form, ratio, surrogate or mode.
+ * @throws {OverflowError} E_OVERFLOW when a result is not representable for finite input, naming
+ *   the quantity and position: the parent's (see policyLoss), `perceptionPerToken` (trl form
+ *   without clip, e^δ past 1.8e308), `entropyTerm`, `gradLogprobs` or `loss`.
  * @derivation docs/derivations/papo.md#papo-loss
  * @enforcedBy test/losses/papo.golden.test.ts > papoLoss > golden: trl form on a 2x2 ragged batch
  * @enforcedBy test/losses/papo.golden.test.ts > papoLoss > golden: official form on a 2x2 ragged batch
@@ -129,6 +137,7 @@ function total(x: ArrayLike<number>, m: Uint8Array, all: boolean): number {
 export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
   const fn = "papoLoss";
   const cfg = validatePapoConfig(fn, config);
+  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
   // The parent's input checks, in policyLoss's order, under this function's name.
   const lp = toMatrix(fn, "logprobs", inputs.logprobs);
   const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
@@ -155,7 +164,7 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
   broadcastAdvantages(fn, inputs.advantages, lp, "logprobs", mask);
   const { lpm, ent, entM } = readStreams(fn, cfg, inputs, lp, mask);
 
-  const parent = policyLoss(config, inputs);
+  const parent = policyLossAs(fn, config, inputs);
   const { rows: B, cols: T } = lp;
   const n = B * T;
   const m = mask.data;
@@ -177,15 +186,12 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
     }
     const e = Math.exp(d);
     let v = e - d - 1; // evaluated as both codes do: (exp(δ) − δ) − 1
-    if (v === Number.POSITIVE_INFINITY && clip === null) {
-      // Only the unclamped trl form can get here (δ > ~709): e^δ overflows float64.
+    if (!Number.isFinite(v) && clip === null) {
+      // Only the unclamped trl form can get here (δ > ~709): e^δ overflows float64, and so does
+      // the exact k3 = e^δ − δ − 1.
       const b = Math.floor(i / T);
-      const rule = "such that e^(maskedLogprobs − logprobs) is finite when perception.clip is null";
-      throw new NonFiniteError(
-        fn,
-        "maskedLogprobs",
-        mustBe(fn, "maskedLogprobs", rule, `δ = ${d} at (${b}, ${i - b * T})`),
-      );
+      const why = `k3 = e^δ − δ − 1 at δ = maskedLogprobs − logprobs = ${d}, perception.clip null`;
+      throw overflowError(fn, "perceptionPerToken", v, [b, i - b * T], why);
     }
     if (!trl && (v < -10 || v > 10)) {
       v = v < -10 ? -10 : 10;
@@ -198,7 +204,7 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
     k[i] = v;
     if (pass) slope[i] = e - 1;
   }
-  const perceptionTerm = gamma * (trl ? total(k, m, true) / n : maskedDot(w, k, mask));
+  const perceptionTerm = gamma * (trl ? total(k, m, true, n) : maskedDot(w, k, mask));
 
   let entropyTerm: number | null = null;
   let entGrad = 0; // ∂E/∂lp at each response token (official MC estimator)
@@ -206,13 +212,13 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
     if (trl && ent !== null && entM !== null) {
       // sg[H], sg[H_mask]: TRL computes both entropies under torch.no_grad(); no gradient.
       entropyTerm =
-        cfg.eta1 * (total(ent.data, m, true) / n) + cfg.eta2 * (total(entM.data, m, true) / n);
+        cfg.eta1 * total(ent.data, m, true, n) + cfg.eta2 * total(entM.data, m, true, n);
     } else {
       let N = 0;
       for (let i = 0; i < n; i++) N += m[i] as number;
       // sg[maskedLogprobs]: the official masked entropy −mean(lpm) uses the precomputed stream.
       entropyTerm =
-        cfg.eta1 * (-total(lp.data, m, false) / N) + cfg.eta2 * (-total(lpm.data, m, false) / N);
+        cfg.eta1 * -total(lp.data, m, false, N) + cfg.eta2 * -total(lpm.data, m, false, N);
       entGrad = -cfg.eta1 / N;
     }
   }
@@ -228,9 +234,15 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
     }
     if (entGrad !== 0 && m[i] === 1) grad[i] = (grad[i] as number) + entGrad;
   }
+  if (entropyTerm !== null) {
+    finiteOr(fn, "entropyTerm", entropyTerm, undefined, "η1·H + η2·H_mask exceeds float64");
+  }
+  checkFiniteOutput(fn, "gradLogprobs", grad, T, trl ? undefined : m, "∂loss/∂logprobs");
+  checkFiniteOutput(fn, "gradMaskedLogprobs", gradM, T, undefined, "∂loss/∂maskedLogprobs");
   let loss = parent.loss;
   if (perceptionTerm !== 0) loss = loss - perceptionTerm;
   if (entropyTerm !== null && entropyTerm !== 0) loss = loss + entropyTerm;
+  finiteOr(fn, "loss", loss, undefined, "policyLoss − perceptionTerm + entropyTerm");
   return {
     loss,
     gradLogprobs: { rows: B, cols: T, data: grad },

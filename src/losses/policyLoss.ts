@@ -1,5 +1,6 @@
 import { maskedDot } from "../aggregate/aggregate.js";
 import { fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { checkFiniteOutput, finiteOr, overflowError } from "../core/finite.js";
 import { mustBe } from "../core/message.js";
 import {
   type Mask,
@@ -13,12 +14,17 @@ import {
   broadcastAdvantages,
   checkFiniteAt,
   checkSameShape,
+  requireRecord,
   toMask,
   toMatrix,
 } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, type OverflowError } from "../errors.js";
 import { klPointwise } from "../kl/estimator.js";
-import { type PolicyLossConfig, validatePolicyLossConfig } from "./config.js";
+import {
+  type PolicyLossConfig,
+  type ResolvedPolicyLossConfig,
+  validatePolicyLossConfig,
+} from "./config.js";
 import { tisWeights } from "./isCorrection.js";
 import { ratioBackward, ratioForward } from "./ratio.js";
 import { cispoWeight, pgClipPoint } from "./surrogates.js";
@@ -47,7 +53,11 @@ export interface PolicyLossResult {
   readonly gradLogprobs: Matrix;
   /** Per-token surrogate after TIS, before KL, `[B, T]`, 0 at padding. */
   readonly perTokenObjective: Matrix;
-  /** The surrogate's ratio (sg), `[B, T]`, exactly 1 at padding; all ones for reinforce. */
+  /**
+   * The surrogate's ratio (sg), `[B, T]`, exactly 1 at padding; all ones for reinforce. A ratio
+   * whose exp overflows where the loss stays finite (clipped high, dual-clip cap, CISPO, A = 0) is
+   * reported saturated, as Number.MAX_VALUE.
+   */
   readonly ratio: Matrix;
   /** Tokens whose ratio sits below the band on the side that binds (false at padding). */
   readonly clippedLow: Mask;
@@ -61,6 +71,31 @@ function zeroFilled(x: Matrix, m: Uint8Array): Float64Array {
   const out = new Float64Array(x.data.length);
   for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = x.data[i] as number;
   return out;
+}
+
+/** The description of the inputs object in messages. */
+export const POLICY_LOSS_INPUTS =
+  "a PolicyLossInputs object { logprobs, oldLogprobs, advantages, responseMask, … }";
+
+/** Why a per-token objective is not finite: the surrogate term and, for ratios, the log-ratio. */
+function objectiveWhy(
+  cfg: ResolvedPolicyLossConfig,
+  logRatio: number,
+  r: number,
+  a: number,
+  lp: number,
+): string {
+  const which = cfg.ratio === "token" ? "log-ratio lp − old" : "mean log-ratio of the row";
+  switch (cfg.surrogate) {
+    case "reinforce":
+      return `−A·lp with A = ${a}, lp = ${lp} exceeds float64`;
+    case "cispo":
+      return `−sg[ŵ]·A·lp with A = ${a}, lp = ${lp} exceeds float64`;
+    default:
+      return r === Number.POSITIVE_INFINITY
+        ? `${which} = ${logRatio}: exp overflows and the ratio enters the loss unclipped with A = ${a}`
+        : `${which} = ${logRatio}: r·A = ${r}·${a} exceeds float64`;
+  }
 }
 
 function requireStream(
@@ -95,16 +130,35 @@ function requireStream(
  * @throws {MaskError} E_MASK when the mask is not 0/1, misshaped, or has an empty row.
  * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown ratio, surrogate, mode or estimator.
+ * @throws {OverflowError} E_OVERFLOW when a result is not representable for finite input, naming
+ *   the quantity (`perTokenObjective`, `klLoss`, `gradLogprobs`, `loss`) and the position: an
+ *   overflowing ratio on the unclipped branch (pg; pg_clip with A < 0 and no binding cap), r·A or
+ *   A·lp past 1.8e308, a k3 term e^δ with δ ≥ 710. A clipped token whose ratio overflows is finite
+ *   with gradient exactly 0 (docs/conventions.md#numeric-policy).
  * @derivation docs/derivations/losses.md#policy-loss
  * @enforcedBy test/losses/policyLoss.golden.test.ts > policyLoss > golden: pg_clip inside the band
  * @enforcedBy test/losses/policyLoss.golden.test.ts > policyLoss > golden: 2x2 ragged batch
  * @enforcedBy test/losses/policyLoss.fixtures.test.ts > policyLoss > conformance: matches polgrad 0.2.0 (pytorch autograd) on every recorded case
+ * @enforcedBy test/hardening/losses.test.ts > hardening: overflowing ratios > golden: a clipped token whose ratio overflows has a finite objective and gradient exactly 0
+ * @enforcedBy test/hardening/losses.test.ts > hardening: extreme inputs > property: every algorithm and every ratio × surrogate × aggregation is finite or throws OverflowError, and equals the reference where that is finite
  * @see arXiv 1707.06347 eq. 7 (PPO), 2507.18071 eqs. 7 and 14 (GSPO), 2506.13585 eq. 4 (CISPO)
  * @since 0.1.0
  */
 export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): PolicyLossResult {
-  const fn = "policyLoss";
+  return policyLossAs("policyLoss", config, inputs);
+}
+
+/**
+ * {@link policyLoss} under the name of the public function that calls it (papoLoss), so that its
+ * errors name that function. @internal
+ */
+export function policyLossAs(
+  fn: string,
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
+): PolicyLossResult {
   const cfg = validatePolicyLossConfig(fn, config);
+  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
   const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
   const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
   checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
@@ -160,6 +214,8 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
   const dr = new Float64Array(n);
   const low = new Uint8Array(n);
   const high = new Uint8Array(n);
+  const overflowAt = (i: number, q: string, v: number, why: string): OverflowError =>
+    overflowError(fn, q, v, [Math.floor(i / T), i % T], why);
   for (let i = 0; i < n; i++) {
     if (m[i] !== 1) continue;
     const a = A[i] as number;
@@ -170,7 +226,8 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
     let ell: number;
     switch (cfg.surrogate) {
       case "pg":
-        ell = -(r * a);
+        // A = ±0: the term is ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
+        ell = -(a === 0 ? a : r * a);
         dr[i] = g * a;
         break;
       case "pg_clip": {
@@ -196,11 +253,24 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
         break;
       }
     }
+    if (!Number.isFinite(ell)) {
+      const lr = cfg.ratio === "token" ? (z[i] as number) : (fwd.mz[Math.floor(i / T)] as number);
+      throw overflowAt(i, "perTokenObjective", ell, objectiveWhy(cfg, lr, r, a, lp[i] as number));
+    }
     objective[i] = rho === null ? ell : ell * p;
+    if (!Number.isFinite(objective[i] as number)) {
+      throw overflowAt(i, "perTokenObjective", objective[i] as number, `TIS weight ${p} × ${ell}`);
+    }
   }
   if (cfg.surrogate === "pg" || cfg.surrogate === "pg_clip")
     ratioBackward(cfg.ratio, fwd, dr, mask, L, grad);
-  let loss = maskedDot(w, objective, mask);
+  let loss = finiteOr(
+    fn,
+    "loss",
+    maskedDot(w, objective, mask),
+    undefined,
+    "Σ w·ℓ exceeds float64",
+  );
 
   let klLoss: number | null = null;
   if (cfg.kl !== null && ref !== null) {
@@ -209,14 +279,29 @@ export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): 
     const k = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       if (m[i] !== 1) continue;
-      const pt = klPointwise(cfg.kl.kind, (ref.data[i] as number) - (lp[i] as number));
+      const d = (ref.data[i] as number) - (lp[i] as number);
+      const pt = klPointwise(cfg.kl.kind, d);
+      if (!Number.isFinite(pt.value) || !Number.isFinite(pt.dLogprob)) {
+        const v = Number.isFinite(pt.value) ? pt.dLogprob : pt.value;
+        const why = `the ${cfg.kl.kind} term at δ = ref − lp = ${d} exceeds float64`;
+        throw overflowAt(i, "klLoss", v, why);
+      }
       k[i] = pt.value;
       grad[i] = (grad[i] as number) + cfg.kl.coef * (wk[i] as number) * pt.dLogprob;
     }
-    klLoss = maskedDot(wk, k, mask);
-    loss = loss + cfg.kl.coef * klLoss;
+    klLoss = finiteOr(fn, "klLoss", maskedDot(wk, k, mask), undefined, "Σ w·k exceeds float64");
+    loss = finiteOr(fn, "loss", loss + cfg.kl.coef * klLoss, undefined, "surrogate + coef·klLoss");
   }
-  const ratio = reinforce ? new Float64Array(n).fill(1) : fwd.r;
+  checkFiniteOutput(fn, "gradLogprobs", grad, T, m, "∂loss/∂logprobs exceeds float64");
+  let ratio: Float64Array;
+  if (reinforce) ratio = new Float64Array(n).fill(1);
+  else {
+    // Saturate: an overflowed ratio whose loss is finite (clipped, capped, CISPO, A = 0) is
+    // reported as the largest float64, never Infinity (docs/conventions.md#numeric-policy).
+    ratio = fwd.r;
+    for (let i = 0; i < n; i++)
+      if (ratio[i] === Number.POSITIVE_INFINITY) ratio[i] = Number.MAX_VALUE;
+  }
   return {
     loss,
     gradLogprobs: { rows: B, cols: T, data: grad },

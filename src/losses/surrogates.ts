@@ -21,7 +21,9 @@ export interface PgClipPoint {
  * PPO clipped objective of one token, with optional dual clip (docs/derivations/losses.md#dual-clip).
  * obj = min(r·A, clamp(r, lo, hi)·A); for A < 0 with cap c: obj ← max(obj, c·A).
  * ∂obj/∂r = A·slope: slope 1 on the unclipped branch, 0 on a saturated clamp or on the cap, halved
- * at each tie.
+ * at each tie. An overflowed ratio r = +Infinity (exp of a log-ratio ≥ 709.79) is handled exactly:
+ * A > 0 gives hi·A with slope 0 (clipped high), A = 0 gives 0, A < 0 gives −Infinity (the caller's
+ * overflow) unless the cap binds (c·A, slope 0).
  * @internal
  */
 export function pgClipPoint(
@@ -33,7 +35,9 @@ export function pgClipPoint(
 ): PgClipPoint {
   const rc = Math.min(Math.max(r, lo), hi);
   const pass = r >= lo && r <= hi ? 1 : 0;
-  const a = r * A;
+  // A = ±0: r·A is ±0 (bitwise A for every finite r ≥ 0); written as A so that an overflowed
+  // ratio r = +Infinity gives the objective 0, never Infinity·0 = NaN.
+  const a = A === 0 ? A : r * A;
   const c = rc * A;
   let obj: number;
   let slope: number;

@@ -1,9 +1,14 @@
 /** Render a policy-loss result as terminal text (pure: returns text, prints nothing). */
-import { CompensatedSum } from "../core/sum.js";
+import { l2Norm, robustSum } from "../core/sum.js";
 import type { MaskLike } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
+
+/** Format x, or say that it exceeds float64 (a norm or mass of finite gradients can). */
+function big(x: number, f: (x: number) => string): string {
+  return Number.isFinite(x) ? f(x) : "> 1.8e308 (exceeds float64)";
+}
 
 /**
  * Render the loss summary: config, batch shape, loss and KL term at full precision, ratio range,
@@ -16,6 +21,7 @@ import type { PolicyLossResult } from "../losses/policyLoss.js";
  * @param responseMask - The batch mask (for token counts).
  * @returns Multi-line text ending with a newline.
  * @enforcedBy test/cli/cli.test.ts > polgrad cli > golden: loss on a json batch prints the loss at full precision
+ * @enforcedBy test/report/lossText.hardening.test.ts > renderLossText > regression: the grad norm of finite gradients near 1e200 is finite, not NaN
  * @since 0.1.0
  */
 export function renderLossText(
@@ -32,25 +38,26 @@ export function renderLossText(
   let high = 0;
   let rmin = Number.POSITIVE_INFINITY;
   let rmax = Number.NEGATIVE_INFINITY;
-  const sq = new CompensatedSum();
   const mass: number[] = [];
+  const g = r.gradLogprobs.data;
   for (let b = 0; b < B; b++) {
-    const acc = new CompensatedSum();
+    const at: number[] = [];
     for (let t = 0; t < T; t++) {
       const i = b * T + t;
       if (mask.data[i] !== 1) continue;
+      at.push(i);
       N++;
       low += r.clippedLow.data[i] as number;
       high += r.clippedHigh.data[i] as number;
       const x = r.ratio.data[i] as number;
       rmin = Math.min(rmin, x);
       rmax = Math.max(rmax, x);
-      const g = r.gradLogprobs.data[i] as number;
-      sq.add(g * g);
-      acc.add(Math.abs(g));
     }
-    mass.push(acc.value());
+    // Compensated Σ_t |g|, rescaled when a partial sum overflows (robustSum).
+    mass.push(robustSum(at.length, (k) => Math.abs(g[at[k] as number] as number)));
   }
+  // The scaled L2 norm: finite whenever representable (‖[1e200, 1e200]‖ = 1.414e200).
+  const norm = l2Norm(g, mask.data);
   const clip = config.clip
     ? `, clip eps_low=${config.clip.epsLow ?? "none"} eps_high=${config.clip.epsHigh ?? "none"} ratio_cap=${config.clip.ratioCap ?? "none"}`
     : "";
@@ -64,11 +71,12 @@ export function renderLossText(
     `loss          ${r.loss}`,
   ];
   if (r.klLoss !== null) lines.push(`kl_loss       ${r.klLoss} (unscaled)`);
-  lines.push(`ratio         min ${rmin}, max ${rmax} over response tokens`);
+  const saturated = rmax === Number.MAX_VALUE ? " (max saturated: exp overflowed, clipped)" : "";
+  lines.push(`ratio         min ${rmin}, max ${rmax} over response tokens${saturated}`);
   lines.push(`clipped       low ${low}/${N}, high ${high}/${N}`);
-  lines.push(`grad norm     ${Math.sqrt(sq.value())} (d loss / d logprobs, L2)`);
+  lines.push(`grad norm     ${big(norm, String)} (d loss / d logprobs, L2)`);
   lines.push(
-    `grad mass     [${mass.map((m) => m.toPrecision(6)).join(", ")}] per sequence (sum_t |d loss / d logprobs[b, t]|)`,
+    `grad mass     [${mass.map((m) => big(m, (x) => x.toPrecision(6))).join(", ")}] per sequence (sum_t |d loss / d logprobs[b, t]|)`,
   );
   lines.push("(use --json for every per-token field at full precision)");
   return `${lines.join("\n")}\n`;

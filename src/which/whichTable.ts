@@ -1,11 +1,12 @@
 import { getFrameworkModel } from "../conformance/frameworks/registry.js";
+import { finiteOr } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
-import { CompensatedSum } from "../core/sum.js";
+import { robustSum } from "../core/sum.js";
 import { rowLengths } from "../core/tensor.js";
-import { toMask } from "../core/validate.js";
+import { requireRecord, toMask } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
-import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
+import { POLICY_LOSS_INPUTS, type PolicyLossInputs, policyLossAs } from "../losses/policyLoss.js";
 
 /** One configuration of the disagreement table with its loss and per-sequence gradient mass. */
 export interface WhichRow {
@@ -64,12 +65,15 @@ const FRAMEWORK_ROWS = [
   { id: "trl@f2cd5771:dr_grpo:token", label: "TRL@f2cd5771 loss_type='dr_grpo' (budget T)" },
 ] as const;
 
-function massOf(g: Float64Array, B: number, T: number): Float64Array {
+/**
+ * Σ_t |g[b, t]| per row, compensated, robust to a partial sum that overflows; a mass that exceeds
+ * float64 itself is an OverflowError naming `gradMass` and the row.
+ */
+function massOf(fn: string, key: string, g: Float64Array, B: number, T: number): Float64Array {
   const mass = new Float64Array(B);
   for (let b = 0; b < B; b++) {
-    const acc = new CompensatedSum();
-    for (let t = 0; t < T; t++) acc.add(Math.abs(g[b * T + t] as number));
-    mass[b] = acc.value();
+    const v = robustSum(T, (t) => Math.abs(g[b * T + t] as number));
+    mass[b] = finiteOr(fn, "gradMass", v, [b], `Σ_t |∂loss/∂lp| of row ${key} exceeds float64`);
   }
   return mass;
 }
@@ -88,10 +92,14 @@ function massOf(g: Float64Array, B: number, T: number): Float64Array {
  * @param batch - The policy-loss inputs (see PolicyLossInputs).
  * @param options - `normLen`: the Dr.GRPO budget ℓ (default: the padded width T).
  * @returns Plain readonly data; rendering lives in report/.
- * @throws {ConfigError} E_CONFIG when normLen is not a positive integer.
- * @throws {ShapeError} E_SHAPE, {MaskError} E_MASK, {NonFiniteError} E_NONFINITE as policyLoss.
+ * @throws {ConfigError} E_CONFIG when normLen is not a positive integer or options is not an object.
+ * @throws {ShapeError} E_SHAPE, {MaskError} E_MASK, {NonFiniteError} E_NONFINITE as policyLoss
+ *   (a batch that is not an object is an E_SHAPE naming `batch`).
+ * @throws {OverflowError} E_OVERFLOW when a loss, a gradient mass or a cross-check difference is
+ *   not representable (advantages near 1.8e308 whose results exceed float64); finite otherwise.
  * @derivation docs/derivations/variants.md#which-grpo-am-i-running
  * @enforcedBy test/which/whichTable.test.ts > whichTable > golden: built-in batch reproduces polgrad's printed table
+ * @enforcedBy test/which/hardening.test.ts > whichTable > golden: advantages 1e308 give finite losses and masses, computed stably
  * @since 0.1.0
  */
 export function whichTable(
@@ -99,6 +107,15 @@ export function whichTable(
   options: { readonly normLen?: number | null } = {},
 ): WhichReport {
   const fn = "whichTable";
+  requireRecord(fn, "batch", batch, POLICY_LOSS_INPUTS);
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      fn,
+      "options",
+      mustBe(fn, "options", "an options object { normLen } or undefined", fmtValue(options)),
+    );
+  }
+  const policyLoss = (config: PolicyLossConfig, b: PolicyLossInputs) => policyLossAs(fn, config, b);
   const first = policyLoss(
     { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "seq_mean_token_mean" },
     batch,
@@ -156,7 +173,7 @@ export function whichTable(
   let gspoRatios = new Float64Array(B);
   const rows: WhichRow[] = specs.map((s) => {
     const r = s.key === "seq_mean_token_mean" ? first : policyLoss(s.config, batch);
-    const mass = massOf(r.gradLogprobs.data, B, T);
+    const mass = massOf(fn, s.key, r.gradLogprobs.data, B, T);
     if (s.key === "gspo") {
       gspoRatios = new Float64Array(B);
       for (let b = 0; b < B; b++) {
@@ -185,12 +202,21 @@ export function whichTable(
       label: f.label,
       config: null,
       loss: r.loss,
-      gradMass: massOf(r.gradLogprobs.data, B, T),
+      gradMass: massOf(fn, f.id, r.gradLogprobs.data, B, T),
     };
   });
   rows.push(...frameworkRows);
   const byKey = (k: string): WhichRow => rows.find((r) => r.key === k) as WhichRow;
   const scale = N / (B * normLen);
+  // |lhs − scale·rhs|: losses near ±1.8e308 of opposite signs differ by more than float64 holds.
+  const diffOf = (lhs: string, rhs: string, rhsScale: number): number =>
+    finiteOr(
+      fn,
+      "crossChecks.absDiff",
+      Math.abs(byKey(lhs).loss - byKey(rhs).loss * rhsScale),
+      undefined,
+      `|loss(${lhs}) − ${rhsScale}·loss(${rhs})| exceeds float64`,
+    );
   const check = (
     lhs: string,
     rhs: string,
@@ -202,7 +228,7 @@ export function whichTable(
     lhs,
     rhs,
     rhsScale,
-    absDiff: Math.abs(byKey(lhs).loss - byKey(rhs).loss * rhsScale),
+    absDiff: diffOf(lhs, rhs, rhsScale),
     explanation,
   });
   const frameworkChecks: WhichCrossCheck[] = [
@@ -265,7 +291,7 @@ export function whichTable(
         lhs: "token_sum_norm",
         rhs: "token_mean",
         rhsScale: scale,
-        absDiff: Math.abs(byKey("token_sum_norm").loss - byKey("token_mean").loss * scale),
+        absDiff: diffOf("token_sum_norm", "token_mean", scale),
         explanation: "proportional weights m/(B*norm_len) vs m/N on one batch",
       },
       ...frameworkChecks,

@@ -326,6 +326,8 @@ describe("papoLoss", () => {
           ],
         },
       ),
-    ).toMatchObject({ name: "NonFiniteError", arg: "maskedLogprobs" });
+      // δ = −1 − (−800) = 799: e^799 overflows, and so does the exact k3 = e^δ − δ − 1 — finite
+      // input whose result is not representable is an OverflowError (issue 9), no longer E_NONFINITE.
+    ).toMatchObject({ name: "OverflowError", code: "E_OVERFLOW", arg: "perceptionPerToken" });
   });
 });

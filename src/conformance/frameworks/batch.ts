@@ -6,23 +6,27 @@
  * @internal
  */
 
-import { mustBe } from "../../core/message.js";
-import { CompensatedSum } from "../../core/sum.js";
+import { overflowError } from "../../core/finite.js";
+import { fmtValue, mustBe } from "../../core/message.js";
+import { CompensatedSum, robustSum } from "../../core/sum.js";
 import type { Mask, MaskLike, Matrix } from "../../core/tensor.js";
 import { rowLengths } from "../../core/tensor.js";
 import {
   broadcastAdvantages,
   checkFiniteAt,
   checkSameShape,
+  requireRecord,
   toMask,
   toMatrix,
 } from "../../core/validate.js";
 import { ConfigError, MaskError } from "../../errors.js";
-import type { PolicyLossInputs } from "../../losses/policyLoss.js";
+import { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "../../losses/policyLoss.js";
 import type { FrameworkResult } from "./model.js";
 
 /** A validated batch: every stream zero-filled at padding, so junk never reaches arithmetic. */
 export interface FrameworkBatch {
+  /** The model id, named by its errors. */
+  readonly fn: string;
   readonly B: number;
   readonly T: number;
   /** The mask, 0/1 per position. */
@@ -88,6 +92,7 @@ export function prepareBatch(
   inputs: PolicyLossInputs,
   reads: BatchReads,
 ): FrameworkBatch {
+  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
   const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
   const { rows: B, cols: T } = logprobs;
   const empty = new Float64Array(B * T);
@@ -131,6 +136,7 @@ export function prepareBatch(
     if ((L[b] as number) > 0) nonEmpty++;
   }
   return {
+    fn,
     B,
     T,
     m,
@@ -155,9 +161,34 @@ export interface Reduction {
   readonly divisorName: string;
 }
 
+/** 2^-600 and 2^600: exact power-of-two scalings for the overflow pass of {@link reduceRows}. */
+const DOWN = 2 ** -600;
+const UP = 2 ** 600;
+
+/** (Σ_b (Σ_t m·x·scale)/d_b)/D in the framework's order (sum, then divide). */
+function reduceScaled(
+  batch: FrameworkBatch,
+  x: Float64Array,
+  red: Reduction,
+  scale: number,
+): number {
+  const { B, T, m } = batch;
+  const total = new CompensatedSum();
+  for (let b = 0; b < B; b++) {
+    const row = new CompensatedSum();
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) row.add((x[b * T + t] as number) * scale);
+    total.add(row.value() / (red.rowDivisor[b] as number));
+  }
+  return total.value() / red.divisor;
+}
+
 /**
  * Reduce a zero-filled per-token matrix: loss = (Σ_b (Σ_t m·x)/d_b)/D, compensated sums in row-major
  * order, and the per-token weights ∂loss/∂x_{b,t} = m·(1/D)/d_b (the order autograd divides in).
+ * The frameworks sum, then divide; that order is kept (the recorded replays are bitwise). Only when
+ * a partial sum overflows with every term finite (values near 1.8e308) is the reduction redone on
+ * terms scaled by 2^-600 (exact) and scaled back, so the loss is ±Infinity only when the exact
+ * value exceeds float64 (then {@link frameworkResult} names it).
  * Throws {@link MaskError} when D is not positive (the framework would compute 0/0 = NaN).
  */
 export function reduceRows(
@@ -190,7 +221,15 @@ export function reduceRows(
     const w = inv / d;
     for (let t = 0; t < T; t++) if (m[b * T + t] === 1) weights[b * T + t] = w;
   }
-  return { loss: total.value() / red.divisor, weights };
+  let loss = total.value() / red.divisor;
+  if (!Number.isFinite(loss)) {
+    // A partial sum overflowed (±∞, or ∞ − ∞ = NaN across rows) with every term finite.
+    let finiteTerms = true;
+    for (let i = 0; i < x.length; i++)
+      if (m[i] === 1 && !Number.isFinite(x[i] as number)) finiteTerms = false;
+    if (finiteTerms) loss = reduceScaled(batch, x, red, DOWN) * UP;
+  }
+  return { loss, weights };
 }
 
 /** Row divisors all equal to `v`. */
@@ -217,24 +256,36 @@ export function sequenceRatioBackward(
   for (let b = 0; b < B; b++) {
     const acc = new CompensatedSum();
     for (let t = 0; t < T; t++) if (m[b * T + t] === 1) acc.add(dr[b * T + t] as number);
-    const g = (acc.value() * (s[b] as number)) / Math.max(L[b] as number, 1);
+    // A zero upstream gradient stays exactly 0 at an overflowed s_b = ∞ (no 0·∞ = NaN).
+    const sum = acc.value();
+    const g = (sum === 0 ? sum : sum * (s[b] as number)) / Math.max(L[b] as number, 1);
     for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = g;
   }
 }
 
-/** The masked row means Σ_t m·z / max(L_b, 1) of a zero-filled matrix. */
+/**
+ * The masked row means Σ_t m·z / max(L_b, 1) of a zero-filled matrix (robust to a partial sum that
+ * overflows: robustSum).
+ */
 export function rowMeans(batch: FrameworkBatch, z: Float64Array): Float64Array {
   const { B, T, m, L } = batch;
   const out = new Float64Array(B);
+  const at: number[] = [];
   for (let b = 0; b < B; b++) {
-    const acc = new CompensatedSum();
-    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) acc.add(z[b * T + t] as number);
-    out[b] = acc.value() / Math.max(L[b] as number, 1);
+    at.length = 0;
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) at.push(b * T + t);
+    out[b] = robustSum(at.length, (k) => z[at[k] as number] as number, Math.max(L[b] as number, 1));
   }
   return out;
 }
 
-/** Assemble a result; `ratio` must already be 1 at padding. */
+/**
+ * Assemble a result under the numeric policy (docs/conventions.md#numeric-policy): the per-token
+ * loss, the gradient and the loss must be finite at response positions, else an OverflowError
+ * names the quantity and position (with the log-ratio there); a ratio that overflowed where
+ * everything else is finite is reported saturated, Number.MAX_VALUE. `ratio` must already be 1 at
+ * padding.
+ */
 export function frameworkResult(
   batch: FrameworkBatch,
   loss: number,
@@ -242,7 +293,20 @@ export function frameworkResult(
   perToken: Float64Array,
   ratio: Float64Array,
 ): FrameworkResult {
-  const { B: rows, T: cols } = batch;
+  const { fn, B: rows, T: cols, m, lp, old } = batch;
+  for (const [q, x] of [
+    ["perTokenObjective", perToken],
+    ["gradLogprobs", grad],
+  ] as const) {
+    for (let i = 0; i < x.length; i++) {
+      if (m[i] !== 1 || Number.isFinite(x[i] as number)) continue;
+      const why = `lp − old = ${(lp[i] as number) - (old[i] as number)}, A = ${batch.adv[i]}`;
+      throw overflowError(fn, q, x[i] as number, [Math.floor(i / cols), i % cols], why);
+    }
+  }
+  if (!Number.isFinite(loss)) throw overflowError(fn, "loss", loss, undefined, "the reduction");
+  for (let i = 0; i < ratio.length; i++)
+    if (ratio[i] === Number.POSITIVE_INFINITY) ratio[i] = Number.MAX_VALUE;
   return {
     loss,
     gradLogprobs: { rows, cols, data: grad },
@@ -256,6 +320,17 @@ export function ones(batch: FrameworkBatch): Float64Array {
   return new Float64Array(batch.B * batch.T).fill(1);
 }
 
+/** Require the overrides argument to be an object (reading its fields must not throw a TypeError). */
+export function requireOverrides(fn: string, overrides: unknown): void {
+  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+    throw new ConfigError(
+      fn,
+      "overrides",
+      mustBe(fn, "overrides", "an overrides object (or omitted)", fmtValue(overrides)),
+    );
+  }
+}
+
 /** Validate an override: a positive finite number (or undefined). */
 export function positiveOverride(
   fn: string,
@@ -264,7 +339,7 @@ export function positiveOverride(
 ): number | undefined {
   if (x === undefined) return undefined;
   if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", String(x)));
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", fmtValue(x)));
   }
   return x;
 }

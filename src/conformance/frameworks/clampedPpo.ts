@@ -12,8 +12,9 @@ import { type FrameworkBatch, ones } from "./batch.js";
 export const LOG_RATIO_CLAMP = 20;
 
 /**
- * Per-token loss ℓ_t, its derivative ∂ℓ_t/∂lp_t and the ratio. A clamped log-ratio, a saturated
- * clip or the dual-clip cap passes no gradient (exactly +0).
+ * Per-token loss ℓ_t, its derivative ∂ℓ_t/∂lp_t = (∂ℓ_t/∂r)·r and the ratio. A clamped log-ratio,
+ * a saturated clip or the dual-clip cap passes no gradient (exactly +0). `dEllDr` = ∂ℓ_t/∂r lets
+ * the caller form w·∂ℓ/∂r·r in the stable order when w·(∂ℓ/∂r·r) overflows.
  * @internal
  */
 export function clampedPpoTokens(
@@ -21,11 +22,12 @@ export function clampedPpoTokens(
   epsLow: number,
   epsHigh: number,
   dualClip: number | null,
-): { ell: Float64Array; dEll: Float64Array; ratio: Float64Array } {
+): { ell: Float64Array; dEll: Float64Array; dEllDr: Float64Array; ratio: Float64Array } {
   const { m, lp, old, adv } = batch;
   const n = lp.length;
   const ell = new Float64Array(n);
   const dEll = new Float64Array(n);
+  const dEllDr = new Float64Array(n);
   const ratio = ones(batch);
   for (let i = 0; i < n; i++) {
     if (m[i] !== 1) continue;
@@ -36,7 +38,31 @@ export function clampedPpoTokens(
     ratio[i] = r;
     ell[i] = -pt.obj;
     const pass = z >= -LOG_RATIO_CLAMP && z <= LOG_RATIO_CLAMP && pt.slope !== 0;
+    dEllDr[i] = pass ? -(a * pt.slope) : 0;
     dEll[i] = pass ? -(a * pt.slope) * r : 0;
   }
-  return { ell, dEll, ratio };
+  return { ell, dEll, dEllDr, ratio };
+}
+
+/**
+ * ∂loss/∂lp_t = w_t·∂ℓ_t/∂lp_t in the frameworks' order, or (w_t·∂ℓ_t/∂r)·r when that product
+ * overflows while the exact gradient is representable (advantages near 1.8e308).
+ * @internal
+ */
+export function clampedPpoGrad(
+  batch: FrameworkBatch,
+  weights: Float64Array,
+  tokens: { dEll: Float64Array; dEllDr: Float64Array; ratio: Float64Array },
+): Float64Array {
+  const { m } = batch;
+  const grad = new Float64Array(m.length);
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] !== 1) continue;
+    const w = weights[i] as number;
+    const g = w * (tokens.dEll[i] as number);
+    grad[i] = Number.isFinite(g)
+      ? g
+      : w * (tokens.dEllDr[i] as number) * (tokens.ratio[i] as number);
+  }
+  return grad;
 }

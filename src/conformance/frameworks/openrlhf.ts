@@ -3,6 +3,7 @@
  * clip, gspo) aggregated by `aggregate_loss` without global batch info, and the as-loss KL term
  * `aggregate_loss(compute_approx_kl(lp, ref, estimator), mask)` (docs/conformance/frameworks.md#openrlhf).
  */
+import { overflowError } from "../../core/finite.js";
 import { oneOf } from "../../core/names.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { pgClipPoint } from "../../losses/surrogates.js";
@@ -18,7 +19,7 @@ import {
   rowsFromLengths,
   sequenceRatioBackward,
 } from "./batch.js";
-import { clampedPpoTokens } from "./clampedPpo.js";
+import { clampedPpoGrad, clampedPpoTokens } from "./clampedPpo.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { OPENRLHF_LOSS_FILES, OPENRLHF_UTILS_FILES } from "./pins.js";
 
@@ -69,14 +70,10 @@ function ppo(
   tokenLevel: boolean,
   dualClip: number | null,
 ): FrameworkResult {
-  const { m, lp } = batch;
-  const n = lp.length;
-  const { ell, dEll, ratio } = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, dualClip);
-  const { loss, weights } = reduceRows(fn, batch, ell, aggregation(tokenLevel, batch));
-  const grad = new Float64Array(n);
-  for (let i = 0; i < n; i++)
-    if (m[i] === 1) grad[i] = (weights[i] as number) * (dEll[i] as number);
-  return frameworkResult(batch, loss, grad, ell, ratio);
+  const tokens = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, dualClip);
+  const { loss, weights } = reduceRows(fn, batch, tokens.ell, aggregation(tokenLevel, batch));
+  const grad = clampedPpoGrad(batch, weights, tokens);
+  return frameworkResult(batch, loss, grad, tokens.ell, tokens.ratio);
 }
 
 /** gspo: s_b = exp(Σ_t m·z / max(L_b, 1)) (no clamp, gradient through the mean); sample mean. */
@@ -156,6 +153,19 @@ function kl(fn: string, kind: OpenRlhfKlKind, batch: FrameworkBatch): FrameworkR
   const grad = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     if (m[i] !== 1) continue;
+    // Upstream casts to float32 first: |values| past 3.4e38, or a difference past it, are ±∞ in
+    // float32 (then ∞ − ∞ = NaN); finite float64 input whose float32 image is not finite.
+    const x = f32(f32(lp[i] as number) - f32(ref[i] as number));
+    if (!Number.isFinite(x)) {
+      const why = `upstream computes in float32 (|x| <= 3.4e38); lp = ${lp[i]}, ref = ${ref[i]}`;
+      throw overflowError(
+        fn,
+        "float32(logprobs − refLogprobs)",
+        x,
+        [Math.floor(i / batch.T), i % batch.T],
+        why,
+      );
+    }
     const pt = openRlhfKlPoint(kind, lp[i] as number, ref[i] as number, g);
     k[i] = pt.value;
     grad[i] = pt.grad;

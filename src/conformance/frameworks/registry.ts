@@ -2,7 +2,7 @@
  * The registry of framework models: every (framework, pinned commit, variant) with its default
  * settings, keyed by id `<framework>@<label>:<variant>` (docs/conformance/frameworks.md#registry).
  */
-import { mustBe } from "../../core/message.js";
+import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
 import { UnknownNameError } from "../../errors.js";
 import type { FrameworkModel } from "./model.js";
@@ -87,13 +87,16 @@ export function getFrameworkModel(id: string): FrameworkModel {
   const key = typeof id === "string" ? canonicalFrameworkModelId(id) : "";
   const model = Object.hasOwn(FRAMEWORK_MODELS, key) ? FRAMEWORK_MODELS[key] : undefined;
   if (model !== undefined) return model;
+  // Did-you-mean only for a name of plausible length: a 1 MB id gets no edit-distance search.
   const suggestions =
-    typeof id === "string" ? closestNames(id, FRAMEWORK_MODEL_IDS).slice(0, 3) : [];
+    typeof id === "string" && id.length <= 200
+      ? closestNames(id, FRAMEWORK_MODEL_IDS).slice(0, 3)
+      : [];
   const hint = didYouMean(suggestions);
   throw new UnknownNameError(
     fn,
     "id",
-    `${mustBe(fn, "id", "a registered framework model id (see FRAMEWORK_MODEL_IDS)", JSON.stringify(id))}${hint}`,
+    `${mustBe(fn, "id", "a registered framework model id (see FRAMEWORK_MODEL_IDS)", fmtValue(id))}${hint}`,
     suggestions,
   );
 }

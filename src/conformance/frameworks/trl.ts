@@ -19,6 +19,7 @@ import {
   prepareBatch,
   type Reduction,
   reduceRows,
+  requireOverrides,
   rowMeans,
   rowsFromLengths,
   sequenceRatioBackward,
@@ -154,7 +155,12 @@ function trlLoss(
     if (m[i] === 1) dr[i] = (weights[i] as number) * (dEllDc[i] as number);
   if (sequence) sequenceRatioBackward(batch, dr, s, grad);
   else
-    for (let i = 0; i < n; i++) if (m[i] === 1) grad[i] = (dr[i] as number) * (ratio[i] as number);
+    for (let i = 0; i < n; i++) {
+      // A zero upstream gradient stays exactly 0 at an overflowed coef_1 = ∞ (torch's exp
+      // backward would give 0·∞ = NaN there; the model returns the limit, 0).
+      const d = dr[i] as number;
+      if (m[i] === 1) grad[i] = d === 0 ? d : d * (ratio[i] as number);
+    }
   for (let i = 0; i < n; i++) {
     if (m[i] === 1 && direct[i] !== 0)
       grad[i] = (grad[i] as number) + (weights[i] as number) * (direct[i] as number);
@@ -247,6 +253,7 @@ export function trlModel(
   overrides: TrlOverrides = {},
 ): FrameworkModel {
   const fnName = "trlModel";
+  requireOverrides(fnName, overrides);
   const lab = oneOf(fnName, "label", label, Object.keys(TRL_FILES) as TrlLabel[]);
   const v = oneOf(fnName, "variant", variant, TRL_VARIANTS[lab]);
   const [ltRaw, level] = v.split(":") as [string, string];

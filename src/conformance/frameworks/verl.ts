@@ -9,7 +9,7 @@ import { mustBe } from "../../core/message.js";
 import { oneOf } from "../../core/names.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
-import { overrideSuffix, positiveOverride, prepareBatch } from "./batch.js";
+import { overrideSuffix, positiveOverride, prepareBatch, requireOverrides } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { VERL_FILES } from "./pins.js";
 import {
@@ -160,6 +160,7 @@ export function verlModel(
   overrides: VerlOverrides = {},
 ): FrameworkModel {
   const fnName = "verlModel";
+  requireOverrides(fnName, overrides);
   const lab = oneOf(fnName, "label", label, Object.keys(VERL_FILES) as VerlLabel[]);
   const v = oneOf(fnName, "variant", variant, VERL_VARIANTS[lab]);
   const o: VerlOverrides = {

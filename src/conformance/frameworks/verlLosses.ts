@@ -16,7 +16,7 @@ import {
   rowMeans,
   rowsFromLengths,
 } from "./batch.js";
-import { clampedPpoTokens } from "./clampedPpo.js";
+import { clampedPpoGrad, clampedPpoTokens } from "./clampedPpo.js";
 import type { FrameworkResult } from "./model.js";
 
 /** `agg_loss` modes; `token-sum` exists only at `1dda039b`. */
@@ -100,14 +100,10 @@ export function verlVanilla(
   batch: FrameworkBatch,
   red: (b: FrameworkBatch) => Reduction,
 ): FrameworkResult {
-  const { m, lp } = batch;
-  const n = lp.length;
-  const { ell, dEll, ratio } = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, CLIP_C);
-  const { loss, weights } = reduceRows(fn, batch, ell, red(batch));
-  const grad = new Float64Array(n);
-  for (let i = 0; i < n; i++)
-    if (m[i] === 1) grad[i] = (weights[i] as number) * (dEll[i] as number);
-  return frameworkResult(batch, loss, grad, ell, ratio);
+  const tokens = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, CLIP_C);
+  const { loss, weights } = reduceRows(fn, batch, tokens.ell, red(batch));
+  const grad = clampedPpoGrad(batch, weights, tokens);
+  return frameworkResult(batch, loss, grad, tokens.ell, tokens.ratio);
 }
 
 /**
@@ -123,6 +119,7 @@ export function verlGspo(fn: string, batch: FrameworkBatch, o: VerlOverrides): F
   const ns = rowMeans(batch, z);
   const ell = new Float64Array(n);
   const dEll = new Float64Array(n);
+  const dEllDr = new Float64Array(n);
   const ratio = ones(batch);
   for (let b = 0; b < B; b++) {
     const nb = ns[b] as number;
@@ -134,7 +131,9 @@ export function verlGspo(fn: string, batch: FrameworkBatch, o: VerlOverrides): F
       const pt = pgClipPoint(s, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, null);
       ratio[i] = s;
       ell[i] = -pt.obj;
-      dEll[i] = nb <= GSPO_LOG_CLAMP_MAX && pt.slope !== 0 ? -(a * pt.slope) * s : 0;
+      const pass = nb <= GSPO_LOG_CLAMP_MAX && pt.slope !== 0;
+      dEllDr[i] = pass ? -(a * pt.slope) : 0;
+      dEll[i] = pass ? -(a * pt.slope) * s : 0;
     }
   }
   const { loss, weights } = reduceRows(
@@ -143,9 +142,7 @@ export function verlGspo(fn: string, batch: FrameworkBatch, o: VerlOverrides): F
     ell,
     verlAggregation("seq-mean-token-mean", batch, o),
   );
-  const grad = new Float64Array(n);
-  for (let i = 0; i < n; i++)
-    if (m[i] === 1) grad[i] = (weights[i] as number) * (dEll[i] as number);
+  const grad = clampedPpoGrad(batch, weights, { dEll, dEllDr, ratio });
   return frameworkResult(batch, loss, grad, ell, ratio);
 }
 
