@@ -1,4 +1,6 @@
+import { checkFiniteOutput } from "../core/finite.js";
 import { fmtIndices, mustBe } from "../core/message.js";
+import { pow2Scale } from "../core/scale.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAll, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { MaskError } from "../errors.js";
@@ -39,12 +41,15 @@ export interface GAEResult {
  * @throws {NonFiniteError} E_NONFINITE when tokenRewards or values hold NaN or ±Inf anywhere.
  * @throws {MaskError} E_MASK when the mask is not 0/1, has an empty row, or is not right-padded.
  * @throws {ConfigError} E_CONFIG when gamma or lam is not a finite number.
+ * @throws {OverflowError} E_OVERFLOW when an advantage or return exceeds float64 (inputs near
+ *   ±1.8e308 are rescaled by a power of two first, so this means the exact value does).
  * @derivation docs/derivations/advantages.md#gae
  * @enforcedBy test/advantages/gae.test.ts > gae > golden: ragged batch at gamma = lam = 1/2 with junk in the padding
  * @enforcedBy test/advantages/gae.test.ts > gae > property: matches the O(T²) direct-sum oracle
  * @enforcedBy test/advantages/gae.test.ts > gae > mask invariance: padding values never reach the outputs (bitwise)
  * @enforcedBy test/advantages/gae.test.ts > gae > rejects: a mask that is not right-padded
  * @see Schulman et al. 2016, GAE, arXiv:1506.02438; the truncated form of PPO eq. 11–12, arXiv:1707.06347
+ * @enforcedBy test/hardening/stats.test.ts > gae > regression: rewards and values near 1.8e308 give the exact advantages and returns
  * @since 0.1.0
  */
 export function gae(
@@ -88,6 +93,16 @@ export function gae(
   const lam = checkFiniteNumber(fn, "config.lam", cfg.lam);
   const gammaLam = gamma * lam;
 
+  // GAE is linear in (rewards, values) jointly: gae(s·r, s·V) = s·gae(r, V). The scan runs on
+  // s·r, s·V (s = 2^k from max |r|, |V| over response positions; 1 on moderate inputs, bitwise
+  // the plain scan), so inputs near ±1.8e308 do not overflow in r + γV − V; outputs are mapped
+  // back by ÷ s and any that is still non-finite exceeds float64 (or the γλ recursion diverged).
+  let maxAbs = 0;
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] !== 1) continue;
+    maxAbs = Math.max(maxAbs, Math.abs(r.data[i] as number), Math.abs(v.data[i] as number));
+  }
+  const s = pow2Scale(maxAbs);
   const adv = new Float64Array(B * T);
   const ret = new Float64Array(B * T);
   for (let b = 0; b < B; b++) {
@@ -95,12 +110,22 @@ export function gae(
       const i = b * T + t;
       if (m[i] === 0) continue; // padding: outputs stay exactly 0
       const gate = t + 1 < T && m[i + 1] === 1;
-      const bootstrap = gate ? gamma * (v.data[i + 1] as number) : 0;
-      const delta = (r.data[i] as number) + bootstrap - (v.data[i] as number);
+      const vi = (v.data[i] as number) * s;
+      const bootstrap = gate ? gamma * ((v.data[i + 1] as number) * s) : 0;
+      const delta = (r.data[i] as number) * s + bootstrap - vi;
       const a = gate ? delta + gammaLam * (adv[i + 1] as number) : delta;
       adv[i] = a;
-      ret[i] = a + (v.data[i] as number);
+      ret[i] = a + vi;
     }
   }
+  if (s !== 1) {
+    for (let i = 0; i < adv.length; i++) {
+      adv[i] = (adv[i] as number) / s;
+      ret[i] = (ret[i] as number) / s;
+    }
+  }
+  const why = "the exact value exceeds float64, or gamma·lam makes the recursion diverge";
+  checkFiniteOutput(fn, "advantages", adv, T, m, why);
+  checkFiniteOutput(fn, "returns", ret, T, m, why);
   return { advantages: { rows: B, cols: T, data: adv }, returns: { rows: B, cols: T, data: ret } };
 }

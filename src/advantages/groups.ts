@@ -7,6 +7,7 @@
  * order, and every per-group sum is a Neumaier compensated sum over the members in that order.
  */
 import { fmtIndices, fmtShape, mustBe } from "../core/message.js";
+import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, describeShape, toVector } from "../core/validate.js";
@@ -169,27 +170,29 @@ export function rejectSingletons(fn: string, groups: Groups, why: string): void 
 }
 
 /**
- * Compensated sum of `r` over the members of one group, in ascending batch order.
- * @internal
- */
-export function groupSum(r: Float64Array, members: Int32Array): number {
-  const acc = new CompensatedSum();
-  for (let k = 0; k < members.length; k++) acc.add(r[members[k] as number] as number);
-  return acc.value();
-}
-
-/**
  * Per-group centering r_i − μ_g with μ_g = S_g / G_g (the Dr.GRPO and REINFORCE++-baseline
- * advantage). A singleton group gives 0.
+ * advantage). A singleton group gives 0. With `scale` null each group is centered on r·s_g
+ * (s_g = 2^k from its max |r|, so no sum overflows) and returned in the units of r (a genuinely
+ * unrepresentable r_i − μ_g is ±Infinity, for the caller to reject); with a number s, every group is
+ * centered on r·s and returned in those scaled units. With s = 1 on moderate rewards this is bitwise
+ * the plain r_i − S_g/G_g.
  * @internal
  */
-export function centerByGroup(r: Float64Array, groups: Groups): Float64Array {
+export function centerByGroup(
+  r: Float64Array,
+  groups: Groups,
+  scale: number | null = null,
+): Float64Array {
   const out = new Float64Array(r.length);
   for (const members of groups.members) {
-    const mean = groupSum(r, members) / members.length;
+    const s = scale ?? pow2Scale(maxAbsOf(r, members));
+    const acc = new CompensatedSum();
+    for (let k = 0; k < members.length; k++) acc.add((r[members[k] as number] as number) * s);
+    const mean = acc.value() / members.length;
     for (let k = 0; k < members.length; k++) {
       const i = members[k] as number;
-      out[i] = (r[i] as number) - mean;
+      const d = (r[i] as number) * s - mean;
+      out[i] = scale === null ? d / s : d;
     }
   }
   return out;

@@ -1,9 +1,10 @@
+import { checkFiniteOutput } from "../core/finite.js";
 import { fmtIndices } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { CompensatedSum } from "../core/sum.js";
+import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
-import { type GroupIdsLike, groupedInputs, groupSum, rejectSingletons } from "./groups.js";
+import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 
 /** How group-normalized advantages are scaled: by the group std (GRPO) or not at all (Dr.GRPO). */
 export const GroupNormScale = { STD: "std", NONE: "none" } as const;
@@ -56,11 +57,16 @@ export const DEFAULT_GROUP_NORM: GroupNormConfig = Object.freeze({
  * @throws {UnknownNameError} E_UNKNOWN_NAME when config.scale is not "std" or "none".
  * @throws {ConfigError} E_CONFIG when center/unbiased are not booleans, eps is negative or not
  *   finite, or eps is 0 and a scaled group has zero spread.
+ * @throws {OverflowError} E_OVERFLOW when an exact advantage exceeds float64 (r_i − μ_g beyond
+ *   1.8e308 under scale none, or r_i/eps with zero spread); rewards near ±1.8e308 or ±1e-300 are
+ *   otherwise handled by power-of-two rescaling, bitwise the plain formula on moderate rewards.
  * @derivation docs/derivations/advantages.md#group-normalization
  * @enforcedBy test/advantages/grpo.test.ts > grpoAdvantages > golden: one group [1, 2, 3] gives [-1, 0, 1] / (1 + 1e-4)
  * @enforcedBy test/advantages/grpo.test.ts > grpoAdvantages > golden: difficulty bias, std scaling weights each group by exactly 1/(sigma_g + eps)
  * @enforcedBy test/advantages/grpo.test.ts > grpoAdvantages > rejects: a singleton group under scale std, whatever unbiased is
  * @see Shao et al. 2024, DeepSeekMath (GRPO), arXiv:2402.03300; Liu et al. 2025, Dr.GRPO, arXiv:2503.20783
+ * @enforcedBy test/hardening/stats.test.ts > grpoAdvantages > regression: rewards of ±1e300 give the exact ±1/√2, not NaN
+ * @enforcedBy test/hardening/stats.test.ts > grpoAdvantages > identity: grpo advantages are invariant under rewards × 2^k with eps 0 (bitwise)
  * @since 0.1.0
  */
 export function grpoAdvantages(
@@ -82,22 +88,25 @@ export function grpoAdvantages(
   const flat: number[] = [];
   groups.members.forEach((members, g) => {
     const G = members.length;
-    const mean = groupSum(r, members) / G;
-    let denom = 1;
-    if (scale === "std") {
-      // σ_g from the centered deviations, whether or not the output is centered.
-      const ss = new CompensatedSum();
-      for (let k = 0; k < G; k++) {
-        const d = (r[members[k] as number] as number) - mean;
-        ss.add(d * d);
-      }
-      denom = Math.sqrt(ss.value() / (unbiased ? G - 1 : G)) + eps;
-      if (denom === 0) flat.push(groups.ids[g] as number);
-    }
+    // Every statistic is taken on r·s (s = 2^k from the group's max |r|; s = 1 on moderate
+    // rewards, where the results are bitwise the plain formulas): no sum, deviation or square of
+    // rewards near ±1.8e308 or ±1e-300 overflows or underflows.
+    const s = pow2Scale(maxAbsOf(r, members));
+    const x = (k: number) => (r[members[k] as number] as number) * s;
+    // σ_g from the centered deviations, whether or not the output is centered.
+    const { mean, ss } = meanAndSs(G, x);
+    const sigma = scale === "std" ? Math.sqrt(ss / (unbiased ? G - 1 : G)) : 0;
+    const epsS = eps * s;
+    const denom = sigma + epsS;
+    if (scale === "std" && denom === 0 && eps === 0) flat.push(groups.ids[g] as number);
     for (let k = 0; k < G; k++) {
       const i = members[k] as number;
-      const num = center ? (r[i] as number) - mean : (r[i] as number);
-      out[i] = scale === "std" ? num / denom : num;
+      const num = center ? x(k) - mean : x(k);
+      if (scale !== "std") out[i] = center ? num / s : (r[i] as number);
+      else if (denom > 0 && Number.isFinite(epsS)) out[i] = num / denom;
+      // eps·s overflowed (tiny rewards, eps > 2) or underflowed to 0 (huge rewards, zero
+      // spread): divide in the original units, where σ_g + eps is representable.
+      else out[i] = num / s / (sigma / s + eps);
     }
   });
   if (flat.length > 0) {
@@ -107,5 +116,8 @@ export function grpoAdvantages(
       `a group has zero reward spread (group id(s) ${fmtIndices(flat)})`,
     );
   }
+  // Only a genuinely unrepresentable advantage is left: r − μ_g beyond 1.8e308 (scale none), or
+  // r/eps with zero spread and a tiny eps.
+  checkFiniteOutput(fn, "advantages", out, 0, undefined, "the exact advantage exceeds float64");
   return out;
 }

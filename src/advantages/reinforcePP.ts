@@ -1,5 +1,7 @@
+import { checkFiniteOutput } from "../core/finite.js";
 import { fmtShape, mustBe } from "../core/message.js";
-import { CompensatedSum, fsum } from "../core/sum.js";
+import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
+import { fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { ShapeError } from "../errors.js";
 import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
@@ -41,10 +43,13 @@ export const DEFAULT_REINFORCE_PP_EPS = 1e-8;
  * @throws {NonFiniteError} E_NONFINITE when a reward is NaN or infinite.
  * @throws {ConfigError} E_CONFIG when batchNorm is not a boolean, eps is negative or not finite, or
  *   eps is 0 and every advantage is equal (0/0).
+ * @throws {OverflowError} E_OVERFLOW when an exact advantage exceeds float64 (rewards near
+ *   ±1.8e308 are otherwise handled by power-of-two rescaling).
  * @derivation docs/derivations/advantages.md#mean-baselines
  * @enforcedBy test/advantages/reinforcePP.test.ts > reinforcePPAdvantages > golden: batch norm on [1, 2, 3, 6] divides [-2, -1, 0, 3] by sqrt(14/3) + 1e-8
  * @enforcedBy test/advantages/reinforcePP.test.ts > reinforcePPAdvantages > identity: grouped without batch norm equals grpoAdvantages with scale none bitwise
  * @see Hu 2025, REINFORCE++, arXiv:2501.03262
+ * @enforcedBy test/hardening/stats.test.ts > reinforcePPAdvantages > regression: a batch mean of rewards near 1.8e308 is finite
  * @since 0.1.0
  */
 export function reinforcePPAdvantages(
@@ -73,26 +78,40 @@ export function reinforcePPAdvantages(
     );
   }
 
+  if (!batchNorm) {
+    let adv: Float64Array;
+    if (ids === null) {
+      // The batch mean on r·s (s = 2^k from max |r|; 1 on moderate rewards, bitwise the plain
+      // form), mapped back by ÷ s.
+      const s = pow2Scale(maxAbsOf(r));
+      const mean = fsum(r.map((v) => v * s)) / B;
+      adv = r.map((v) => (v * s - mean) / s);
+    } else adv = centerByGroup(r, partition(ids));
+    // Only a genuinely unrepresentable r_i − b_i (beyond 1.8e308) is left.
+    checkFiniteOutput(fn, "advantages", adv, 0, undefined, "the exact advantage exceeds float64");
+    return adv;
+  }
+
+  // With batch norm every statistic is taken in one common scale s (the advantages a_i may
+  // exceed float64 while a_i/(s + eps) does not).
+  const s = pow2Scale(maxAbsOf(r));
   let adv: Float64Array;
   if (ids === null) {
-    const mean = fsum(r) / B;
-    adv = new Float64Array(B);
-    for (let i = 0; i < B; i++) adv[i] = (r[i] as number) - mean;
-  } else {
-    adv = centerByGroup(r, partition(ids));
-  }
-  if (!batchNorm) return adv;
-
-  const advMean = fsum(adv) / B;
-  const ss = new CompensatedSum();
-  for (let i = 0; i < B; i++) {
-    const d = (adv[i] as number) - advMean;
-    ss.add(d * d);
-  }
-  const denom = Math.sqrt(ss.value() / (B - 1)) + eps;
-  if (denom === 0)
+    const mean = fsum(r.map((v) => v * s)) / B;
+    adv = r.map((v) => v * s - mean);
+  } else adv = centerByGroup(r, partition(ids), s);
+  const { ss } = meanAndSs(B, (i) => adv[i] as number);
+  const sigma = Math.sqrt(ss / (B - 1));
+  const epsS = eps * s;
+  const denom = sigma + epsS;
+  if (denom === 0 && eps === 0)
     throw zeroDenominator(fn, "config.eps", "every advantage is equal (zero batch std)");
   const out = new Float64Array(B);
-  for (let i = 0; i < B; i++) out[i] = (adv[i] as number) / denom;
+  for (let i = 0; i < B; i++) {
+    const a = adv[i] as number;
+    // eps·s overflowed or underflowed to 0: divide in the original units instead.
+    out[i] = denom > 0 && Number.isFinite(epsS) ? a / denom : a / s / (sigma / s + eps);
+  }
+  checkFiniteOutput(fn, "advantages", out, 0, undefined, "the exact advantage exceeds float64");
   return out;
 }

@@ -1,5 +1,8 @@
+import { checkFiniteOutput } from "../core/finite.js";
+import { maxAbsOf, pow2Scale } from "../core/scale.js";
+import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { type GroupIdsLike, groupedInputs, groupSum, rejectSingletons } from "./groups.js";
+import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 
 /**
  * Compute RLOO (leave-one-out baseline) per-sequence advantages.
@@ -16,11 +19,14 @@ import { type GroupIdsLike, groupedInputs, groupSum, rejectSingletons } from "./
  * @throws {ShapeError} E_SHAPE when rewards or groupIds are not 1-D, empty, of different lengths,
  *   not integer or negative, or when a group has a single reward (no leave-one-out baseline).
  * @throws {NonFiniteError} E_NONFINITE when a reward is NaN or infinite.
+ * @throws {OverflowError} E_OVERFLOW when an exact advantage exceeds float64 (|r_i − μ_g| near
+ *   1.8e308); rewards near ±1.8e308 are otherwise handled by power-of-two rescaling.
  * @derivation docs/derivations/advantages.md#rloo
  * @enforcedBy test/advantages/rloo.test.ts > rlooAdvantages > golden: groups [1, 3] and [2, 4, 6] give [-2, 2] and [-3, 0, 3]
  * @enforcedBy test/advantages/rloo.test.ts > rlooAdvantages > identity: leave-one-out form equals (G·r − S)/(G − 1) bitwise on dyadic rewards with G − 1 in {1, 2, 4}
  * @enforcedBy test/advantages/rloo.test.ts > rlooAdvantages > rejects: a singleton group
  * @see Ahmadian et al. 2024, Back to Basics (RLOO), arXiv:2402.14740
+ * @enforcedBy test/hardening/stats.test.ts > rlooAdvantages > regression: rewards near 1.8e308 give the exact leave-one-out advantages
  * @since 0.1.0
  */
 export function rlooAdvantages(rewards: VectorLike, groupIds: GroupIdsLike): Float64Array {
@@ -29,13 +35,20 @@ export function rlooAdvantages(rewards: VectorLike, groupIds: GroupIdsLike): Flo
   rejectSingletons(fn, groups, "(the leave-one-out baseline needs 2 rewards)");
   const out = new Float64Array(r.length);
   for (const members of groups.members) {
-    const S = groupSum(r, members);
+    // On r·s (s = 2^k from the group's max |r|, 1 on moderate rewards: bitwise the plain form)
+    // the group sum S_g cannot overflow; the advantage is mapped back by ÷ s.
+    const s = pow2Scale(maxAbsOf(r, members));
+    const acc = new CompensatedSum();
+    for (let k = 0; k < members.length; k++) acc.add((r[members[k] as number] as number) * s);
+    const S = acc.value();
     const others = members.length - 1;
     for (let k = 0; k < members.length; k++) {
       const i = members[k] as number;
-      const ri = r[i] as number;
-      out[i] = ri - (S - ri) / others;
+      const ri = (r[i] as number) * s;
+      out[i] = (ri - (S - ri) / others) / s;
     }
   }
+  // Only a genuinely unrepresentable advantage is left: G/(G − 1)·(r_i − μ_g) beyond 1.8e308.
+  checkFiniteOutput(fn, "advantages", out, 0, undefined, "the exact advantage exceeds float64");
   return out;
 }

@@ -1,5 +1,6 @@
+import { checkFiniteOutput } from "../core/finite.js";
 import { mustBe } from "../core/message.js";
-import { CompensatedSum } from "../core/sum.js";
+import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAll, toMask, toMatrix } from "../core/validate.js";
 import { MaskError } from "../errors.js";
@@ -32,10 +33,13 @@ export interface WhitenOptions {
  * @throws {MaskError} E_MASK when the mask is not 0/1, has an empty row, or has < 2 response tokens.
  * @throws {ConfigError} E_CONFIG when shiftMean is not a boolean, eps is negative or not finite, or
  *   eps is 0 and every response value is equal (0/0).
+ * @throws {OverflowError} E_OVERFLOW when an output exceeds float64 (only possible with shiftMean
+ *   false); values near ±1.8e308 or ±1e-300 are otherwise handled by power-of-two rescaling.
  * @derivation docs/derivations/advantages.md#whitening
  * @enforcedBy test/advantages/whiten.test.ts > whiten > golden: x = [1, 2, 3, 4] gives (x − 2.5)/sqrt(5/3 + 1e-8)
  * @enforcedBy test/advantages/whiten.test.ts > whiten > property: masked mean is 0 and masked variance is σ²/(σ² + eps)
  * @enforcedBy test/advantages/whiten.test.ts > whiten > mask invariance: finite junk in the padding never reaches the output (bitwise)
+ * @enforcedBy test/hardening/stats.test.ts > whiten > identity: whiten is invariant under x × 2^k with eps 0 (bitwise)
  * @since 0.1.0
  */
 export function whiten(x: MatrixLike, responseMask: MaskLike, options: WhitenOptions = {}): Matrix {
@@ -63,26 +67,30 @@ export function whiten(x: MatrixLike, responseMask: MaskLike, options: WhitenOpt
   const eps = checkEps(fn, "options.eps", opts.eps ?? 1e-8);
 
   const data = xm.data;
-  const sum = new CompensatedSum();
-  for (let i = 0; i < m.length; i++) if (m[i] === 1) sum.add(data[i] as number);
-  const mean = sum.value() / n;
-  const ss = new CompensatedSum();
-  for (let i = 0; i < m.length; i++) {
-    if (m[i] === 1) {
-      const d = (data[i] as number) - mean;
-      ss.add(d * d);
-    }
-  }
-  const varPlusEps = ss.value() / (n - 1) + eps;
-  if (varPlusEps === 0)
+  const idx = new Int32Array(n);
+  for (let i = 0, k = 0; i < m.length; i++) if (m[i] === 1) idx[k++] = i;
+  // Statistics on x·s (s = 2^k from max |x| over response positions; 1 on moderate values, where
+  // this is bitwise the plain formula): no sum, deviation or square overflows or underflows.
+  const s = pow2Scale(maxAbsOf(data, idx));
+  const at = (k: number) => (data[idx[k] as number] as number) * s;
+  const { mean, ss } = meanAndSs(n, at);
+  const variance = ss / (n - 1);
+  if (variance === 0 && eps === 0)
     throw zeroDenominator(fn, "options.eps", "every response value is equal (zero variance)");
-  const invStd = 1 / Math.sqrt(varPlusEps);
+  // 1/sqrt(σ² + eps) in the units of s: 1/sqrt(σ'² + eps·s²). When eps·s² is not representable
+  // exactly enough (it overflows for tiny x, or is 0 while σ' = 0 for huge x), use the overflow-safe
+  // hypot(σ', s·√eps) instead.
+  const epsS2 = eps * s * s;
+  const invStd =
+    s === 1 || (Number.isFinite(epsS2) && (epsS2 > 0 || eps === 0) && variance > 0)
+      ? 1 / Math.sqrt(variance + epsS2)
+      : 1 / Math.hypot(Math.sqrt(variance), s * Math.sqrt(eps));
   const out = new Float64Array(data.length);
-  for (let i = 0; i < m.length; i++) {
-    if (m[i] === 1) {
-      const w = ((data[i] as number) - mean) * invStd;
-      out[i] = shiftMean ? w : w + mean;
-    }
+  for (let k = 0; k < n; k++) {
+    const i = idx[k] as number;
+    const w = (at(k) - mean) * invStd;
+    out[i] = shiftMean ? w : w + mean / s;
   }
+  checkFiniteOutput(fn, "whitened x", out, xm.cols, m, "the exact value exceeds float64");
   return { rows: xm.rows, cols: xm.cols, data: out };
 }

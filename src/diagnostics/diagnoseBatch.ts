@@ -4,6 +4,8 @@
  * (e.g. the length-bias probe on equal lengths) is reported as skipped with its error, and the
  * others still run.
  */
+
+import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
 import type { Matrix } from "../core/tensor.js";
 import { PolgradError } from "../errors.js";
@@ -71,12 +73,17 @@ function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[]): str
  *
  * @param batch - A partial batch (only the mask is required).
  * @param options - Clip band, aggregation, normLen, catastrophic gap.
- * @returns Each detector's report, or null with the reason in `skipped`.
+ * @returns Each detector's report, or null with the reason in `skipped` (an OverflowError of a
+ *   detector, e.g. a k3 mismatch mean past |Δ| ≈ 709.78, is a skip with its message).
+ * @throws {ConfigError} E_CONFIG when batch or options is not an object.
  * @derivation docs/diagnostics/run.md#one-batch
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseBatch > golden: every detector runs on a full batch and a missing stream skips exactly its detectors
+ * @enforcedBy test/diagnostics/hardening.test.ts > diagnoseBatch > regression: a log-ratio of 800 keeps the clip census (the ratio overflowed before)
  * @since 0.1.0
  */
 export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}): BatchDiagnosis {
+  checkObject("diagnoseBatch", "batch", batch);
+  checkObject("diagnoseBatch", "options", options);
   const skipped: SkippedDetector[] = [];
   const attempt = <R>(detector: DetectorName, missing: string | null, run: () => R): R | null => {
     if (missing !== null) {
@@ -104,8 +111,13 @@ export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}
     const lp = batch.logprobs as Matrix;
     const old = batch.oldLogprobs as Matrix;
     const ratio = new Float64Array(lp.data.length).fill(1);
-    for (let i = 0; i < ratio.length; i++)
-      if (m.data[i] === 1) ratio[i] = Math.exp((lp.data[i] as number) - (old.data[i] as number));
+    // exp(lp − old) clamped into [MIN_VALUE, MAX_VALUE]: an overflowing (underflowing) ratio is
+    // above (below) every band edge and cap either way, so the census is exact; NaN stays NaN.
+    for (let i = 0; i < ratio.length; i++) {
+      if (m.data[i] !== 1) continue;
+      const r = Math.exp((lp.data[i] as number) - (old.data[i] as number));
+      ratio[i] = r > Number.MAX_VALUE ? Number.MAX_VALUE : r === 0 ? Number.MIN_VALUE : r;
+    }
     const { gradientKilledMask: _mask, ...rest } = clipReport(
       { rows: lp.rows, cols: lp.cols, data: ratio },
       batch.advantages as Matrix,

@@ -6,13 +6,14 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fmtValue, mustBe } from "../core/message.js";
+import { checkObject } from "../advantages/checks.js";
+import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { ConfigError, IoError, PolgradError } from "../errors.js";
 import { toPartialBatch } from "../io/batch.js";
 import { readTensors } from "../io/readTensors.js";
 import { type DetectorName, type DiagnoseOptions, diagnoseBatch } from "./diagnoseBatch.js";
-import { type TrendReport, theilSenSlope, trendTest } from "./trend.js";
+import { MAX_THEIL_SEN_POINTS, type TrendReport, theilSenSlope, trendTest } from "./trend.js";
 
 /** Per-step scalars kept for the run (null where the detector was skipped). */
 export interface RunStep {
@@ -44,7 +45,7 @@ export interface SeriesSummary {
   readonly last: { readonly step: number; readonly value: number };
   readonly min: { readonly step: number; readonly value: number };
   readonly max: { readonly step: number; readonly value: number };
-  /** Theil–Sen slope per series index (per step when steps are consecutive). */
+  /** Theil–Sen slope per series index (per step when steps are consecutive), over the last 4096 points. */
   readonly slope: number;
 }
 
@@ -86,7 +87,7 @@ export interface RunDiagnosis {
 
 /** Options of {@link diagnoseRun}. */
 export interface DiagnoseRunOptions extends DiagnoseOptions {
-  /** Trailing window of the entropy changepoint test (default min(S, max(20, round(0.6·S)))). */
+  /** Trailing window of the entropy changepoint test (default min(S, 4096, max(20, round(0.6·S)))). */
   readonly window?: number;
   readonly nPerm?: number;
   readonly alpha?: number;
@@ -124,7 +125,7 @@ export function listRunSteps(dir: string): {
         "diagnoseRun",
         "dir",
         "a readable directory of step files",
-        `${(e as NodeJS.ErrnoException).code ?? "error"} (${String(dir)})`,
+        `${(e as NodeJS.ErrnoException).code ?? "error"} (${safeText(String(dir))})`,
       ),
       String(dir),
     );
@@ -164,7 +165,11 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
     last: points[points.length - 1] as { step: number; value: number },
     min,
     max,
-    slope: points.length >= 2 ? theilSenSlope(points.map((p) => p.value)) : 0,
+    // Theil–Sen sorts n(n − 1)/2 slopes: past MAX_THEIL_SEN_POINTS steps, the trailing ones.
+    slope:
+      points.length >= 2
+        ? theilSenSlope(points.slice(-MAX_THEIL_SEN_POINTS).map((p) => p.value))
+        : 0,
   };
 }
 
@@ -185,7 +190,9 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  * @returns The run diagnosis; unreadable or invalid step files are listed in `problems` and the
  *   other steps are still diagnosed.
  * @throws {IoError} E_IO when `dir` is not a directory or holds no step files.
- * @throws {ConfigError} E_CONFIG for invalid trend options.
+ * @throws {ConfigError} E_CONFIG for invalid trend options (window ≤ 4096, nPerm ≤ 1e6 and
+ *   nPerm·window ≤ 1e8 are capped), a non-object options or a non-function onStep.
+ * @throws {OverflowError} E_OVERFLOW when a cross-step slope or trend statistic exceeds float64.
  * @derivation docs/diagnostics/run.md#a-run
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > golden: the demo run fires every detector at its injection point
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > rejects: a corrupt and a missing step are reported by name and the rest is diagnosed
@@ -196,6 +203,14 @@ export function diagnoseRun(
   options: DiagnoseRunOptions = {},
   onStep?: (done: number, total: number) => void,
 ): RunDiagnosis {
+  const opts = checkObject("diagnoseRun", "options", options);
+  if (onStep !== undefined && typeof onStep !== "function") {
+    throw new ConfigError(
+      "diagnoseRun",
+      "onStep",
+      mustBe("diagnoseRun", "onStep", "a function or undefined", fmtValue(onStep)),
+    );
+  }
   const { files, problems } = listRunSteps(dir);
   if (files.length === 0) {
     throw new IoError(
@@ -205,12 +220,12 @@ export function diagnoseRun(
         "diagnoseRun",
         "dir",
         "a directory holding step_<n>.safetensors or step_<n>.json files",
-        `none in ${dir}`,
+        `none in ${safeText(dir)}`,
       ),
       dir,
     );
   }
-  const essAlarm = options.essAlarm ?? 0.5;
+  const essAlarm = opts.essAlarm ?? 0.5;
   if (typeof essAlarm !== "number" || !(essAlarm >= 0 && essAlarm <= 1)) {
     throw new ConfigError(
       "diagnoseRun",
@@ -234,7 +249,7 @@ export function diagnoseRun(
   const skipCounts = new Map<string, { detector: DetectorName; reason: string; steps: number }>();
   files.forEach(({ step, file }, k) => {
     try {
-      const d = diagnoseBatch(toPartialBatch(readTensors(join(dir, file))), options);
+      const d = diagnoseBatch(toPartialBatch(readTensors(join(dir, file))), opts);
       for (const s of d.skipped) {
         const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
         const key = `${s.detector}\u0000${reason}`;
@@ -270,14 +285,15 @@ export function diagnoseRun(
   let entropyTrend: RunDiagnosis["entropyTrend"] = null;
   if (entropyPoints.length >= 3) {
     const S = entropyPoints.length;
-    const window = options.window ?? Math.min(S, Math.max(20, Math.round(0.6 * S)));
+    const window =
+      opts.window ?? Math.min(S, MAX_THEIL_SEN_POINTS, Math.max(20, Math.round(0.6 * S)));
     const t = trendTest(
       entropyPoints.map((p) => p.value),
       {
         window: Math.min(window, S),
-        nPerm: options.nPerm ?? 999,
-        alpha: options.alpha ?? 0.05,
-        rng: createRng(options.seed ?? 1),
+        nPerm: opts.nPerm ?? 999,
+        alpha: opts.alpha ?? 0.05,
+        rng: createRng(opts.seed ?? 1),
       },
       { fn: "diagnoseRun", arg: "entropy series" },
     );

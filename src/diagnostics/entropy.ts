@@ -3,11 +3,14 @@
  * or from exact per-token entropies, and the trend/changepoint test of its per-step trace
  * (docs/diagnostics/entropy.md).
  */
+
+import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe } from "../core/message.js";
-import { CompensatedSum } from "../core/sum.js";
+import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
+import { checkFiniteReport } from "./quantile.js";
 import { type TrendOptions, type TrendReport, trendTest } from "./trend.js";
 
 /**
@@ -57,10 +60,12 @@ export interface EntropyReport {
  * @throws {ShapeError} E_SHAPE when logprobs or entropies are not `[B, T]`.
  * @throws {MaskError} E_MASK when the mask is not 0/1, misshaped, or has an empty row.
  * @throws {NonFiniteError} E_NONFINITE when the stream is not finite at a response position.
+ * @throws {ConfigError} E_CONFIG when options is not an object.
  * @derivation docs/diagnostics/entropy.md#estimate
  * @enforcedBy test/diagnostics/entropy.test.ts > tokenEntropyEstimate > golden: mc path gives 7/3 pooled and [1.5, 4] per sequence
  * @enforcedBy test/diagnostics/entropy.test.ts > tokenEntropyEstimate > golden: exact path averages the given entropies
  * @enforcedBy test/diagnostics/entropy.calibration.test.ts > tokenEntropyEstimate > calibration: on-policy mc estimate is within 4 clt sd of the exact entropy
+ * @enforcedBy test/diagnostics/hardening.test.ts > tokenEntropyEstimate > regression: a mean of entropies near 1.8e308 is finite
  * @since 0.1.0
  */
 export function tokenEntropyEstimate(
@@ -69,7 +74,7 @@ export function tokenEntropyEstimate(
   options: EntropyOptions = {},
 ): EntropyReport {
   const fn = "tokenEntropyEstimate";
-  const entropies = options.entropies ?? null;
+  const entropies = checkObject(fn, "options", options).entropies ?? null;
   const exact = entropies !== null;
   let source: MatrixLike;
   if (exact) source = entropies;
@@ -108,30 +113,28 @@ export function tokenEntropyEstimate(
       }
     }
   }
+  // h at the response positions, row-major; every mean is robustSum's compensated mean, bitwise
+  // the plain one unless a partial sum overflows while the mean does not (|h| near 1.8e308).
+  const h: number[] = [];
   const perSeq = new Float64Array(B);
-  const total = new CompensatedSum();
-  let n = 0;
   for (let b = 0; b < B; b++) {
-    const row = new CompensatedSum();
-    let L = 0;
+    const start = h.length;
     for (let t = 0; t < T; t++) {
       const i = b * T + t;
       if (m[i] !== 1) continue;
       const v = x.data[i] as number;
-      const h = exact ? v : -v;
-      row.add(h);
-      total.add(h);
-      L++;
+      h.push(exact ? v : -v);
     }
-    perSeq[b] = row.value() / L;
-    n += L;
+    const L = h.length - start;
+    perSeq[b] = robustSum(L, (k) => h[start + k] as number, L);
   }
-  return {
+  const n = h.length;
+  return checkFiniteReport(fn, {
     nTokens: n,
-    entropyEstimate: total.value() / n,
+    entropyEstimate: robustSum(n, (k) => h[k] as number, n),
     perSeqEntropy: perSeq,
     estimator: exact ? "exact" : "mc_cross_entropy",
-  };
+  });
 }
 
 /**
@@ -149,7 +152,9 @@ export function tokenEntropyEstimate(
  * @throws {ShapeError} E_SHAPE when the series is not a 1-D array of numbers.
  * @throws {NonFiniteError} E_NONFINITE when a value of the series is NaN or infinite.
  * @throws {ConfigError} E_CONFIG when window, nPerm, alpha or rng break their rules, including
- *   an alpha too small for nPerm (⌊α·(nPerm + 1)⌋ = 0).
+ *   an alpha too small for nPerm (⌊α·(nPerm + 1)⌋ = 0) and the caps window ≤ 4096, nPerm ≤ 1e6,
+ *   nPerm·window ≤ 1e8.
+ * @throws {OverflowError} E_OVERFLOW when the exact slope, statistic or threshold exceeds float64.
  * @derivation docs/diagnostics/entropy.md#trend
  * @enforcedBy test/diagnostics/entropy.test.ts > entropyTrend > golden: a level shift 3 to 1 at step 30 is located at global index 29 for windows 60 and 40
  * @enforcedBy test/diagnostics/entropy.test.ts > entropyTrend > golden: exact linear series 5 - 0.1t recovers slope -0.1

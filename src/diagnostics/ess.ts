@@ -4,9 +4,12 @@
  * drift apart; under Gaussian log-weight drift N(0, σ²) it tends to exp(−σ²)
  * (docs/diagnostics/ess.md).
  */
+
+import { checkObject } from "../advantages/checks.js";
+import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { CompensatedSum } from "../core/sum.js";
+import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import {
   checkFiniteAll,
@@ -16,7 +19,7 @@ import {
   toMatrix,
 } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
-import { sampleMoments } from "./quantile.js";
+import { checkFiniteReport, checkSample, sampleMoments } from "./quantile.js";
 
 /** The level at which importance weights are formed: one per token, or one per sequence. */
 export type ESSLevel = "token" | "sequence";
@@ -85,15 +88,17 @@ export function essKernel(lw: ArrayLike<number>, start: number, end: number): nu
  *
  * @param logWeights - The n ≥ 1 log-weights, all finite (e.g. the staleness gaps of a queue).
  * @returns The ESS (divide by n for the ratio).
- * @throws {ShapeError} E_SHAPE when `logWeights` is empty.
+ * @throws {ShapeError} E_SHAPE when `logWeights` is empty or not a 1-D array of numbers.
  * @throws {NonFiniteError} E_NONFINITE when a log-weight is NaN or infinite.
  * @derivation docs/diagnostics/ess.md#effective-sample-size
  * @enforcedBy test/diagnostics/ess.test.ts > essFromLogWeights > golden: weights 1 and 2 give 9/5
  * @enforcedBy test/diagnostics/ess.test.ts > essFromLogWeights > rejects: an empty or non-finite vector
+ * @enforcedBy test/diagnostics/hardening.test.ts > essFromLogWeights > identity: ess is invariant under a common shift of the log-weights (bitwise)
  * @since 0.1.0
  */
 export function essFromLogWeights(logWeights: ArrayLike<number>): number {
   const fn = "essFromLogWeights";
+  checkSample(fn, "logWeights", logWeights);
   if (logWeights.length < 1) {
     throw new ShapeError(fn, "logWeights", mustBe(fn, "logWeights", "non-empty", "length 0"));
   }
@@ -117,26 +122,40 @@ function checkStreams(
   return { lpNew, lpOld, mask };
 }
 
+/** The log-ratio new − old at flat index i, or OverflowError when it exceeds float64. */
+function gapAt(fn: string, lpNew: Matrix, lpOld: Matrix, i: number): number {
+  const g = (lpNew.data[i] as number) - (lpOld.data[i] as number);
+  if (Number.isFinite(g)) return g;
+  throw overflowError(
+    fn,
+    "logprobsNew - logprobsOld",
+    g,
+    [Math.floor(i / lpNew.cols), i % lpNew.cols],
+    "the exact log-ratio exceeds float64",
+  );
+}
+
 /** Un-normalised sequence log-weights lw_b = Σ_t m·(new − old), padding skipped. */
-function sequenceLogWeights(lpNew: Matrix, lpOld: Matrix, mask: Mask): Float64Array {
+function sequenceLogWeights(fn: string, lpNew: Matrix, lpOld: Matrix, mask: Mask): Float64Array {
   const { rows, cols } = lpNew;
   const lw = new Float64Array(rows);
   for (let b = 0; b < rows; b++) {
-    const acc = new CompensatedSum();
-    for (let i = b * cols; i < (b + 1) * cols; i++) {
-      // Padding is skipped, never multiplied by 0: inf − inf junk there cannot leak.
-      if (mask.data[i] === 1) acc.add((lpNew.data[i] as number) - (lpOld.data[i] as number));
-    }
-    lw[b] = acc.value();
+    const idx: number[] = [];
+    // Padding is skipped, never multiplied by 0: inf − inf junk there cannot leak.
+    for (let i = b * cols; i < (b + 1) * cols; i++) if (mask.data[i] === 1) idx.push(i);
+    // Compensated, row order; robustSum equals the plain compensated sum whenever that is finite
+    // and survives partial sums that overflow when the total does not.
+    const total = robustSum(idx.length, (k) => gapAt(fn, lpNew, lpOld, idx[k] as number));
+    lw[b] = finiteOr(fn, "sequence log-weight", total, [b], "Σ_t (new − old) exceeds float64");
   }
   return lw;
 }
 
 /** Token log-weights: the gaps new − old at response positions, in row-major order. */
-function tokenLogWeights(lpNew: Matrix, lpOld: Matrix, mask: Mask): Float64Array {
+function tokenLogWeights(fn: string, lpNew: Matrix, lpOld: Matrix, mask: Mask): Float64Array {
   const out: number[] = [];
   for (let i = 0; i < mask.data.length; i++) {
-    if (mask.data[i] === 1) out.push((lpNew.data[i] as number) - (lpOld.data[i] as number));
+    if (mask.data[i] === 1) out.push(gapAt(fn, lpNew, lpOld, i));
   }
   return Float64Array.from(out);
 }
@@ -160,12 +179,16 @@ function tokenLogWeights(lpNew: Matrix, lpOld: Matrix, mask: Mask): Float64Array
  * @throws {MaskError} E_MASK when the mask is not 0/1 or has a row without response tokens.
  * @throws {NonFiniteError} E_NONFINITE when a stream is NaN/±Infinity at a response position.
  * @throws {UnknownNameError} E_UNKNOWN_NAME when `level` is not "token" or "sequence".
+ * @throws {ConfigError} E_CONFIG when options is not an object.
+ * @throws {OverflowError} E_OVERFLOW when a log-ratio new − old, a sequence log-weight or a
+ *   log-weight statistic exceeds float64 (the ESS itself is computed max-shifted and never does).
  * @derivation docs/diagnostics/ess.md#log-weights
  * @enforcedBy test/diagnostics/ess.test.ts > importanceEss > golden: sequence level on [[0.5, -0.5], [ln2, pad]]
  * @enforcedBy test/diagnostics/ess.test.ts > importanceEss > golden: token level on [[0.5, -0.5], [ln2, pad]]
  * @enforcedBy test/diagnostics/ess.test.ts > importanceEss > identity: identical policies give an ess ratio of exactly 1
  * @enforcedBy test/diagnostics/ess.calibration.test.ts > importanceEss > calibration: gaussian log-weights give ess/n near exp(-sigma^2)
  * @enforcedBy test/diagnostics/ess.test.ts > importanceEss > mask invariance: nan and infinite junk at padding never reaches the report
+ * @enforcedBy test/diagnostics/hardening.test.ts > importanceEss > regression: sequence log-weights whose partial sums overflow give the exact ess, not NaN
  * @since 0.1.0
  */
 export function importanceEss(
@@ -176,15 +199,16 @@ export function importanceEss(
 ): ESSReport {
   const fn = "importanceEss";
   const { lpNew, lpOld, mask } = checkStreams(fn, logprobsNew, logprobsOld, responseMask);
-  const level = oneOf(fn, "level", options.level ?? "sequence", ESS_LEVELS);
+  const opts = checkObject(fn, "options", options);
+  const level = oneOf(fn, "level", opts.level ?? "sequence", ESS_LEVELS);
   const lw =
     level === "sequence"
-      ? sequenceLogWeights(lpNew, lpOld, mask)
-      : tokenLogWeights(lpNew, lpOld, mask);
+      ? sequenceLogWeights(fn, lpNew, lpOld, mask)
+      : tokenLogWeights(fn, lpNew, lpOld, mask);
   const n = lw.length;
   const ess = essKernel(lw, 0, n);
   const m = sampleMoments(lw);
-  return {
+  return checkFiniteReport(fn, {
     level,
     n,
     ess,
@@ -193,11 +217,14 @@ export function importanceEss(
     logWeightStd: m.std,
     logWeightMin: m.min,
     logWeightMax: m.max,
-  };
+  });
 }
 
+/** The most log-weights {@link slidingEss} reads in all its windows together (about a second). */
+export const MAX_SLIDING_WORK = 1e8;
+
 function checkInteger(fn: string, arg: string, x: number, rule: string, ok: boolean): void {
-  if (!Number.isInteger(x) || !ok) {
+  if (typeof x !== "number" || !Number.isInteger(x) || !ok) {
     throw new ConfigError(fn, arg, mustBe(fn, arg, rule, `${arg}=${fmtValue(x)}`));
   }
 }
@@ -219,11 +246,14 @@ function checkInteger(fn: string, arg: string, x: number, rule: string, ok: bool
  * @throws {ShapeError} E_SHAPE when a stream is not 2-D or the shapes differ.
  * @throws {MaskError} E_MASK when the mask is not 0/1 or has a row without response tokens.
  * @throws {NonFiniteError} E_NONFINITE when a stream is NaN/±Infinity at a response position.
- * @throws {ConfigError} E_CONFIG when window < 2, window > B, step < 1, or either is not an integer.
+ * @throws {ConfigError} E_CONFIG when window < 2, window > B, step < 1, either is not an integer,
+ *   or (number of windows)·window exceeds {@link MAX_SLIDING_WORK}.
+ * @throws {OverflowError} E_OVERFLOW when a log-ratio or a sequence log-weight exceeds float64.
  * @derivation docs/diagnostics/ess.md#sliding-windows
  * @enforcedBy test/diagnostics/ess.test.ts > slidingEss > golden: weights [1, 2, 1, 2] under three window and step choices
  * @enforcedBy test/diagnostics/ess.test.ts > slidingEss > identity: one window covering the batch equals the importance ess ratio bitwise
  * @enforcedBy test/diagnostics/ess.test.ts > slidingEss > rejects: window below 2 or above b and step below 1
+ * @enforcedBy test/diagnostics/hardening.test.ts > slidingEss > rejects: window and step whose total work passes the cap with a ConfigError
  * @since 0.1.0
  */
 export function slidingEss(
@@ -235,13 +265,27 @@ export function slidingEss(
   const fn = "slidingEss";
   const { lpNew, lpOld, mask } = checkStreams(fn, logprobsNew, logprobsOld, responseMask);
   const B = lpNew.rows;
-  const { window } = options;
-  const step = options.step ?? 1;
+  const opts = checkObject(fn, "options", options);
+  const { window } = opts;
+  const step = opts.step ?? 1;
   checkInteger(fn, "window", window, "an integer >= 2", window >= 2);
   checkInteger(fn, "window", window, `<= batch size B=${B}`, window <= B);
   checkInteger(fn, "step", step, "an integer >= 1", step >= 1);
-  const lw = sequenceLogWeights(lpNew, lpOld, mask);
-  const out = new Float64Array(Math.floor((B - window) / step) + 1);
+  const count = Math.floor((B - window) / step) + 1;
+  if (count * window > MAX_SLIDING_WORK) {
+    throw new ConfigError(
+      fn,
+      "window",
+      mustBe(
+        fn,
+        "window",
+        `such that (number of windows) × window <= ${MAX_SLIDING_WORK} (the work cap; raise step)`,
+        `${count} windows × ${window} = ${count * window}`,
+      ),
+    );
+  }
+  const lw = sequenceLogWeights(fn, lpNew, lpOld, mask);
+  const out = new Float64Array(count);
   for (let k = 0; k < out.length; k++) {
     out[k] = essKernel(lw, k * step, k * step + window) / window;
   }

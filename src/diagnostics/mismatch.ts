@@ -5,14 +5,17 @@
  * implies in the estimable direction KL(rollout‖trainer), and catastrophic tokens
  * (docs/diagnostics/mismatch.md).
  */
+
+import { checkObject } from "../advantages/checks.js";
+import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
-import { CompensatedSum } from "../core/sum.js";
+import { robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { KLEstimator } from "../kl/estimator.js";
-import { klEstimate } from "../kl/klEstimate.js";
-import { quantileSorted, sampleMoments } from "./quantile.js";
+import { klPoints } from "../kl/klEstimate.js";
+import { checkFiniteReport, quantileSorted, sampleMoments } from "./quantile.js";
 
 /** The levels of {@link MismatchReport.gapQuantiles}: 1%, 5%, 25%, 50%, 75%, 95%, 99%. */
 export const MISMATCH_QUANTILE_LEVELS: readonly number[] = Object.freeze([
@@ -59,11 +62,14 @@ export interface MismatchReport {
   readonly pplRatio: number;
 }
 
-/** Mean over response positions (row-major, compensated) of a `[B, T]` matrix. */
+/**
+ * Mean over response positions (row-major, compensated) of a `[B, T]` matrix; robustSum keeps it
+ * finite when partial sums overflow but the mean does not (bitwise the plain mean otherwise).
+ */
 function maskedMean(x: Matrix, mask: Mask, n: number): number {
-  const acc = new CompensatedSum();
-  for (let i = 0; i < mask.data.length; i++) if (mask.data[i] === 1) acc.add(x.data[i] as number);
-  return acc.value() / n;
+  const idx: number[] = [];
+  for (let i = 0; i < mask.data.length; i++) if (mask.data[i] === 1) idx.push(i);
+  return robustSum(n, (k) => x.data[idx[k] as number] as number, n);
 }
 
 /**
@@ -86,12 +92,17 @@ function maskedMean(x: Matrix, mask: Mask, n: number): number {
  * @throws {ShapeError} E_SHAPE when a stream is not 2-D or the shapes differ.
  * @throws {MaskError} E_MASK when the mask is not 0/1 or has a row without response tokens.
  * @throws {NonFiniteError} E_NONFINITE when a stream is NaN/±Infinity at a response position.
- * @throws {ConfigError} E_CONFIG when catastrophicGap is not > 0 (NaN included).
+ * @throws {ConfigError} E_CONFIG when catastrophicGap is not a number > 0 (NaN included) or options
+ *   is not an object.
+ * @throws {OverflowError} E_OVERFLOW when a quantity of the report exceeds float64 for finite
+ *   input: a gap Δ or a sequence log-ratio, a k2 mean past |Δ| ≈ 1.9e154, a k3 mean past
+ *   |Δ| ≈ 709.78 (e^Δ is not representable), or pplRatio = exp(−mean Δ) past mean Δ ≈ −709.78.
  * @derivation docs/diagnostics/mismatch.md#gaps
  * @enforcedBy test/diagnostics/mismatch.test.ts > logprobMismatch > golden: gaps [0.2, -0.6, 1.0] with catastrophic gap 0.7
  * @enforcedBy test/diagnostics/mismatch.test.ts > logprobMismatch > identity: identical streams give zero gaps, ppl ratio 1 and no catastrophes
  * @enforcedBy test/diagnostics/mismatch.calibration.test.ts > logprobMismatch > calibration: k1 and k3 estimate kl(rollout || trainer), not the reverse or its negative
  * @enforcedBy test/diagnostics/mismatch.test.ts > logprobMismatch > mask invariance: nan and infinite junk at padding never reaches the report
+ * @enforcedBy test/diagnostics/hardening.test.ts > logprobMismatch > regression: gaps of 1e300 and -1000 are OverflowErrors naming the estimate, not NaN
  * @since 0.1.0
  */
 export function logprobMismatch(
@@ -111,8 +122,9 @@ export function logprobMismatch(
   });
   checkFiniteAt(fn, "trainerLogprobs", trainer, mask);
   checkFiniteAt(fn, "rolloutLogprobs", rollout, mask);
-  const gap = options.catastrophicGap ?? DEFAULT_CATASTROPHIC_GAP;
-  if (!(gap > 0)) {
+  const opts = checkObject(fn, "options", options);
+  const gap = opts.catastrophicGap ?? DEFAULT_CATASTROPHIC_GAP;
+  if (typeof gap !== "number" || !(gap > 0)) {
     throw new ConfigError(
       fn,
       "catastrophicGap",
@@ -125,17 +137,21 @@ export function logprobMismatch(
   const seq = new Float64Array(rows);
   const catastrophic: (readonly [number, number])[] = [];
   for (let b = 0; b < rows; b++) {
-    const acc = new CompensatedSum();
+    const start = gaps.length;
     for (let t = 0; t < cols; t++) {
       const i = b * cols + t;
       // Padding is skipped (never multiplied by 0), so NaN/±Inf junk there cannot leak.
       if (mask.data[i] !== 1) continue;
       const d = (trainer.data[i] as number) - (rollout.data[i] as number);
+      if (!Number.isFinite(d)) {
+        throw overflowError(fn, "trainerLogprobs - rolloutLogprobs", d, [b, t]);
+      }
       gaps.push(d);
-      acc.add(d);
       if (Math.abs(d) > gap) catastrophic.push([b, t]);
     }
-    seq[b] = acc.value();
+    // Compensated in row order; finite whenever the exact row sum is (robustSum).
+    const total = robustSum(gaps.length - start, (k) => gaps[start + k] as number);
+    seq[b] = finiteOr(fn, "sequence log-ratio", total, [b], "Σ_t Δ exceeds float64");
   }
   const n = gaps.length;
   const g = sampleMoments(gaps);
@@ -143,23 +159,23 @@ export function logprobMismatch(
   const sorted = Float64Array.from(gaps).sort();
   // KL(rollout‖trainer): the tokens are samples of the rollout policy, so it plays "logprobs"
   // (the sampling policy) and the trainer plays "ref" — δ = ref − lp = Δ.
-  const kl = (kind: KLEstimator, lp: Matrix, ref: Matrix): number =>
-    maskedMean(klEstimate(lp, ref, kind, { responseMask: mask }), mask, n);
-  return {
+  const kl = (kind: KLEstimator, lp: Matrix, ref: Matrix, lpArg: string): number =>
+    maskedMean(klPoints(fn, lp, ref, kind, mask, lpArg).value, mask, n);
+  return checkFiniteReport(fn, {
     nTokens: n,
     gapMean: g.mean,
     gapStd: g.std,
     gapAbsMax: g.absMax,
     gapQuantiles: MISMATCH_QUANTILE_LEVELS.map((q) => quantileSorted(sorted, q)),
-    klK1: kl("k1", rollout, trainer),
-    klK2: kl("k2", rollout, trainer),
-    klK3: kl("k3", rollout, trainer),
-    klK3TrainerRollout: kl("k3", trainer, rollout),
+    klK1: kl("k1", rollout, trainer, "rolloutLogprobs"),
+    klK2: kl("k2", rollout, trainer, "rolloutLogprobs"),
+    klK3: kl("k3", rollout, trainer, "rolloutLogprobs"),
+    klK3TrainerRollout: kl("k3", trainer, rollout, "trainerLogprobs"),
     seqLogRatioMean: s.mean,
     seqLogRatioStd: s.std,
     seqLogRatioAbsMax: s.absMax,
     catastrophicCount: catastrophic.length,
     catastrophicIndices: catastrophic,
     pplRatio: Math.exp(-g.mean),
-  };
+  });
 }

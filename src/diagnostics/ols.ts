@@ -7,9 +7,12 @@
  * has a scalar slope entry, so no matrix code is needed. Every sum is a compensated sum in index
  * order (docs/conventions.md#summation).
  */
-import { fmtValue, mustBe } from "../core/message.js";
+
+import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { maxAbsOf, mulPow2, pow2Exponent } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
+import { checkFiniteReport, checkSample } from "./quantile.js";
 
 /** Why a regressor cannot carry an HC3 slope, or null when it can. */
 export type DesignDefect = "too-few" | "constant" | "leverage-one";
@@ -29,6 +32,7 @@ export type DesignDefect = "too-few" | "constant" | "leverage-one";
  * @since 0.1.0
  */
 export function designDefect(x: ArrayLike<number>): DesignDefect | null {
+  checkSample("designDefect", "x", x);
   const n = x.length;
   if (n < 3) return "too-few";
   const counts = new Map<number, number>();
@@ -81,6 +85,8 @@ export interface OlsHc3Fit {
  * @throws {ShapeError} E_SHAPE when the lengths differ or the design is degenerate (n < 3, x
  *   constant, or a leverage-one point: the design matrix [1, x] leaves no HC3 slope).
  * @throws {NonFiniteError} E_NONFINITE when x or y holds NaN or ±Inf.
+ * @throws {OverflowError} E_OVERFLOW when a field of the fit exceeds float64 (e.g. slopeVariance =
+ *   se² past se ≈ 1.3e154); the fit itself runs on x and y rescaled by powers of two.
  * @derivation docs/diagnostics/length-bias.md#ols-with-hc3
  * @enforcedBy test/diagnostics/ols.test.ts > olsHc3 > golden: x = [1, 2, 3], y = [1, 2, 4] gives slope 3/2 and hc3 se 1/√2
  * @enforcedBy test/diagnostics/ols.test.ts > olsHc3 > identity: equals the plain matrix sandwich on seeded designs
@@ -88,17 +94,42 @@ export interface OlsHc3Fit {
  */
 export function olsHc3(x: ArrayLike<number>, y: ArrayLike<number>): OlsHc3Fit {
   const fn = "olsHc3";
-  const n = x.length;
-  if (y.length !== n) {
+  checkOlsInputs(fn, x, y);
+  const { fit: f, ex, ey } = olsHc3Scaled(x, y);
+  // Back to the original units: x' = x·2^ex and y' = y·2^ey scale β̂ by 2^(ey − ex), α̂ and e by
+  // 2^ey, x̄ by 2^ex, Sxx by 2^(2·ex); leverages are scale-free.
+  return checkFiniteReport(fn, {
+    n: f.n,
+    meanX: mulPow2(f.meanX, -ex),
+    meanY: mulPow2(f.meanY, -ey),
+    sxx: mulPow2(f.sxx, -2 * ex),
+    slope: mulPow2(f.slope, ex - ey),
+    intercept: mulPow2(f.intercept, -ey),
+    residuals: f.residuals.map((e) => mulPow2(e, -ey)),
+    leverage: f.leverage,
+    slopeVariance: mulPow2(f.slopeVariance, 2 * (ex - ey)),
+    slopeSe: mulPow2(f.slopeSe, ex - ey),
+  });
+}
+
+/**
+ * Validate the inputs of {@link olsHc3}: 1-D numbers of equal length, finite, a non-degenerate design.
+ * @internal
+ */
+export function checkOlsInputs(fn: string, x: unknown, y: unknown): void {
+  const xs = checkSample(fn, "x", x);
+  const ys = checkSample(fn, "y", y);
+  const n = xs.length;
+  if (ys.length !== n) {
     throw new ShapeError(
       fn,
       "y",
-      mustBe(fn, "y", `of length ${n} (the length of x)`, `${y.length}`),
+      mustBe(fn, "y", `of length ${n} (the length of x)`, `${ys.length}`),
     );
   }
   for (const [arg, v] of [
-    ["x", x],
-    ["y", y],
+    ["x", xs],
+    ["y", ys],
   ] as const) {
     for (let i = 0; i < n; i++) {
       if (!Number.isFinite(v[i] as number)) {
@@ -106,7 +137,7 @@ export function olsHc3(x: ArrayLike<number>, y: ArrayLike<number>): OlsHc3Fit {
       }
     }
   }
-  const defect = designDefect(x);
+  const defect = designDefect(xs);
   if (defect !== null) {
     const rule = {
       "too-few": "of length >= 3 (two fitted parameters leave n − 2 residual degrees of freedom)",
@@ -114,8 +145,41 @@ export function olsHc3(x: ArrayLike<number>, y: ArrayLike<number>): OlsHc3Fit {
       "leverage-one":
         "free of a point whose x value no other point shares when x takes exactly two values (leverage h = 1 leaves HC3 undefined)",
     }[defect];
-    throw new ShapeError(fn, "x", mustBe(fn, "x", rule, `[${Array.from(x).join(", ")}]`));
+    throw new ShapeError(
+      fn,
+      "x",
+      mustBe(
+        fn,
+        "x",
+        rule,
+        safeText(`[${Array.from(xs).slice(0, 20).join(", ")}${xs.length > 20 ? ", …" : ""}]`),
+      ),
+    );
   }
+}
+
+/**
+ * The HC3 fit on x·2^ex and y·2^ey, with 2^ex, 2^ey the power-of-two scales of max |x| and max |y|
+ * (1 on moderate data, where the fit is bitwise the plain one): no sum, product or square of the
+ * closed forms overflows. Unchecked kernel: inputs validated by {@link checkOlsInputs}.
+ * @internal
+ */
+export function olsHc3Scaled(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+): { fit: OlsHc3Fit; ex: number; ey: number } {
+  const ex = pow2Exponent(maxAbsOf(x));
+  const ey = pow2Exponent(maxAbsOf(y));
+  const sx = 2 ** ex;
+  const sy = 2 ** ey;
+  const xs = Float64Array.from(x, (v) => v * sx);
+  const ys = Float64Array.from(y, (v) => v * sy);
+  return { fit: fitCore(xs, ys), ex, ey };
+}
+
+/** The closed forms of {@link olsHc3} on validated, moderate data. */
+function fitCore(x: Float64Array, y: Float64Array): OlsHc3Fit {
+  const n = x.length;
   const sx = new CompensatedSum();
   const sy = new CompensatedSum();
   for (let i = 0; i < n; i++) {

@@ -3,9 +3,12 @@
  * numpy's default "linear" method and torch.quantile's default, without torch's 2^24-element
  * ceiling) and the Bessel moments of a float64 sample (docs/diagnostics/mismatch.md#quantiles).
  */
-import { fmtValue, mustBe } from "../core/message.js";
+
+import { finiteOr } from "../core/finite.js";
+import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
-import { checkFiniteAll } from "../core/validate.js";
+import { checkFiniteAll, describeShape } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
 
 /**
@@ -21,7 +24,34 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
   const a = sorted[lo] as number;
   const b = sorted[hi] as number;
   const w = h - lo;
-  return w < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w);
+  const gap = b - a;
+  if (Number.isFinite(gap)) return w < 0.5 ? a + w * gap : b - gap * (1 - w);
+  // b − a overflowed (a, b of opposite signs near ±1.8e308): interpolate the halves, exactly
+  // representable, and double; the result lies in [a, b], so it is finite.
+  const a2 = a * 0.5;
+  const b2 = b * 0.5;
+  return 2 * (w < 0.5 ? a2 + w * (b2 - a2) : b2 - (b2 - a2) * (1 - w));
+}
+
+/**
+ * Require a 1-D sample: an array of numbers or a numeric typed array (not null, not nested, not a
+ * string); the message describes anything else by its shape, elided when long.
+ * @internal
+ */
+export function checkSample(fn: string, arg: string, x: unknown): ArrayLike<number> {
+  const typed =
+    ArrayBuffer.isView(x) &&
+    !(x instanceof DataView) &&
+    !(x instanceof BigInt64Array) &&
+    !(x instanceof BigUint64Array);
+  if (typed || (Array.isArray(x) && x.every((v) => typeof v === "number"))) {
+    return x as ArrayLike<number>;
+  }
+  throw new ShapeError(
+    fn,
+    arg,
+    mustBe(fn, arg, "a 1-D array of numbers", `shape ${safeText(describeShape(x))}`),
+  );
 }
 
 /**
@@ -40,6 +70,8 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
  * @derivation docs/diagnostics/mismatch.md#quantiles
  * @enforcedBy test/diagnostics/quantile.test.ts > quantiles > golden: linear interpolation on [-0.6, 0.2, 1.0]
  * @enforcedBy test/diagnostics/quantile.test.ts > quantiles > property: monotone in the level and bounded by min and max
+ * @enforcedBy test/diagnostics/hardening.test.ts > quantiles > rejects: null and non-array samples with a ShapeError, not a TypeError
+ * @enforcedBy test/diagnostics/hardening.test.ts > quantiles > regression: interpolating between values near ±1.8e308 stays finite
  * @since 0.1.0
  */
 export function quantiles(values: ArrayLike<number>, levels: readonly number[]): number[] {
@@ -56,6 +88,8 @@ export function quantilesChecked(
   values: ArrayLike<number>,
   levels: readonly number[],
 ): number[] {
+  checkSample(fn, arg, values);
+  checkSample(fn, "levels", levels);
   if (values.length < 1) {
     throw new ShapeError(fn, arg, mustBe(fn, arg, "non-empty (n >= 1)", "length 0"));
   }
@@ -86,17 +120,21 @@ export interface SampleMoments {
 }
 
 /**
- * Moments of a non-empty finite sample: compensated sums in index order, two-pass variance.
+ * Moments of a non-empty finite sample: compensated sums in index order, two-pass variance, on
+ * x·s (s = 2^k from max |x|; 1 on moderate samples, bitwise the plain formulas), so no sum or
+ * square overflows. The mean, min and max are then finite; the std is +Infinity only when the exact
+ * std exceeds float64 (callers check their reports with {@link checkFiniteReport}).
  * @internal
  */
 export function sampleMoments(x: ArrayLike<number>): SampleMoments {
   const n = x.length;
+  const sc = pow2Scale(maxAbsOf(x));
   const s = new CompensatedSum();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < n; i++) {
     const v = x[i] as number;
-    s.add(v);
+    s.add(v * sc);
     if (v < min) min = v;
     if (v > max) max = v;
   }
@@ -105,10 +143,31 @@ export function sampleMoments(x: ArrayLike<number>): SampleMoments {
   if (n > 1) {
     const ss = new CompensatedSum();
     for (let i = 0; i < n; i++) {
-      const d = (x[i] as number) - mean;
+      const d = (x[i] as number) * sc - mean;
       ss.add(d * d);
     }
-    std = Math.sqrt(ss.value() / (n - 1));
+    std = Math.sqrt(ss.value() / (n - 1)) / sc;
   }
-  return { mean, std, min, max, absMax: Math.max(Math.abs(min), Math.abs(max)) };
+  return { mean: mean / sc, std, min, max, absMax: Math.max(Math.abs(min), Math.abs(max)) };
+}
+
+/**
+ * The final guard of a diagnostic report: every number (and every entry of a number array or
+ * Float64Array) among its own fields must be finite; the first that is not throws OverflowError
+ * naming the field (e.g. `gapStd`, `gapQuantiles[3]`), since the inputs were checked finite.
+ * @internal
+ */
+export function checkFiniteReport<T extends object>(fn: string, report: T): T {
+  for (const [key, v] of Object.entries(report)) {
+    if (typeof v === "number") finiteOr(fn, key, v, undefined, "the exact value exceeds float64");
+    else if (v instanceof Float64Array || (Array.isArray(v) && typeof v[0] === "number")) {
+      const xs = v as ArrayLike<number>;
+      for (let i = 0; i < xs.length; i++) {
+        const e = xs[i];
+        if (typeof e === "number")
+          finiteOr(fn, `${key}[${i}]`, e, undefined, "the exact value exceeds float64");
+      }
+    }
+  }
+  return report;
 }

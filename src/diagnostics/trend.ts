@@ -3,12 +3,16 @@
  * slope, centred CUSUM statistic, and a permutation threshold with exact level
  * (docs/diagnostics/entropy.md#trend). Randomness comes only from the caller's seeded Rng.
  */
+
+import { finiteOr } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import type { Rng } from "../core/rng.js";
+import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum, fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toVector } from "../core/validate.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
+import { checkSample } from "./quantile.js";
 
 /**
  * Options of {@link trendTest} and `entropyTrend`.
@@ -55,7 +59,15 @@ export interface CusumResult {
   readonly argmax: number;
 }
 
+/** The most points a Theil–Sen slope takes: n(n − 1)/2 ≈ 8.4e6 pairwise slopes, 67 MB. */
+export const MAX_THEIL_SEN_POINTS = 4096;
+/** The most permutations {@link trendTest} draws. */
+export const MAX_PERMUTATIONS = 1e6;
+/** The most CUSUM terms the permutation test evaluates, nPerm × window (about a second). */
+export const MAX_PERMUTATION_WORK = 1e8;
+
 function checkSeries(fn: string, arg: string, x: ArrayLike<number>): void {
+  checkSample(fn, arg, x);
   if (x.length < 2) {
     throw new ShapeError(fn, arg, mustBe(fn, arg, "of length >= 2", `length ${x.length}`));
   }
@@ -68,6 +80,33 @@ function checkSeries(fn: string, arg: string, x: ArrayLike<number>): void {
       );
     }
   }
+  checkTheilSenSize(fn, arg, x.length);
+}
+
+function checkTheilSenSize(fn: string, arg: string, n: number): void {
+  if (n > MAX_THEIL_SEN_POINTS) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        `of length <= ${MAX_THEIL_SEN_POINTS} (the Theil–Sen slope sorts all n(n − 1)/2 pairwise slopes)`,
+        `length ${n}`,
+      ),
+    );
+  }
+}
+
+/**
+ * The series on the scale s = 2^k of its max |x| (s = 1 on moderate values, where every statistic
+ * below is bitwise the plain one): differences, sums and medians of values near ±1.8e308 cannot
+ * overflow there. Slopes, CUSUM statistics and thresholds scale by s exactly, so decisions taken
+ * on the scaled series are those of the exact series.
+ */
+function scaled(x: ArrayLike<number>): { y: Float64Array; s: number } {
+  const s = pow2Scale(maxAbsOf(x));
+  return { y: Float64Array.from(x, (v) => v * s), s };
 }
 
 /** Interpolated median of a sorted array: the middle value, or the mean of the two middles. */
@@ -85,17 +124,23 @@ function sortedMedian(s: Float64Array): number {
  *
  * @param x - The series, indexed by step; length ≥ 2, finite.
  * @returns The slope per step.
- * @throws {ShapeError} E_SHAPE when the series has fewer than 2 values.
+ * @throws {ShapeError} E_SHAPE when the series is not a 1-D array of numbers, has fewer than 2
+ *   values or more than {@link MAX_THEIL_SEN_POINTS}.
  * @throws {NonFiniteError} E_NONFINITE when a value is NaN or infinite.
+ * @throws {OverflowError} E_OVERFLOW when the exact slope exceeds float64 (values of both signs
+ *   near ±1.8e308); the pairwise slopes are otherwise computed rescaled by a power of two.
  * @derivation docs/diagnostics/entropy.md#theil-sen-slope
  * @enforcedBy test/diagnostics/trend.test.ts > theilSenSlope > golden: interpolated median of the pairwise slopes
  * @enforcedBy test/diagnostics/trend.test.ts > theilSenSlope > property: equivariant under affine maps of the series
  * @see H. Theil (1950); P. K. Sen (1968), JASA 63:1379
+ * @enforcedBy test/diagnostics/hardening.test.ts > trendTest > rejects: a slope beyond float64 and a series past the theil–sen cap
  * @since 0.1.0
  */
 export function theilSenSlope(x: ArrayLike<number>): number {
-  checkSeries("theilSenSlope", "x", x);
-  return theilSen(x);
+  const fn = "theilSenSlope";
+  checkSeries(fn, "x", x);
+  const { y, s } = scaled(x);
+  return finiteOr(fn, "slope", theilSen(y) / s, undefined, "the exact slope exceeds float64");
 }
 
 function theilSen(x: ArrayLike<number>): number {
@@ -149,16 +194,23 @@ function cusumOf(d: Float64Array, order: Int32Array | null): CusumResult {
  *
  * @param x - The series; length ≥ 2, finite.
  * @returns The statistic and its first argmax.
- * @throws {ShapeError} E_SHAPE when the series has fewer than 2 values.
+ * @throws {ShapeError} E_SHAPE when the series is not a 1-D array of numbers, has fewer than 2
+ *   values or more than {@link MAX_THEIL_SEN_POINTS}.
  * @throws {NonFiniteError} E_NONFINITE when a value is NaN or infinite.
+ * @throws {OverflowError} E_OVERFLOW when the exact statistic exceeds float64.
  * @derivation docs/diagnostics/entropy.md#cusum
  * @enforcedBy test/diagnostics/trend.test.ts > cusumStatistic > golden: a level shift peaks at the last pre-change step with p(n - p)|delta|/n
  * @see E. S. Page (1954), Biometrika 41:100
+ * @enforcedBy test/diagnostics/hardening.test.ts > trendTest > regression: a series near ±1.8e308 gives the exact cusum statistic, not NaN
  * @since 0.1.0
  */
 export function cusumStatistic(x: ArrayLike<number>): CusumResult {
-  checkSeries("cusumStatistic", "x", x);
-  return cusumOf(centred(x), null);
+  const fn = "cusumStatistic";
+  checkSeries(fn, "x", x);
+  const { y, s } = scaled(x);
+  const r = cusumOf(centred(y), null);
+  const why = "the exact statistic exceeds float64";
+  return { stat: finiteOr(fn, "stat", r.stat / s, undefined, why), argmax: r.argmax };
 }
 
 /**
@@ -205,11 +257,16 @@ function isRng(x: unknown): x is Rng {
  * @returns The slope, the CUSUM statistic, the permutation threshold and the changepoint index.
  * @throws {ShapeError} E_SHAPE when the series is not a 1-D array of numbers.
  * @throws {NonFiniteError} E_NONFINITE when a value of the series is NaN or infinite.
- * @throws {ConfigError} E_CONFIG when window is not an integer in [2, S], nPerm not an integer
- *   ≥ 1, alpha not in (0, 1), ⌊alpha·(nPerm + 1)⌋ = 0, or rng not an Rng.
+ * @throws {ConfigError} E_CONFIG when options is not an object, window is not an integer in
+ *   [2, min(S, MAX_THEIL_SEN_POINTS)], nPerm not an integer in [1, MAX_PERMUTATIONS] with
+ *   nPerm·window ≤ MAX_PERMUTATION_WORK, alpha not in (0, 1), ⌊alpha·(nPerm + 1)⌋ = 0, or rng
+ *   not an Rng.
+ * @throws {OverflowError} E_OVERFLOW when the exact slope, statistic or threshold exceeds float64
+ *   (the test itself runs on the window rescaled by a power of two).
  * @derivation docs/diagnostics/entropy.md#permutation-level
  * @enforcedBy test/diagnostics/trend.test.ts > trendTest > calibration: level is alpha on heavy-tailed iid windows (distribution-free)
  * @enforcedBy test/diagnostics/trend.test.ts > trendTest > identity: a changepoint is reported iff the statistic strictly exceeds the threshold
+ * @enforcedBy test/diagnostics/hardening.test.ts > trendTest > rejects: nPerm 1e9 and other budgets past their caps with a ConfigError naming the cap
  * @since 0.1.0
  */
 export function trendTest(
@@ -221,7 +278,10 @@ export function trendTest(
   const x = toVector(fn, arg, series);
   checkFiniteAll(fn, arg, x);
   const S = x.length;
-  const window = options?.window;
+  if (typeof options !== "object" || options === null) {
+    throw new ConfigError(fn, "options", mustBe(fn, "options", "an object", fmtValue(options)));
+  }
+  const window = options.window;
   if (typeof window !== "number" || !Number.isInteger(window) || window < 2) {
     throw new ConfigError(fn, "window", mustBe(fn, "window", "an integer >= 2", fmtValue(window)));
   }
@@ -232,9 +292,33 @@ export function trendTest(
       mustBe(fn, "window", `<= the length of ${arg} (${S})`, String(window)),
     );
   }
+  if (window > MAX_THEIL_SEN_POINTS) {
+    throw new ConfigError(
+      fn,
+      "window",
+      mustBe(
+        fn,
+        "window",
+        `<= ${MAX_THEIL_SEN_POINTS} (the cap on Theil–Sen points: n(n − 1)/2 pairwise slopes)`,
+        String(window),
+      ),
+    );
+  }
   const nPerm = options.nPerm ?? 999;
   if (typeof nPerm !== "number" || !Number.isInteger(nPerm) || nPerm < 1) {
     throw new ConfigError(fn, "nPerm", mustBe(fn, "nPerm", "an integer >= 1", fmtValue(nPerm)));
+  }
+  if (nPerm > MAX_PERMUTATIONS || nPerm * window > MAX_PERMUTATION_WORK) {
+    throw new ConfigError(
+      fn,
+      "nPerm",
+      mustBe(
+        fn,
+        "nPerm",
+        `<= ${MAX_PERMUTATIONS} with nPerm × window <= ${MAX_PERMUTATION_WORK} (the permutation budget cap)`,
+        `${nPerm} (window ${window})`,
+      ),
+    );
   }
   const alpha = options.alpha ?? 0.05;
   if (typeof alpha !== "number" || !(alpha > 0 && alpha < 1)) {
@@ -260,15 +344,17 @@ export function trendTest(
       mustBe(fn, "rng", "a seeded Rng (createRng(seed))", fmtValue(options.rng)),
     );
   }
-  const w = x.subarray(S - window);
+  const { y: w, s } = scaled(x.subarray(S - window));
   const d = centred(w);
   const { stat, argmax } = cusumOf(d, null);
   const threshold = permutationThreshold(d, nPerm, m, options.rng);
+  const why = "the exact value exceeds float64";
   return {
-    slope: theilSen(w),
+    slope: finiteOr(fn, "slope", theilSen(w) / s, undefined, why),
+    // Decided on the scaled window: stat and threshold scale by the same power of two.
     changepointIndex: stat > threshold ? S - window + argmax : null,
-    cusumStat: stat,
-    threshold,
+    cusumStat: finiteOr(fn, "cusumStat", stat / s, undefined, why),
+    threshold: finiteOr(fn, "threshold", threshold / s, undefined, why),
     alpha,
     nPerm,
   };

@@ -6,7 +6,7 @@
  * | --- | --- | --- | --- |
  * | k1 | −δ | 1 | KL |
  * | k2 | δ²/2 | −δ = lp − ref | KL + O(δ³) bias |
- * | k3 | expm1(δ) − δ | −expm1(δ) = 1 − e^δ | KL |
+ * | k3 | expm1(δ) − δ (its Taylor series for |δ| < 2^-8) | −expm1(δ) = 1 − e^δ | KL |
  * | abs | abs(δ) | −sign(δ) (0 at δ = 0) | ≥ KL, not an estimator |
  */
 
@@ -38,9 +38,25 @@ export interface KLLossConfig {
   readonly normLen?: number | null;
 }
 
+/** Below this |δ| the k3 value is summed as its Taylor series (expm1(δ) − δ would cancel). */
+export const K3_SERIES_BELOW: number = 2 ** -8;
+
+/**
+ * e^δ − 1 − δ = δ²·(1/2 + δ/6 + δ²/24 + … + δ⁶/40320) for |δ| < 2^-8, by Horner's rule: the next
+ * term is < 2^-57 of the sum, so the value is exact to about one ulp, where expm1(δ) − δ loses
+ * about log2(2/|δ|) bits to cancellation (10 bits at δ = 1e-3, 40 at δ = 1e-12).
+ */
+function k3Series(d: number): number {
+  const p =
+    1 / 2 + d * (1 / 6 + d * (1 / 24 + d * (1 / 120 + d * (1 / 720 + d * (1 / 5040 + d / 40320)))));
+  return d * d * p;
+}
+
 /**
  * Value and derivative ∂k/∂logprobs of one estimator at one response position, given
- * δ = ref − lp (already zero-filled at padding by the caller).
+ * δ = ref − lp (already zero-filled at padding by the caller). For finite δ both are finite or
+ * ±Infinity, never NaN: k2's value is +Infinity past |δ| ≈ 1.9e154 and k3's value (+Infinity) and
+ * derivative (−Infinity) overflow past δ ≈ 709.78; callers turn those into OverflowError.
  * @internal
  */
 export function klPointwise(kind: KLEstimator, delta: number): { value: number; dLogprob: number } {
@@ -48,11 +64,15 @@ export function klPointwise(kind: KLEstimator, delta: number): { value: number; 
     case "k1":
       return { value: -delta, dLogprob: 1 };
     case "k2":
-      // d(δ²/2)/dlp = δ·(−1); written as −δ so it equals lp − ref bitwise.
-      return { value: (delta * delta) / 2, dLogprob: -delta };
+      // (δ/2)·δ is round(δ²)/2 bitwise wherever δ² is finite, and stays finite up to
+      // |δ| = √(2·1.8e308) instead of √(1.8e308). d(δ²/2)/dlp = δ·(−1); written as −δ so it equals
+      // lp − ref bitwise.
+      return { value: 0.5 * delta * delta, dLogprob: -delta };
     case "k3": {
       const e = Math.expm1(delta);
-      return { value: e - delta, dLogprob: -e };
+      // For δ → −∞, expm1(δ) → −1 and the value −1 − δ stays finite; for δ > 709.78 both overflow.
+      const value = Math.abs(delta) < K3_SERIES_BELOW ? k3Series(delta) : e - delta;
+      return { value, dLogprob: -e };
     }
     case "abs":
       return { value: Math.abs(delta), dLogprob: delta > 0 ? -1 : delta < 0 ? 1 : 0 };

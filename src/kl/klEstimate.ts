@@ -1,3 +1,5 @@
+import { checkObject } from "../advantages/checks.js";
+import { overflowError } from "../core/finite.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { checkKLEstimator, type KLEstimator, klPointwise } from "./estimator.js";
@@ -27,7 +29,27 @@ export function klPoints(
   const d = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     if (mask.data[i] !== 1) continue;
-    const pt = klPointwise(k, (ref.data[i] as number) - (lp.data[i] as number));
+    const delta = (ref.data[i] as number) - (lp.data[i] as number);
+    const at = (): number[] => [Math.floor(i / lp.cols), i % lp.cols];
+    if (!Number.isFinite(delta)) {
+      throw overflowError(
+        fn,
+        `refLogprobs - ${lpArg}`,
+        delta,
+        at(),
+        "the log-ratio exceeds float64",
+      );
+    }
+    const pt = klPointwise(k, delta);
+    if (!Number.isFinite(pt.value) || !Number.isFinite(pt.dLogprob)) {
+      throw overflowError(
+        fn,
+        `${k} estimate`,
+        pt.value,
+        at(),
+        `the exact value at delta = ${String(delta)} exceeds float64`,
+      );
+    }
     value[i] = pt.value;
     d[i] = pt.dLogprob;
   }
@@ -35,10 +57,22 @@ export function klPoints(
 }
 
 /**
+ * The `options` argument of the KL functions: an object holding at least `responseMask`.
+ * @internal
+ */
+export function klOptions<T extends { readonly responseMask: MaskLike }>(
+  fn: string,
+  options: T,
+): T {
+  return checkObject(fn, "options", options);
+}
+
+/**
  * Estimate the per-token KL(π‖ref) with one of the estimators k1, k2, k3, abs.
  *
  * Formula: δ = ref − lp (zero at padding before any non-linearity); k1 = −δ; k2 = δ²/2;
- * k3 = expm1(δ) − δ (expm1 for precision near δ = 0); abs = abs(δ).
+ * k3 = expm1(δ) − δ (expm1 for precision near δ = 0; its Taylor series for |δ| < 2^-8, where the
+ * subtraction would cancel); abs = abs(δ).
  * Gradient / stop-gradient: refLogprobs is constant; the derivatives are those of {@link klLoss}.
  *
  * @param logprobs - `[B, T]` current-policy logprobs.
@@ -50,8 +84,12 @@ export function klPoints(
  * @throws {MaskError} E_MASK when the mask is invalid.
  * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown estimator.
+ * @throws {ConfigError} E_CONFIG when options is not an object.
+ * @throws {OverflowError} E_OVERFLOW when ref − lp or an estimate exceeds float64 at a response
+ *   position (k2 past |δ| ≈ 1.9e154, k3 past δ ≈ 709.78), naming the estimator and (b, t).
  * @derivation docs/derivations/kl.md#estimators
  * @enforcedBy test/kl/klEstimate.test.ts > klEstimate > golden: the four estimators at delta = -1 and 0.5
+ * @enforcedBy test/hardening/stats.test.ts > klLoss > regression: k3 near delta = 0 is exact to an ulp, where expm1(delta) − delta cancels
  * @since 0.1.0
  */
 export function klEstimate(
@@ -60,5 +98,6 @@ export function klEstimate(
   kind: KLEstimator,
   options: { readonly responseMask: MaskLike },
 ): Matrix {
-  return klPoints("klEstimate", logprobs, refLogprobs, kind, options.responseMask).value;
+  const fn = "klEstimate";
+  return klPoints(fn, logprobs, refLogprobs, kind, klOptions(fn, options).responseMask).value;
 }

@@ -1,7 +1,10 @@
+import { checkFiniteOutput } from "../core/finite.js";
+import { fmtValue, mustBe } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMatrix } from "../core/validate.js";
+import { ConfigError } from "../errors.js";
 import type { KLEstimator } from "./estimator.js";
-import { klPoints } from "./klEstimate.js";
+import { klOptions, klPoints } from "./klEstimate.js";
 
 /**
  * Subtract a KL penalty from per-token rewards (PPO-RLHF reward shaping).
@@ -21,8 +24,12 @@ import { klPoints } from "./klEstimate.js";
  * @throws {MaskError} E_MASK when the mask is invalid.
  * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown estimator.
+ * @throws {ConfigError} E_CONFIG when coef is not a finite number or options is not an object.
+ * @throws {OverflowError} E_OVERFLOW when ref − old, an estimate or a shaped reward exceeds
+ *   float64, naming the quantity and (b, t).
  * @derivation docs/derivations/kl.md#kl-in-reward
  * @enforcedBy test/kl/klInReward.test.ts > klInReward > golden: k1 and k3 shaped rewards with coef 0.5
+ * @enforcedBy test/hardening/stats.test.ts > klInReward > rejects: a non-finite coef with a ConfigError, and an unrepresentable shaped reward
  * @since 0.1.0
  */
 export function klInReward(
@@ -37,11 +44,16 @@ export function klInReward(
   const rewards = toMatrix(fn, "tokenRewards", tokenRewards);
   const old = toMatrix(fn, "oldLogprobs", oldLogprobs);
   checkSameShape(fn, "tokenRewards", rewards, "oldLogprobs", old);
-  const { value, mask } = klPoints(fn, old, refLogprobs, kind, options.responseMask, "oldLogprobs");
+  const opts = klOptions(fn, options);
+  const { value, mask } = klPoints(fn, old, refLogprobs, kind, opts.responseMask, "oldLogprobs");
   checkFiniteAt(fn, "tokenRewards", rewards, mask);
+  if (typeof coef !== "number" || !Number.isFinite(coef)) {
+    throw new ConfigError(fn, "coef", mustBe(fn, "coef", "a finite number", fmtValue(coef)));
+  }
   const out = new Float64Array(value.data.length);
   for (let i = 0; i < out.length; i++) {
     if (mask.data[i] === 1) out[i] = (rewards.data[i] as number) - coef * (value.data[i] as number);
   }
+  checkFiniteOutput(fn, "shaped reward", out, value.cols, mask.data, "r − coef·k exceeds float64");
   return { rows: value.rows, cols: value.cols, data: out };
 }

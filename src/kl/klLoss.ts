@@ -1,9 +1,9 @@
-import { maskedDot } from "../aggregate/aggregate.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import type { KLEstimator } from "./estimator.js";
-import { klPoints } from "./klEstimate.js";
+import { klOptions, klPoints } from "./klEstimate.js";
+import { checkedMaskedDot } from "./robustDot.js";
 
 /** A scalar loss with its closed-form gradient w.r.t. `logprobs`. */
 export interface LossWithGrad {
@@ -39,8 +39,12 @@ export interface KLAggregateOptions {
  * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
  * @throws {ConfigError} E_CONFIG when normLen is invalid for token_sum_norm.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown estimator or mode.
+ * @throws {OverflowError} E_OVERFLOW when ref − lp, a per-token estimate or the aggregated loss
+ *   exceeds float64 (k2 past |δ| ≈ 1.9e154, k3 past δ ≈ 709.78), naming the quantity and (b, t).
  * @derivation docs/derivations/kl.md#kl-loss
  * @enforcedBy test/kl/klLoss.test.ts > klLoss > identity: equals aggregate of klEstimate bitwise
+ * @enforcedBy test/hardening/stats.test.ts > klLoss > regression: k3 at delta = 1e4 is an OverflowError naming the estimate and position
+ * @enforcedBy test/hardening/stats.test.ts > klLoss > property: extreme logprobs give finite results matching klLossRef, or OverflowError
  * @since 0.1.0
  */
 export function klLoss(
@@ -52,15 +56,16 @@ export function klLoss(
 ): LossWithGrad {
   const fn = "klLoss";
   const agg = checkAggregation(fn, "aggregation", aggregation);
-  const { value, dLogprob, mask } = klPoints(fn, logprobs, refLogprobs, kind, options.responseMask);
-  const normLen = checkNormLen(fn, agg, options.normLen);
+  const opts = klOptions(fn, options);
+  const { value, dLogprob, mask } = klPoints(fn, logprobs, refLogprobs, kind, opts.responseMask);
+  const normLen = checkNormLen(fn, agg, opts.normLen);
   const w = new Float64Array(value.data.length);
   fillTokenWeights(mask, agg, normLen, w);
   const grad = new Float64Array(w.length);
   for (let i = 0; i < w.length; i++)
     if (mask.data[i] === 1) grad[i] = (w[i] as number) * (dLogprob[i] as number);
   return {
-    loss: maskedDot(w, value.data, mask),
+    loss: checkedMaskedDot(fn, "klLoss", w, value.data, mask),
     gradLogprobs: { rows: value.rows, cols: value.cols, data: grad },
   };
 }

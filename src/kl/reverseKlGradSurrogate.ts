@@ -1,10 +1,11 @@
-import { maskedDot } from "../aggregate/aggregate.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { overflowError } from "../core/finite.js";
 import type { MatrixLike } from "../core/tensor.js";
 import { toMatrix } from "../core/validate.js";
-import { klPoints } from "./klEstimate.js";
+import { klOptions, klPoints } from "./klEstimate.js";
 import type { KLAggregateOptions, LossWithGrad } from "./klLoss.js";
+import { checkedMaskedDot } from "./robustDot.js";
 
 /**
  * The score-function surrogate whose gradient is the unbiased sample of ∇KL(π‖ref).
@@ -22,8 +23,11 @@ import type { KLAggregateOptions, LossWithGrad } from "./klLoss.js";
  * @throws {MaskError} E_MASK when the mask is invalid.
  * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
  * @throws {ConfigError} E_CONFIG when normLen is invalid for token_sum_norm.
+ * @throws {OverflowError} E_OVERFLOW when lp − ref, a term (lp − ref)·lp or the aggregated value
+ *   exceeds float64, naming the quantity and (b, t).
  * @derivation docs/derivations/kl.md#reverse-kl-gradient-surrogate
  * @enforcedBy test/kl/reverseKlGradSurrogate.test.ts > reverseKlGradSurrogate > identity: gradient equals the k2 kl loss gradient bitwise
+ * @enforcedBy test/hardening/stats.test.ts > reverseKlGradSurrogate > rejects: a surrogate term (lp − ref)·lp beyond float64 with an OverflowError
  * @since 0.1.0
  */
 export function reverseKlGradSurrogate(
@@ -36,8 +40,9 @@ export function reverseKlGradSurrogate(
   const agg = checkAggregation(fn, "aggregation", aggregation);
   const lp = toMatrix(fn, "logprobs", logprobs);
   // k1's per-token value −(ref − lp) is lp − ref bitwise: reuse the validated pointwise pass.
-  const { value: diff, mask } = klPoints(fn, lp, refLogprobs, "k1", options.responseMask);
-  const normLen = checkNormLen(fn, agg, options.normLen);
+  const opts = klOptions(fn, options);
+  const { value: diff, mask } = klPoints(fn, lp, refLogprobs, "k1", opts.responseMask);
+  const normLen = checkNormLen(fn, agg, opts.normLen);
   const n = diff.data.length;
   const w = new Float64Array(n);
   fillTokenWeights(mask, agg, normLen, w);
@@ -48,10 +53,19 @@ export function reverseKlGradSurrogate(
     const d = diff.data[i] as number;
     // sg[lp − ref]: the difference is a constant weight on the score ∇lp.
     prod[i] = d * (lp.data[i] as number);
+    if (!Number.isFinite(prod[i] as number)) {
+      throw overflowError(
+        fn,
+        "(logprobs - refLogprobs)·logprobs",
+        prod[i] as number,
+        [Math.floor(i / diff.cols), i % diff.cols],
+        "the exact surrogate term exceeds float64",
+      );
+    }
     grad[i] = (w[i] as number) * d;
   }
   return {
-    loss: maskedDot(w, prod, mask),
+    loss: checkedMaskedDot(fn, "reverseKlGradSurrogate", w, prod, mask),
     gradLogprobs: { rows: diff.rows, cols: diff.cols, data: grad },
   };
 }

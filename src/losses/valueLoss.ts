@@ -1,10 +1,12 @@
-import { maskedDot } from "../aggregate/aggregate.js";
+import { checkObject } from "../advantages/checks.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
+import { checkedMaskedDot } from "../kl/robustDot.js";
 
 /** Options of {@link valueLoss}. */
 export interface ValueLossOptions {
@@ -45,9 +47,14 @@ export interface ValueLossResult {
  * @throws {ShapeError} E_SHAPE when shapes differ or a stream is not 2-D.
  * @throws {MaskError} E_MASK when the mask is invalid.
  * @throws {NonFiniteError} E_NONFINITE when a stream is not finite at a response position.
- * @throws {ConfigError} E_CONFIG when clipEps is not null or a positive finite number, or normLen is invalid.
+ * @throws {ConfigError} E_CONFIG when clipEps is not null or a positive finite number, normLen is
+ *   invalid, or options is not an object.
+ * @throws {OverflowError} E_OVERFLOW when v − R, a per-token loss ½(v − R)² (past |v − R| ≈
+ *   1.9e154) or the aggregated loss exceeds float64, naming the quantity and (b, t).
  * @derivation docs/derivations/losses.md#value-loss
  * @enforcedBy test/losses/valueLoss.test.ts > valueLoss > golden: clipped token_mean loss 0.7225
+ * @enforcedBy test/hardening/stats.test.ts > valueLoss > regression: a squared error of 1e300 scale is an OverflowError naming position
+ * @enforcedBy test/hardening/stats.test.ts > valueLoss > property: extreme values give finite results matching valueLossRef, or OverflowError
  * @since 0.1.0
  */
 export function valueLoss(
@@ -67,7 +74,8 @@ export function valueLoss(
   checkFiniteAt(fn, "values", v, mask);
   checkFiniteAt(fn, "oldValues", vo, mask);
   checkFiniteAt(fn, "returns", R, mask);
-  const eps = options.clipEps;
+  const opts = checkObject(fn, "options", options);
+  const eps = opts.clipEps;
   if (eps !== null && (typeof eps !== "number" || !Number.isFinite(eps) || eps <= 0)) {
     throw new ConfigError(
       fn,
@@ -75,8 +83,8 @@ export function valueLoss(
       mustBe(fn, "clipEps", "a positive finite number or null", fmtValue(eps)),
     );
   }
-  const agg = checkAggregation(fn, "aggregation", options.aggregation);
-  const normLen = checkNormLen(fn, agg, options.normLen);
+  const agg = checkAggregation(fn, "aggregation", opts.aggregation);
+  const normLen = checkNormLen(fn, agg, opts.normLen);
   const n = v.rows * v.cols;
   const m = mask.data;
   const w = new Float64Array(n);
@@ -85,39 +93,51 @@ export function valueLoss(
   const grad = new Float64Array(n);
   let clipped = 0;
   let N = 0;
+  const at = (i: number): number[] => [Math.floor(i / v.cols), i % v.cols];
   for (let i = 0; i < n; i++) {
     if (m[i] !== 1) continue;
     N++;
     const vi = v.data[i] as number;
     const Ri = R.data[i] as number;
     const d = vi - Ri;
-    const e = d * d;
+    if (!Number.isFinite(d)) {
+      throw overflowError(fn, "values - returns", d, at(i), "the exact error exceeds float64");
+    }
+    // ½·d² as (½·d)·d: round(d²)/2 bitwise wherever d² is finite, and finite up to |d| ≈ 1.9e154.
+    const h = 0.5 * d * d;
     if (eps === null) {
-      ell[i] = 0.5 * e;
+      if (!Number.isFinite(h)) throw overflowError(fn, "value loss ½(v − R)²", h, at(i));
+      ell[i] = h;
       grad[i] = (w[i] as number) * d;
       continue;
     }
+    // The band edges may overflow to ±Infinity for |oldValues| near 1.8e308; clamping a finite v
+    // into [lo, hi] then still gives the exact clamp (the true edge lies beyond every float).
     const lo = (vo.data[i] as number) - eps;
     const hi = (vo.data[i] as number) + eps;
     const vc = Math.min(Math.max(vi, lo), hi);
     const dc = vc - Ri;
-    const ec = dc * dc;
-    if (ec > e) {
-      ell[i] = 0.5 * ec;
+    const hc = 0.5 * dc * dc;
+    const worst = Math.max(h, hc);
+    if (!Number.isFinite(worst)) {
+      throw overflowError(fn, "value loss ½·max((v − R)², (v_c − R)²)", worst, at(i));
+    }
+    if (hc > h) {
+      ell[i] = hc;
       clipped++;
       // Clipped branch wins only outside the band, where clamp passes no gradient.
       grad[i] = vi >= lo && vi <= hi ? (w[i] as number) * dc : 0;
-    } else if (e > ec) {
-      ell[i] = 0.5 * e;
+    } else if (h > hc) {
+      ell[i] = h;
       grad[i] = (w[i] as number) * d;
     } else {
-      ell[i] = 0.5 * e;
+      ell[i] = h;
       const pass = vi >= lo && vi <= hi;
       grad[i] = pass ? (w[i] as number) * d : (w[i] as number) * d * 0.5;
     }
   }
   return {
-    loss: maskedDot(w, ell, mask),
+    loss: checkedMaskedDot(fn, "valueLoss", w, ell, mask),
     gradValues: { rows: v.rows, cols: v.cols, data: grad },
     clippedFrac: clipped / N,
   };
