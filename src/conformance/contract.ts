@@ -6,7 +6,7 @@
  * See docs/conformance/drift.md#signature-contracts.
  */
 import { join } from "node:path";
-import { mustBe } from "../core/message.js";
+import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { IoError, UnknownNameError } from "../errors.js";
 import { CONTRACT_PINS } from "./pins.js";
@@ -105,7 +105,8 @@ async function definitionsOf(
 /** Resolve a contract by name, or throw with the closest names. */
 function resolvePin(fn: string, pin: string | SignatureContract): SignatureContract {
   if (typeof pin !== "string") return pin;
-  const found = CONTRACT_PINS[pin];
+  // Own keys only: `--pin __proto__` or `constructor` must not resolve to Object.prototype.
+  const found = Object.hasOwn(CONTRACT_PINS, pin) ? CONTRACT_PINS[pin] : undefined;
   if (found !== undefined) return found;
   const known = Object.keys(CONTRACT_PINS);
   const near = closestNames(pin, known).slice(0, 3);
@@ -113,7 +114,7 @@ function resolvePin(fn: string, pin: string | SignatureContract): SignatureContr
   throw new UnknownNameError(
     fn,
     "pin",
-    `${mustBe(fn, "pin", `one of ${known.join(", ")}`, JSON.stringify(pin))}${hint}`,
+    `${mustBe(fn, "pin", `one of ${known.join(", ")}`, fmtValue(pin))}${hint}`,
     near,
   );
 }

@@ -22,8 +22,18 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length] as number;
 }
 
-/** The registered names closest to `name` (edit distance ≤ max(2, ⌊len/3⌋)), best first. */
+/**
+ * Longest name that gets a did-you-mean: a longer one is no typo of a registered name, and the
+ * edit distance costs O(len · |known name|) per name (a 1 MB tensor name took seconds).
+ */
+export const MAX_SUGGEST_LENGTH = 64;
+
+/**
+ * The registered names closest to `name` (edit distance ≤ max(2, ⌊len/3⌋)), best first; none for
+ * a name longer than {@link MAX_SUGGEST_LENGTH} characters.
+ */
 export function closestNames(name: string, known: readonly string[]): string[] {
+  if (typeof name !== "string" || name.length > MAX_SUGGEST_LENGTH) return [];
   const limit = Math.max(2, Math.floor(name.length / 3));
   return known
     .map((k) => ({ k, d: editDistance(name.toLowerCase(), k.toLowerCase()) }))

@@ -6,12 +6,21 @@
  * ESS, an entropy collapse at `changepointStep`, a length bias that grows from zero, and two
  * catastrophic tokens (rollout −7 at (0, 0) and (1, 1)) from `catastrophicFrom` on.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, type Stats, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fmtValue, mustBe } from "../core/message.js";
 import { createRng, type Rng } from "../core/rng.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, IoError } from "../errors.js";
+import { fileKind, fsError, ioError } from "../io/_internal/files.js";
 import { type TensorToWrite, writeSafetensors } from "../io/writeSafetensors.js";
+
+/** Caps of a demo run (docs/cli.md#bounds): the run is bounded in steps and in bytes per step. */
+export const DEMO_RUN_LIMITS: Readonly<{
+  steps: number;
+  batchSize: number;
+  width: number;
+  cells: number;
+}> = Object.freeze({ steps: 10_000, batchSize: 4096, width: 4096, cells: 1_048_576 });
 
 /** Options of {@link writeDemoRun}; defaults reproduce the 200-step schedule. */
 export interface DemoRunOptions {
@@ -40,31 +49,44 @@ export interface DemoRunPlan {
   readonly dtype: "F64" | "F32";
 }
 
-function positiveInt(arg: string, x: unknown, min = 1): number {
-  if (typeof x !== "number" || !Number.isSafeInteger(x) || x < min) {
-    throw new ConfigError(
-      "writeDemoRun",
-      arg,
-      mustBe("writeDemoRun", arg, `an integer >= ${min}`, fmtValue(x)),
-    );
+function positiveInt(arg: string, x: unknown, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof x !== "number" || !Number.isSafeInteger(x) || x < min || x > max) {
+    const rule =
+      max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in [${min}, ${max}]`;
+    throw new ConfigError("writeDemoRun", arg, mustBe("writeDemoRun", arg, rule, fmtValue(x)));
   }
   return x;
 }
 
 /**
  * Resolve demo-run options to a plan (defaults: 200 steps, B = 32, T = 24, min length 4, seed 0,
- * changepoint at 70 % of the run, catastrophic tokens in the last 5 %).
+ * changepoint at 70 % of the run, catastrophic tokens in the last 5 %). Caps: steps ≤ 10000,
+ * batchSize ≤ 4096, width ≤ 4096, batchSize·width ≤ 2^20 ({@link DEMO_RUN_LIMITS}).
  *
  * @param options - The options.
  * @returns The plan.
- * @throws {ConfigError} E_CONFIG for a non-integer or out-of-range option.
+ * @throws {ConfigError} E_CONFIG for a non-integer or out-of-range option (a cap named).
  * @derivation docs/diagnostics/run.md#demo-run
  * @enforcedBy test/demo/demoRun.test.ts > writeDemoRun > golden: the schedule's injections are in the written files
+ * @enforcedBy test/hardening/bounded.test.ts > demo-run > regression: steps and batch size over their caps are config errors
  * @since 0.1.0
  */
 export function demoRunPlan(options: DemoRunOptions = {}): DemoRunPlan {
-  const steps = positiveInt("options.steps", options.steps ?? 200, 2);
-  const width = positiveInt("options.width", options.width ?? 24, 2);
+  const L = DEMO_RUN_LIMITS;
+  const steps = positiveInt("options.steps", options.steps ?? 200, 2, L.steps);
+  const width = positiveInt("options.width", options.width ?? 24, 2, L.width);
+  const batchSize = positiveInt("options.batchSize", options.batchSize ?? 32, 3, L.batchSize);
+  if (batchSize * width > L.cells)
+    throw new ConfigError(
+      "writeDemoRun",
+      "options.batchSize",
+      mustBe(
+        "writeDemoRun",
+        "options.batchSize",
+        `such that batchSize·width <= ${L.cells}`,
+        `${batchSize}·${width} = ${batchSize * width}`,
+      ),
+    );
   const minLength = positiveInt("options.minLength", options.minLength ?? Math.min(4, width), 2);
   if (minLength > width)
     throw new ConfigError(
@@ -74,7 +96,7 @@ export function demoRunPlan(options: DemoRunOptions = {}): DemoRunPlan {
     );
   return {
     steps,
-    batchSize: positiveInt("options.batchSize", options.batchSize ?? 32, 3),
+    batchSize,
     width,
     minLength,
     seed: positiveInt("options.seed", options.seed ?? 0, 0),
@@ -95,8 +117,9 @@ export function demoRunPlan(options: DemoRunOptions = {}): DemoRunPlan {
 /**
  * Draw the tensors of one step. With progress p = step/(steps − 1): entropy level
  * H = 2.0 − 0.0015·199·p·(step < cp) … (a linear decline, then a drop of ≈ 0.69 nats at cp);
- * sampled logprobs min(−H + 0.3·ε, −0.01) are the trainer's `old_logprobs`; rollout = old − (0.002 + 0.08p)·ε;
- * new = old + (0.01 + 0.19p)·ε; |advantage| = |0.2 + 0.04p·L + 0.05ε| with a random sign.
+ * sampled logprobs min(−H + 0.3·ε, −0.01) are the trainer's `old_logprobs`; rollout =
+ * min(old − (0.002 + 0.08p)·ε, −0.01); new = min(old + (0.01 + 0.19p)·ε, −0.01) (every stream a
+ * log-probability ≤ 0); |advantage| = |0.2 + 0.04p·L + 0.05ε| with a random sign.
  * @internal
  */
 export function demoStep(plan: DemoRunPlan, step: number, rng: Rng): Record<string, TensorToWrite> {
@@ -119,8 +142,10 @@ export function demoStep(plan: DemoRunPlan, step: number, rng: Rng): Record<stri
       const i = b * T + t;
       mask[i] = 1;
       old[i] = Math.min(-H + 0.3 * rng.normal(), -0.01);
-      rollout[i] = (old[i] as number) - sigmaMismatch * rng.normal();
-      fresh[i] = (old[i] as number) + sigmaDrift * rng.normal();
+      // Every stream is a log-probability: clamped at −0.01 like old, so that a batch file never
+      // holds a logprob above 0 (readBatch rejects one).
+      rollout[i] = Math.min((old[i] as number) - sigmaMismatch * rng.normal(), -0.01);
+      fresh[i] = Math.min((old[i] as number) + sigmaDrift * rng.normal(), -0.01);
     }
   }
   if (step >= catastrophicFrom) {
@@ -143,6 +168,45 @@ export function demoStep(plan: DemoRunPlan, step: number, rng: Rng): Record<stri
 }
 
 /**
+ * Make `dir` a directory: missing components are created one at a time (at most one mkdir per
+ * path component, no retry loop, so a file system that refuses a name — /proc — is an IoError,
+ * not a spin), and an existing non-directory is an IoError naming what it is.
+ */
+function ensureDir(fn: string, dir: string): void {
+  if (typeof dir !== "string" || dir.length === 0) {
+    throw new IoError(fn, "dir", mustBe(fn, "dir", "a non-empty directory path", fmtValue(dir)));
+  }
+  const missing: string[] = [];
+  let cur = resolve(dir);
+  for (;;) {
+    let st: Stats | undefined;
+    try {
+      st = statSync(cur);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(fn, dir, e, "writing");
+    }
+    if (st !== undefined) {
+      if (!st.isDirectory()) {
+        const what = cur === resolve(dir) ? fileKind(st) : `under ${fileKind(st)} (${cur})`;
+        throw ioError(fn, dir, "dir", "a directory or a path where one can be created", what);
+      }
+      break;
+    }
+    missing.push(cur);
+    const up = dirname(cur);
+    if (up === cur) break;
+    cur = up;
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      throw fsError(fn, dir, e, "writing");
+    }
+  }
+}
+
+/**
  * Write the demo run to `dir` as `step_000000.safetensors`, … (one file per step, one step in
  * memory at a time).
  *
@@ -151,9 +215,11 @@ export function demoStep(plan: DemoRunPlan, step: number, rng: Rng): Record<stri
  * @param onStep - Called after each step is written (for progress display).
  * @returns The plan and the bytes written.
  * @throws {ConfigError} E_CONFIG for invalid options.
- * @throws {IoError} E_IO when a file cannot be written.
+ * @throws {IoError} E_IO when `dir` is empty, an existing file, cannot be created (e.g. under
+ *   /proc), or a file cannot be written.
  * @derivation docs/diagnostics/run.md#demo-run
  * @enforcedBy test/demo/demoRun.test.ts > writeDemoRun > golden: the schedule's injections are in the written files
+ * @enforcedBy test/hardening/bounded.test.ts > demo-run > regression: an existing file, an empty path and a folder under /proc are io errors
  * @since 0.1.0
  */
 export function writeDemoRun(
@@ -162,7 +228,7 @@ export function writeDemoRun(
   onStep?: (step: number, steps: number) => void,
 ): { plan: DemoRunPlan; files: number } {
   const plan = demoRunPlan(options);
-  mkdirSync(dir, { recursive: true });
+  ensureDir("writeDemoRun", dir);
   const rng = createRng(plan.seed);
   const digits = Math.max(6, String(plan.steps - 1).length);
   for (let step = 0; step < plan.steps; step++) {

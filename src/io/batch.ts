@@ -4,11 +4,11 @@
  * snake_case file names to camelCase fields. Non-finite values are kept: finiteness is a rule
  * of response positions only, checked by the losses.
  */
-import { fmtShape } from "../core/message.js";
+import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import type { Mask, Matrix } from "../core/tensor.js";
 import type { IoError } from "../errors.js";
-import { ioError } from "./_internal/files.js";
+import { ioError } from "./_internal/ioError.js";
 import { readTensorsAs } from "./readTensors.js";
 import { FLOAT_DTYPES, type NamedTensor, type ReadOptions, type TensorSet } from "./tensorTypes.js";
 
@@ -93,7 +93,7 @@ function rejectUnknownNames(fail: Fail, set: TensorSet): void {
     if (known.includes(name)) continue;
     const near = closestNames(name, known);
     const hint = didYouMean(near);
-    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${JSON.stringify(name)}${hint}`);
+    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${fmtValue(name)}${hint}`);
   }
 }
 
@@ -168,16 +168,21 @@ function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
  *
  * Format: names from {@link BATCH_TENSOR_NAMES}; value tensors float `[B, T]` (the shape of
  * `logprobs`); `advantages` float `[B]` or `[B, T]`; `response_mask` `[B, T]` of any dtype whose
- * values are exactly 0 or 1. Empty mask rows are not checked here (the losses reject them).
+ * values are exactly 0 or 1; the log-probability streams (logprobs, old_logprobs, ref_logprobs,
+ * rollout_logprobs, masked_logprobs) ≤ 0 at every response position (a finite value above 0 is
+ * rejected; NaN/±Inf are left to the losses). Empty mask rows are not checked here (the losses
+ * reject them).
  *
  * @param tensors - The tensors, e.g. from {@link readTensors}.
  * @param options - `require`: names needed beyond logprobs, old_logprobs, advantages, response_mask.
  * @returns The batch (matrices share the tensors' Float64Arrays) with its source.
  * @throws {IoError} E_IO for an unknown name (with a did-you-mean suggestion), missing required
- *   names (listing the missing and the present), a wrong rank, shape or dtype, or mask values
- *   other than 0/1.
+ *   names (listing the missing and the present), a wrong rank, shape or dtype, mask values
+ *   other than 0/1, or a log-probability above 0 at a response position (naming tensor and
+ *   position).
  * @derivation docs/io.md#batches
  * @enforcedBy test/io/batch.test.ts > toBatch > rejects: an unknown tensor name with a suggestion
+ * @enforcedBy test/io/batch.test.ts > toBatch > regression: a log-probability above 0 at a response position is rejected in every stream
  * @enforcedBy test/io/batch.test.ts > toBatch > rejects: missing required tensors listing missing and present
  * @since 0.1.0
  */
@@ -255,8 +260,8 @@ export interface PartialBatch {
  *
  * @param tensors - The tensors, e.g. from {@link readTensors}.
  * @returns The partial batch.
- * @throws {IoError} E_IO for an unknown name (with a suggestion), a missing mask, or a wrong rank,
- *   shape, dtype or mask value.
+ * @throws {IoError} E_IO for an unknown name (with a suggestion), a missing mask, a wrong rank,
+ *   shape, dtype or mask value, or a log-probability above 0 at a response position.
  * @derivation docs/io.md#batches
  * @enforcedBy test/io/partialBatch.test.ts > toPartialBatch > golden: any subset of tensors with a mask is accepted
  * @since 0.1.0
@@ -280,6 +285,39 @@ export function toPartialBatch(tensors: TensorSet): PartialBatch {
   return assemble(fail, set, m, { rows, cols, data: new Float64Array(0) });
 }
 
+/** The log-probability streams of a batch file: each must be ≤ 0 at every response position. */
+const LOGPROB_STREAMS = [
+  "logprobs",
+  "old_logprobs",
+  "ref_logprobs",
+  "rollout_logprobs",
+  "masked_logprobs",
+] as const;
+
+/**
+ * Reject a finite log-probability above 0 at a response position (a file with probabilities, or
+ * logits, in a logprob stream). NaN and ±Infinity are left to the losses' finiteness rule
+ * (E_NONFINITE); padding is never read.
+ */
+function checkLogprobs(fail: Fail, set: TensorSet, mask: Mask): void {
+  for (const name of LOGPROB_STREAMS) {
+    const t = set.tensors.get(name);
+    if (t === undefined) continue;
+    for (let i = 0; i < mask.data.length; i++) {
+      if (mask.data[i] !== 1) continue;
+      const v = t.data[i] as number;
+      if (v > 0 && Number.isFinite(v)) {
+        const b = Math.floor(i / mask.cols);
+        throw fail(
+          name,
+          "a log-probability (≤ 0) at every response position",
+          `${v} at (${b}, ${i - b * mask.cols})`,
+        );
+      }
+    }
+  }
+}
+
 /** Validate every present tensor against the `[B, T]` of `like` and map names to fields. */
 function assemble(fail: Fail, set: TensorSet, mask: NamedTensor, like: Matrix): PartialBatch {
   const dtypes: Record<string, string> = {};
@@ -298,5 +336,7 @@ function assemble(fail: Fail, set: TensorSet, mask: NamedTensor, like: Matrix): 
     const t = set.tensors.get(name);
     if (t !== undefined) out[field] = floatMatrix(fail, name, t, like);
   }
+  // Every stream now has the mask's shape, so position i is the same token in each.
+  checkLogprobs(fail, set, out.responseMask);
   return out;
 }

@@ -146,6 +146,7 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
  * @enforcedBy test/io/configJson.test.ts > parsePolicyLossConfig > golden: the example config maps to camelCase
  * @enforcedBy test/io/configJson.test.ts > parsePolicyLossConfig > rejects: an unknown key with a suggestion
  * @enforcedBy test/io/configJson.test.ts > parsePolicyLossConfig > rejects: a wrong json type naming the field path
+ * @enforcedBy test/hardening/bounded.test.ts > deep json > regression: parsePolicyLossConfig rejects json nested 1e5 deep in memory with a typed error
  * @since 0.1.0
  */
 export function parsePolicyLossConfig(json: unknown, source: string): PolicyLossConfig {

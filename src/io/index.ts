@@ -1,5 +1,6 @@
 /**
- * I/O: batch files and config JSON (docs/io.md). Batches come as safetensors (a from-scratch,
+ * I/O: batch files and config JSON (docs/io.md). One registry of formats (TENSOR_READERS:
+ * extension, sniff, pure byte parser) serves every reader. Batches come as safetensors (a from-scratch,
  * hostile-input-safe reader: every length checked before use, tensors tiling the byte buffer
  * exactly) or as JSON (nested arrays; "NaN"/"Infinity" strings for non-finite junk at padding).
  * Float inputs (F32, F16, BF16) are upcast to float64 exactly on read. Tensor names are polgrad's
@@ -24,9 +25,11 @@ export {
   policyLossConfigToJson,
 } from "./configJson.js";
 export { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from "./halfFloat.js";
+export { readerFor, SNIFF_BYTES, TENSOR_READERS, type TensorReader } from "./readers.js";
 export { readJsonFile } from "./readJsonFile.js";
+export { readSafetensors } from "./readSafetensors.js";
 export { readTensors } from "./readTensors.js";
-export { parseSafetensors, readSafetensors } from "./safetensors.js";
+export { parseSafetensors } from "./safetensors.js";
 export { tensorsFromJson } from "./tensorsFromJson.js";
 export {
   DEFAULT_MAX_JSON_BYTES,

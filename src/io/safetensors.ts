@@ -5,28 +5,19 @@
  * byte buffer (little-endian, row-major; offsets relative to its start). The file is hostile until
  * proven otherwise: every length is checked against the bytes that exist before it is used, the
  * tensors must tile the buffer exactly (no hole, no overlap), and every failure is an IoError.
+ * Pure (no `node:` import): the file reader is ./readSafetensors.ts.
  */
 
-import { closeSync } from "node:fs";
 import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import type { IoError } from "../errors.js";
-import {
-  checkMaxBytes,
-  decodeUtf8,
-  fmtBytes,
-  ioError,
-  openForRead,
-  readRange,
-} from "./_internal/files.js";
+import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import { parseStrictJson } from "./_internal/strictJson.js";
 import { bf16DecodeTable, f16DecodeTable } from "./halfFloat.js";
 import {
-  DEFAULT_MAX_SAFETENSORS_BYTES,
   DTYPE_BYTES,
   MAX_SAFETENSORS_HEADER_BYTES,
   type NamedTensor,
-  type ReadOptions,
   TENSOR_DTYPES,
   type TensorDtype,
   type TensorSet,
@@ -41,12 +32,14 @@ interface Entry {
   readonly end: number;
 }
 
-interface Header {
+/** A validated header: the entries in header order and the metadata. @internal */
+export interface Header {
   readonly entries: readonly Entry[];
   readonly metadata: Readonly<Record<string, string>>;
 }
 
-type Fail = (arg: string, rule: string, actual: string) => IoError;
+/** Builds the IoError of one rule. @internal */
+export type Fail = (arg: string, rule: string, actual: string) => IoError;
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
@@ -56,8 +49,8 @@ function isIndex(x: unknown): x is number {
   return typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
 }
 
-/** Validate the 8-byte header length against the file size; returns N. */
-function headerLength(fail: Fail, first8: Uint8Array, fileSize: number): number {
+/** Validate the 8-byte header length against the file size; returns N. @internal */
+export function headerLength(fail: Fail, first8: Uint8Array, fileSize: number): number {
   const n = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
   const room = fileSize - 8;
   if (n > BigInt(MAX_SAFETENSORS_HEADER_BYTES)) {
@@ -169,8 +162,8 @@ function parseEntry(fail: Fail, name: string, v: unknown, bufferLength: number):
   return { name, dtype, shape: shape as number[], count, begin, end };
 }
 
-/** Parse and check the header; `bufferLength` is the byte count after the header. */
-function parseHeader(
+/** Parse and check the header; `bufferLength` is the byte count after the header. @internal */
+export function parseHeader(
   fail: Fail,
   fn: string,
   path: string,
@@ -279,7 +272,8 @@ function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
   return { dtype: e.dtype, shape: e.shape, data: out };
 }
 
-function assemble(path: string, header: Header, fail: Fail, body: Uint8Array): TensorSet {
+/** Decode every entry of a validated header from the byte buffer. @internal */
+export function assemble(path: string, header: Header, fail: Fail, body: Uint8Array): TensorSet {
   const tensors = new Map<string, NamedTensor>();
   for (const e of header.entries) tensors.set(e.name, decodeEntry(fail, e, body));
   return { path, format: "safetensors", tensors, metadata: header.metadata };
@@ -303,7 +297,11 @@ function assemble(path: string, header: Header, fail: Fail, body: Uint8Array): T
  * @since 0.1.0
  */
 export function parseSafetensors(bytes: Uint8Array, path = "<bytes>"): TensorSet {
-  const fn = "parseSafetensors";
+  return parseSafetensorsAs("parseSafetensors", bytes, path);
+}
+
+/** {@link parseSafetensors} reporting errors as `fn`. @internal */
+export function parseSafetensorsAs(fn: string, bytes: Uint8Array, path: string): TensorSet {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   if (bytes.length < 8)
     throw fail("file", "at least 8 bytes (the header length)", fmtBytes(bytes.length));
@@ -311,42 +309,4 @@ export function parseSafetensors(bytes: Uint8Array, path = "<bytes>"): TensorSet
   const bufferLength = bytes.length - 8 - n;
   const header = parseHeader(fail, fn, path, bytes.subarray(8, 8 + n), bufferLength);
   return assemble(path, header, fail, bytes.subarray(8 + n));
-}
-
-/**
- * Read a safetensors file: size checked (statSync) before reading, header validated before the
- * byte buffer is read, every length checked before use.
- *
- * Format: as {@link parseSafetensors}; the file must be at most `options.maxBytes` (default 4 GiB).
- *
- * @param path - The file path.
- * @param options - `maxBytes`: refuse larger files (checked before reading).
- * @returns Every tensor by name, in header order, with the `__metadata__` map.
- * @throws {IoError} E_IO when the file is missing, not a regular file, over the limit, or breaks
- *   any rule of docs/io.md#safetensors.
- * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
- * @derivation docs/io.md#safetensors
- * @enforcedBy test/io/safetensors.roundtrip.test.ts > readSafetensors > golden: every dtype round-trips through writeSafetensors
- * @enforcedBy test/io/safetensors.hostile.test.ts > readSafetensors > rejects: a file over options.maxBytes before reading it
- * @since 0.1.0
- */
-export function readSafetensors(path: string, options: ReadOptions = {}): TensorSet {
-  return readSafetensorsAs("readSafetensors", path, options);
-}
-
-/** {@link readSafetensors} reporting errors as `fn`. @internal */
-export function readSafetensorsAs(fn: string, path: string, options: ReadOptions): TensorSet {
-  const maxBytes = checkMaxBytes(fn, options.maxBytes, DEFAULT_MAX_SAFETENSORS_BYTES);
-  const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
-  const file = openForRead(fn, path, maxBytes);
-  try {
-    if (file.size < 8)
-      throw fail("file", "at least 8 bytes (the header length)", fmtBytes(file.size));
-    const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
-    const bufferLength = file.size - 8 - n;
-    const header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), bufferLength);
-    return assemble(path, header, fail, readRange(fn, path, file, 8 + n, bufferLength));
-  } finally {
-    closeSync(file.fd);
-  }
 }

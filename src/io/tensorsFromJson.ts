@@ -5,12 +5,18 @@
  */
 import { fmtValue } from "../core/message.js";
 import type { IoError } from "../errors.js";
-import { ioError } from "./_internal/files.js";
+import { ioError } from "./_internal/ioError.js";
 import type { NamedTensor, TensorSet } from "./tensorTypes.js";
 
 type Fail = (arg: string, rule: string, actual: string) => IoError;
 
 const SPECIAL = /^([+-]?)(nan|inf|infinity)$/i;
+
+/**
+ * Deepest nesting of one tensor's arrays: the strict JSON parser's bound, so that an in-memory
+ * document (which may be nested 1e5 deep, or cyclic) is rejected before any walk recurses.
+ */
+export const MAX_JSON_TENSOR_RANK = 256;
 
 /** The number a JSON leaf stands for, or undefined when it is not a number or special string. */
 function leafNumber(v: unknown): number | undefined {
@@ -29,7 +35,16 @@ function where(ix: readonly number[]): string {
 function parseTensor(fail: Fail, name: string, v: unknown): NamedTensor {
   if (!Array.isArray(v)) throw fail(name, "a nested array of numbers or booleans", fmtValue(v));
   const shape: number[] = [];
-  for (let cur: unknown = v; Array.isArray(cur); cur = cur[0]) shape.push(cur.length);
+  for (let cur: unknown = v; Array.isArray(cur); cur = cur[0]) {
+    if (shape.length === MAX_JSON_TENSOR_RANK) {
+      throw fail(
+        name,
+        `arrays nested at most ${MAX_JSON_TENSOR_RANK} deep`,
+        `arrays nested more than ${MAX_JSON_TENSOR_RANK} deep (or a cyclic array)`,
+      );
+    }
+    shape.push(cur.length);
+  }
   // Values are collected first and the typed array allocated last, so that a hostile shape
   // (a long first row followed by short ones) is rejected before anything large is allocated.
   const data: number[] = [];
@@ -89,10 +104,12 @@ function parseTensor(fail: Fail, name: string, v: unknown): NamedTensor {
  * @param path - The file name to report in errors.
  * @returns Every tensor by name, in document order.
  * @throws {IoError} E_IO when the document is not an object, a tensor is not a rectangular array
- *   (naming the tensor and row), or a leaf is neither a number, a special string nor a boolean.
+ *   (naming the tensor and row) or is nested more than 256 deep, or a leaf is neither a number, a
+ *   special string nor a boolean.
  * @derivation docs/io.md#json-batches
  * @enforcedBy test/io/tensorsFromJson.test.ts > tensorsFromJson > golden: nan and infinity strings become non-finite numbers
  * @enforcedBy test/io/tensorsFromJson.test.ts > tensorsFromJson > rejects: a ragged row naming the tensor and row
+ * @enforcedBy test/hardening/bounded.test.ts > deep json > regression: tensorsFromJson rejects arrays nested 1e5 deep in memory with an IoError
  * @since 0.1.0
  */
 export function tensorsFromJson(value: unknown, path: string): TensorSet {

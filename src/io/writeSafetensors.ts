@@ -3,11 +3,10 @@
  * given, header padded with spaces so the byte buffer starts at a multiple of 8, values encoded
  * little-endian in the requested dtype (float64 → F32/F16/BF16 rounds to nearest, ties to even).
  */
-import { writeFileSync } from "node:fs";
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError, ShapeError } from "../errors.js";
-import { fsError } from "./_internal/files.js";
+import { writeFileBytes } from "./_internal/files.js";
 import { encodeBf16, encodeF16 } from "./halfFloat.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
@@ -213,7 +212,8 @@ function encodeAs(
  * @throws {ConfigError} E_CONFIG when a name is reserved, metadata is not strings, or a value
  *   does not fit an integer/BOOL dtype.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown dtype.
- * @throws {IoError} E_IO when the file cannot be written.
+ * @throws {IoError} E_IO when the file cannot be written, or `path` is not a regular file (an
+ *   existing FIFO, device or directory is rejected without blocking).
  * @derivation docs/io.md#safetensors
  * @enforcedBy test/io/safetensors.roundtrip.test.ts > readSafetensors > golden: every dtype round-trips through writeSafetensors
  * @enforcedBy test/io/safetensors.roundtrip.test.ts > writeSafetensors > rejects: a data length that differs from the shape
@@ -225,10 +225,5 @@ export function writeSafetensors(
   metadata?: Readonly<Record<string, string>>,
 ): void {
   const fn = "writeSafetensors";
-  const bytes = encodeAs(fn, tensors, metadata);
-  try {
-    writeFileSync(path, bytes);
-  } catch (e) {
-    throw fsError(fn, path, e, "writing");
-  }
+  writeFileBytes(fn, path, encodeAs(fn, tensors, metadata));
 }

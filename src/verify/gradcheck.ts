@@ -2,6 +2,7 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { isMatrix, type Matrix } from "../core/tensor.js";
 import { ConfigError, VerificationError } from "../errors.js";
+import { checkCount, checkShape, MAX_VERIFY_ATTEMPTS, MAX_VERIFY_CASES } from "./budget.js";
 import { type DrawnBatch, drawBatch } from "./draw.js";
 import { formatFailure } from "./failure.js";
 
@@ -97,7 +98,8 @@ function positive(fn: string, arg: string, x: unknown, allowZero = false): numbe
  * @param options - Shapes, seed or replay, tolerances, kink distance and margin.
  * @returns The report, when every case passes.
  * @throws {VerificationError} E_VERIFY with the worst coordinate and the replay seed when a case fails, or when no kink-free batch could be drawn.
- * @throws {ConfigError} E_CONFIG when an option is invalid.
+ * @throws {ConfigError} E_CONFIG when an option is invalid or over its cap (cases ≤ 1000,
+ *   maxAttempts ≤ 10000, shapes B, T ≤ 1024 with B·T ≤ 4096; docs/cli.md#bounds).
  * @derivation docs/derivations/verify.md#gradcheck
  * @enforcedBy test/verify/gradcheck.test.ts > gradcheck > golden: a correct gradient passes and a dropped factor fails with its replay seed
  * @enforcedBy test/verify/gradcheck.test.ts > gradcheck > identity: the printed replay reproduces the failing case
@@ -112,7 +114,12 @@ export function gradcheck(
   const rtol = positive(name, "options.rtol", options.rtol ?? 1e-6, true);
   const atol = positive(name, "options.atol", options.atol ?? 1e-9, true);
   const margin = positive(name, "options.margin", options.margin ?? 1e-3, true);
-  const maxAttempts = options.maxAttempts ?? 64;
+  const maxAttempts = checkCount(
+    name,
+    "options.maxAttempts",
+    options.maxAttempts ?? 64,
+    MAX_VERIFY_ATTEMPTS,
+  );
   const shapes = options.shapes ?? [
     [2, 3],
     [3, 5],
@@ -127,12 +134,20 @@ export function gradcheck(
       mustBe(name, "options.shapes", "a non-empty list of [B, T] with B, T >= 1", fmtValue(shapes)),
     );
   }
+  for (const [i, s] of shapes.entries()) checkShape(name, `options.shapes[${i}]`, s);
+  if (options.replay) checkShape(name, "options.replay.shape", options.replay.shape);
+  const cases = checkCount(
+    name,
+    "options.cases",
+    options.cases ?? 2 * shapes.length,
+    MAX_VERIFY_CASES,
+  );
   const label = options.label ?? "fn";
   const master = createRng(options.seed ?? 0);
   const plan: { seed: number; shape: readonly [number, number] }[] = [];
   if (options.replay) plan.push({ seed: options.replay.seed, shape: options.replay.shape });
   else {
-    const n = options.cases ?? 2 * shapes.length;
+    const n = cases;
     for (let i = 0; i < n; i++)
       plan.push({ seed: -1, shape: shapes[i % shapes.length] as [number, number] });
   }

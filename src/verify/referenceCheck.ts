@@ -2,6 +2,7 @@ import { createRng } from "../core/rng.js";
 import { VerificationError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { policyLoss } from "../losses/policyLoss.js";
+import { checkCount, checkShape, MAX_VERIFY_CASES } from "./budget.js";
 import { drawBatch } from "./draw.js";
 import { formatFailure } from "./failure.js";
 import { inputsFor } from "./gradcheckLoss.js";
@@ -43,6 +44,8 @@ export interface ReferenceCheckReport {
  * @param options - Seed, cases, shapes, tolerance, replay.
  * @returns The report when every case passes.
  * @throws {VerificationError} E_VERIFY with the replay seed when a case disagrees.
+ * @throws {ConfigError} E_CONFIG when `cases` exceeds 1000 or a shape exceeds B, T ≤ 1024,
+ *   B·T ≤ 4096 (docs/cli.md#bounds).
  * @derivation docs/derivations/verify.md#checkagainstreference
  * @enforcedBy test/verify/referenceCheck.test.ts > checkAgainstReference > golden: every registry algorithm agrees with its reference to 1e-13
  * @since 0.1.0
@@ -58,10 +61,20 @@ export function checkAgainstReference(
     [3, 5],
     [4, 7],
   ];
+  // Budgets first: nothing is allocated for a case count or a shape over its cap.
+  if (!Array.isArray(shapes) || shapes.length === 0) checkShape(name, "options.shapes", shapes);
+  for (const [i, s] of shapes.entries()) checkShape(name, `options.shapes[${i}]`, s);
+  if (options.replay) checkShape(name, "options.replay.shape", options.replay.shape);
+  const cases = checkCount(
+    name,
+    "options.cases",
+    options.cases ?? 2 * shapes.length,
+    MAX_VERIFY_CASES,
+  );
   const master = createRng(options.seed ?? 0);
   const plan = options.replay
     ? [options.replay]
-    : Array.from({ length: options.cases ?? 2 * shapes.length }, (_, i) => ({
+    : Array.from({ length: cases }, (_, i) => ({
         seed: master.childSeed(),
         shape: shapes[i % shapes.length] as readonly [number, number],
       }));

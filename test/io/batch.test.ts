@@ -5,6 +5,7 @@
  * case read as a JSON batch reproduces its recorded loss.
  */
 import { describe, expect, test } from "vitest";
+import { toPartialBatch } from "../../src/io/batch.js";
 import {
   parsePolicyLossConfig,
   readBatch,
@@ -228,6 +229,42 @@ describe("toBatch", () => {
     );
     expect(full.refLogprobs?.rows).toBe(2);
     expect(Array.from(full.entropies?.data ?? [])).toEqual([1, 2, 3, 4]);
+  });
+
+  test("regression: a log-probability above 0 at a response position is rejected in every stream", () => {
+    // BASE's mask is [[1, 1], [1, 0]]: (1, 1) is padding and may hold anything, 0.5 included.
+    const above = [
+      [-0.5, -1.0],
+      [0.5, 0.5],
+    ];
+    for (const name of [
+      "logprobs",
+      "old_logprobs",
+      "ref_logprobs",
+      "rollout_logprobs",
+      "masked_logprobs",
+    ]) {
+      const e = expectIoError(() => toBatch(jsonSet({ ...BASE, [name]: above })), name);
+      expect(e.message).toContain("a log-probability (≤ 0)");
+      expect(e.message).toContain("got 0.5 at (1, 0)");
+      expectIoError(() => toPartialBatch(jsonSet({ ...BASE, [name]: above })), name);
+    }
+    // 0 itself (probability 1) is a log-probability; so is junk at padding; NaN/Inf at a
+    // response position is left to the losses' E_NONFINITE.
+    const edge = [
+      [0, -1.0],
+      [-0.1, 0.5],
+    ];
+    expect(toBatch(jsonSet({ ...BASE, logprobs: edge })).logprobs.data[0]).toBe(0);
+    const inf = [
+      ["Infinity", -1],
+      [-0.1, 9],
+    ];
+    expect(toBatch(jsonSet({ ...BASE, logprobs: inf })).logprobs.data[0]).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+    // Values streams are not log-probabilities: entropies above 0 are fine.
+    expect(toBatch(jsonSet({ ...BASE, entropies: above })).entropies?.rows).toBe(2);
   });
 });
 

@@ -3,6 +3,7 @@
  * a pinned signature contract (docs/conformance/drift.md#signature-contracts); `contract reduce`
  * checks a reduction contract on a batch (./contractReduce.ts). Exit 0 ok, 1 broken, 2 bad input.
  */
+import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { Command, OptionSpec, OptionValues } from "../command.js";
 import { writeJson } from "../output.js";
@@ -62,7 +63,7 @@ export const contractCommand: Command = {
       return runContractReduce(values, positionals, io);
     }
     if (sub !== "check" || positionals.length !== 1) {
-      const got = positionals.length === 0 ? "nothing" : `'${positionals.join(" ")}'`;
+      const got = positionals.length === 0 ? "nothing" : fmtValue(positionals.join(" "));
       throw usage("SUBCOMMAND", "'check' or 'reduce NAME'", got);
     }
     onlyOwnOptions(values, "check", Object.keys(CONTRACT_REDUCE_OPTIONS));

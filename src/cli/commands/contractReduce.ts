@@ -2,12 +2,15 @@
  * `polgrad contract reduce NAME --batch FILE --precision P`: check one reduction contract on a
  * batch file. Exit 0 when it holds, 1 when it is violated, 2 on bad input.
  */
+import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { CommandIO, OptionSpec, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
 const CMD = "polgrad contract reduce";
 const PRECISIONS = ["bf16", "fp16", "fp32", "fp64"];
+/** The calibration budget's cap, as in measurePrecision (docs/cli.md#bounds). */
+const MAX_PAIRS = 10_000;
 
 /** The options of `contract reduce`, to merge into the `contract` command's option table. */
 export const CONTRACT_REDUCE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -28,7 +31,12 @@ export const CONTRACT_REDUCE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     description: "seed of the calibration plans",
     default: "0",
   },
-  pairs: { type: "string", argument: "N", description: "calibration pairs", default: "8" },
+  pairs: {
+    type: "string",
+    argument: "N",
+    description: "calibration pairs (at most 10000)",
+    default: "8",
+  },
   "norm-len": {
     type: "string",
     argument: "N",
@@ -92,11 +100,13 @@ export async function runContractReduce(
     throw usage(
       "--precision",
       `one of ${PRECISIONS.join(", ")}`,
-      precision === undefined ? "nothing" : JSON.stringify(precision),
+      precision === undefined ? "nothing" : fmtValue(precision),
     );
   }
   const seed = intOption(values, "seed", "contract reduce", 0) ?? 0;
   const pairs = intOption(values, "pairs", "contract reduce") ?? 8;
+  if (pairs > MAX_PAIRS)
+    throw usage("--pairs", `a positive integer <= ${MAX_PAIRS}`, fmtValue(values.pairs));
   const normLen = intOption(values, "norm-len", "contract reduce") ?? null;
   const { getReduction } = await import("../../contracts/reductions.js");
   const contract = getReduction(args[0] as string);

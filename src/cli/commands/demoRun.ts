@@ -1,4 +1,5 @@
 /** `polgrad demo-run DIR`: write the synthetic run with injected pathologies. */
+import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { Command } from "../command.js";
 import { intOption, writeJson } from "../output.js";
@@ -12,9 +13,19 @@ export const demoRunCommand: Command = {
   usage: "demo-run DIR [--steps N] [--batch-size B] [--width T] [--seed N] [--f32] [--json]",
   positionals: 1,
   options: {
-    steps: { type: "string", argument: "N", description: "number of steps", default: "200" },
-    "batch-size": { type: "string", argument: "B", description: "rows per step", default: "32" },
-    width: { type: "string", argument: "T", description: "padded width", default: "24" },
+    steps: {
+      type: "string",
+      argument: "N",
+      description: "number of steps (2..10000)",
+      default: "200",
+    },
+    "batch-size": {
+      type: "string",
+      argument: "B",
+      description: "rows per step (3..4096; B·T <= 1048576)",
+      default: "32",
+    },
+    width: { type: "string", argument: "T", description: "padded width (2..4096)", default: "24" },
     seed: { type: "string", argument: "N", description: "seed", default: "0" },
     f32: { type: "boolean", description: "store float streams as F32 (half the disk)" },
     json: { type: "boolean", description: "print the plan as one JSON document" },
@@ -26,6 +37,13 @@ export const demoRunCommand: Command = {
         "polgrad demo-run",
         "DIR",
         `polgrad demo-run: DIR must be exactly one directory; got ${positionals.length} arguments`,
+      );
+    }
+    if (dir.trim() === "") {
+      throw new UsageError(
+        "polgrad demo-run",
+        "DIR",
+        `polgrad demo-run: DIR must be a non-empty directory path; got ${fmtValue(dir)}`,
       );
     }
     const { writeDemoRun } = await import("../../demo/demoRun.js");

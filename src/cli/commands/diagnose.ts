@@ -1,22 +1,32 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
 import { statSync } from "node:fs";
-import { UsageError } from "../../errors.js";
+import { fmtValue, mustBe, safeText } from "../../core/message.js";
+import { IoError, UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 import { progressBar } from "../progress.js";
 
+/** A decimal number as written on a command line (no empty item: `Number("")` would be 0). */
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
 function clipOption(values: OptionValues): ClipConfig | undefined {
   const raw = values.clip;
   if (raw === undefined) return undefined;
-  const parts = String(raw)
+  const items = String(raw)
     .split(",")
-    .map((x) => Number(x.trim()));
+    .map((x) => x.trim());
+  const parts = items.map((x) => (NUMBER.test(x) ? Number(x) : Number.NaN));
   if (parts.length < 2 || parts.length > 3 || parts.some((x) => !Number.isFinite(x))) {
     throw new UsageError(
       "polgrad diagnose",
       "--clip",
-      `polgrad diagnose: --clip must be EPS_LOW,EPS_HIGH[,RATIO_CAP] (numbers); got ${JSON.stringify(raw)}`,
+      mustBe(
+        "polgrad diagnose",
+        "--clip",
+        "EPS_LOW,EPS_HIGH[,RATIO_CAP] (two or three finite numbers, none empty)",
+        fmtValue(raw),
+      ),
     );
   }
   return { epsLow: parts[0] as number, epsHigh: parts[1] as number, ratioCap: parts[2] ?? null };
@@ -82,7 +92,7 @@ export const diagnoseCommand: Command = {
       normLen: intOption(values, "norm-len", "diagnose") ?? null,
     };
     if (isDir) {
-      const { diagnoseRun } = await import("../../diagnostics/diagnoseRun.js");
+      const { diagnoseRun, listRunSteps } = await import("../../diagnostics/diagnoseRun.js");
       const bar = progressBar(io, "diagnosing", io.stderrIsTTY === true && !values.json);
       const window = intOption(values, "window", "diagnose");
       const d = diagnoseRun(
@@ -95,6 +105,21 @@ export const diagnoseCommand: Command = {
         bar.tick,
       );
       bar.finish();
+      if (d.steps.length === 0) {
+        // Nothing was diagnosed: an input error (exit 2), never a clean report.
+        const unreadable = listRunSteps(path).files.length;
+        throw new IoError(
+          "polgrad diagnose",
+          "PATH",
+          mustBe(
+            "polgrad diagnose",
+            "PATH",
+            "a run directory with at least one readable step file",
+            `${unreadable} step file(s), every one unreadable or invalid, in ${safeText(path)}`,
+          ),
+          path,
+        );
+      }
       if (values.json) writeJson(io, "diagnose", d);
       else {
         const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");

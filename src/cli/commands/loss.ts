@@ -1,4 +1,5 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
+import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
@@ -23,23 +24,8 @@ async function resolveConfig(
     const spec = getAlgorithm(values.algorithm as string);
     return { config: spec.loss, source: `algorithm ${spec.name}` };
   }
-  const { parsePolicyLossConfig, readJsonFile } = await import("../../io/configJson.js");
-  const raw = values.config as string;
-  if (raw.startsWith("@")) {
-    const path = raw.slice(1);
-    return { config: parsePolicyLossConfig(readJsonFile(path, fn), path), source: path };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (e) {
-    throw new UsageError(
-      fn,
-      "--config",
-      `${fn}: --config must be a JSON object or @file.json; got invalid JSON (${(e as Error).message})`,
-    );
-  }
-  return { config: parsePolicyLossConfig(json, "--config"), source: "--config" };
+  const { readConfigOption } = await import("./configOption.js");
+  return readConfigOption(fn, values.config as string);
 }
 
 /** The `loss` command. */
@@ -185,7 +171,7 @@ async function runPapo(
     throw new UsageError(
       fn,
       "--papo-form",
-      `${fn}: --papo-form must be "trl" or "official"; got ${JSON.stringify(form)}`,
+      `${fn}: --papo-form must be "trl" or "official"; got ${fmtValue(form)}`,
     );
   const base = papo[form];
   const normLen = intOption(values, "norm-len", "loss");

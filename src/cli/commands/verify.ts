@@ -1,19 +1,36 @@
 /** `polgrad verify`: check closed-form gradients against the exact reference and finite differences. */
+import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
-function parseReplay(raw: unknown): { seed: number; shape: [number, number] } | undefined {
+const FN = "polgrad verify";
+
+function usage(arg: string, rule: string, got: unknown): UsageError {
+  return new UsageError(FN, arg, mustBe(FN, arg, rule, fmtValue(got)));
+}
+
+/** `SEED:BxT`, with B, T and B·T within the verifiers' caps (docs/cli.md#bounds). */
+async function parseReplay(
+  raw: unknown,
+): Promise<{ seed: number; shape: [number, number] } | undefined> {
   if (raw === undefined) return undefined;
-  const m = typeof raw === "string" ? /^(\d+):(\d+)x(\d+)$/.exec(raw.trim()) : null;
-  if (!m)
-    throw new UsageError(
-      "polgrad verify",
+  const m = typeof raw === "string" ? /^(\d{1,16}):(\d{1,16})x(\d{1,16})$/.exec(raw.trim()) : null;
+  const seed = m ? Number(m[1]) : Number.NaN;
+  if (!m || !Number.isSafeInteger(seed))
+    throw usage("--replay", "SEED:BxT as printed by a failure (e.g. 123:3x5)", raw);
+  const { MAX_VERIFY_CELLS, MAX_VERIFY_DIM } = await import("../../verify/budget.js");
+  const B = Number(m[2]);
+  const T = Number(m[3]);
+  if (B < 1 || T < 1 || B > MAX_VERIFY_DIM || T > MAX_VERIFY_DIM || B * T > MAX_VERIFY_CELLS) {
+    throw usage(
       "--replay",
-      `polgrad verify: --replay must be SEED:BxT as printed by a failure (e.g. 123:3x5); got ${JSON.stringify(raw)}`,
+      `SEED:BxT with 1 <= B, T <= ${MAX_VERIFY_DIM} and B·T <= ${MAX_VERIFY_CELLS}`,
+      raw,
     );
-  return { seed: Number(m[1]), shape: [Number(m[2]), Number(m[3])] };
+  }
+  return { seed, shape: [B, T] };
 }
 
 async function targets(
@@ -24,7 +41,7 @@ async function targets(
     throw new UsageError(
       "polgrad verify",
       "--algorithm",
-      `polgrad verify: exactly one of --config, --algorithm and --all must be given; got ${given.length === 0 ? "none" : given.map((g) => `--${g}`).join(" and ")}`,
+      `${FN}: exactly one of --config, --algorithm and --all must be given; got ${given.length === 0 ? "none" : given.map((g) => `--${g}`).join(" and ")}`,
     );
   }
   const normLen = intOption(values, "norm-len", "verify");
@@ -46,23 +63,10 @@ async function targets(
     const s = getAlgorithm(values.algorithm);
     return [{ name: s.name, config: withNorm(s.loss), flag: `--algorithm ${s.name}` }];
   }
-  const { parsePolicyLossConfig, readJsonFile } = await import("../../io/configJson.js");
   const raw = values.config as string;
-  let json: unknown;
-  if (raw.startsWith("@")) json = readJsonFile(raw.slice(1), "polgrad verify");
-  else {
-    try {
-      json = JSON.parse(raw);
-    } catch (e) {
-      throw new UsageError(
-        "polgrad verify",
-        "--config",
-        `polgrad verify: --config must be a JSON object or @file.json; got invalid JSON (${(e as Error).message})`,
-      );
-    }
-  }
-  const config = parsePolicyLossConfig(json, "--config");
-  return [{ name: "config", config: withNorm(config), flag: `--config '${raw}'` }];
+  const { readConfigOption } = await import("./configOption.js");
+  const { config } = await readConfigOption("polgrad verify", raw);
+  return [{ name: "config", config: withNorm(config), flag: `--config '${safeText(raw)}'` }];
 }
 
 /** The `verify` command. */
@@ -86,11 +90,16 @@ export const verifyCommand: Command = {
       description: "master seed of the drawn batches",
       default: "0",
     },
-    cases: { type: "string", argument: "N", description: "batches per check", default: "6" },
+    cases: {
+      type: "string",
+      argument: "N",
+      description: "batches per check (at most 1000)",
+      default: "6",
+    },
     replay: {
       type: "string",
       argument: "SEED:BxT",
-      description: "replay one failing case as printed by a failure",
+      description: "replay one failing case as printed by a failure (B, T <= 1024, B·T <= 4096)",
     },
     "norm-len": {
       type: "string",
@@ -106,7 +115,10 @@ export const verifyCommand: Command = {
     const { VerificationError } = await import("../../errors.js");
     const seed = intOption(values, "seed", "verify", 0) ?? 0;
     const cases = intOption(values, "cases", "verify") ?? 6;
-    const replay = parseReplay(values.replay);
+    const { MAX_VERIFY_CASES } = await import("../../verify/budget.js");
+    if (cases > MAX_VERIFY_CASES)
+      throw usage("--cases", `a positive integer <= ${MAX_VERIFY_CASES}`, values.cases);
+    const replay = await parseReplay(values.replay);
     const results: { name: string; reference: unknown; gradcheck: unknown; ok: boolean }[] = [];
     const failures: string[] = [];
     for (const t of await targets(values)) {

@@ -1,12 +1,22 @@
 /**
  * Reading Python files from a local checkout (a work tree): the directory check, and each file's
- * SHA-256 (of its bytes, as stored) and UTF-8 text. Shared by the drift and contract checks.
+ * SHA-256 (of its bytes, as stored) and UTF-8 text. Shared by the drift and contract checks. A
+ * tracked file is checked before it is opened: it must be a regular file (a FIFO would block the
+ * read forever) of at most {@link MAX_PYTHON_SOURCE_BYTES} bytes, so that no oversized source
+ * reaches the WASM parser (a 52 MB file aborted it at 2.3 GB of memory).
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { mustBe } from "../../core/message.js";
+import { fmtValue, mustBe } from "../../core/message.js";
 import { IoError } from "../../errors.js";
+import { fileKind, fmtBytes, readFileBytes } from "../../io/_internal/files.js";
 import { sha256Bytes } from "./normalize.js";
+
+/**
+ * Largest Python source the drift and contract checks read: 8 MiB. The tracked framework files
+ * are all under 1 MB; the cap keeps tree-sitter's memory (about 40× the source) bounded.
+ */
+export const MAX_PYTHON_SOURCE_BYTES: number = 8 * 2 ** 20;
 
 /** One file read from a checkout. */
 export interface CheckoutFile {
@@ -18,6 +28,14 @@ export interface CheckoutFile {
   readonly text: string;
 }
 
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Resolve a checkout directory.
  *
@@ -25,13 +43,14 @@ export interface CheckoutFile {
  */
 export function checkoutDir(fn: string, checkoutPath: string): string {
   const dir = resolve(checkoutPath);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    const why = existsSync(dir) ? "not a directory" : "no such directory";
+  const st = statOrNull(dir);
+  if (st === null || !st.isDirectory()) {
+    const why = st === null ? "no such directory" : fileKind(st);
     const rule = "an existing directory (a work tree)";
     throw new IoError(
       fn,
       "checkoutPath",
-      mustBe(fn, "checkoutPath", rule, `'${checkoutPath}' (${why})`),
+      mustBe(fn, "checkoutPath", rule, `${fmtValue(checkoutPath)} (${why})`),
       dir,
     );
   }
@@ -41,15 +60,30 @@ export function checkoutDir(fn: string, checkoutPath: string): string {
 /**
  * Read `path` (relative to the checkout root), or return null when no file is there.
  *
- * @throws {IoError} E_IO when the path is a directory or the bytes are not UTF-8.
+ * @throws {IoError} E_IO when the path is not a regular file (a directory, FIFO, device), is
+ *   over {@link MAX_PYTHON_SOURCE_BYTES}, or the bytes are not UTF-8.
  */
 export function readCheckoutFile(fn: string, dir: string, path: string): CheckoutFile | null {
   const full = join(dir, path);
-  if (!existsSync(full)) return null;
-  if (!statSync(full).isFile()) {
-    throw new IoError(fn, "checkoutPath", mustBe(fn, path, "a regular file", "a directory"), full);
+  const st = statOrNull(full);
+  if (st === null) return null;
+  if (!st.isFile()) {
+    throw new IoError(fn, "checkoutPath", mustBe(fn, path, "a regular file", fileKind(st)), full);
   }
-  const bytes = readFileSync(full);
+  if (st.size > MAX_PYTHON_SOURCE_BYTES) {
+    throw new IoError(
+      fn,
+      "checkoutPath",
+      mustBe(
+        fn,
+        path,
+        `a Python source of at most ${fmtBytes(MAX_PYTHON_SOURCE_BYTES)}`,
+        fmtBytes(st.size),
+      ),
+      full,
+    );
+  }
+  const bytes = readFileBytes(fn, full, MAX_PYTHON_SOURCE_BYTES);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

@@ -38,14 +38,20 @@ export interface ExtractOptions {
 /**
  * The end row of a node as Python's `ast` reports it: the end of its last token that is not a
  * comment. tree-sitter lets a block own comments that follow its last statement; `ast` does not.
+ * Walks down the last-child chain in a loop (no recursion on the source's nesting).
  */
 function lastTokenRow(node: SyntaxNode): number {
-  for (let i = node.childCount - 1; i >= 0; i--) {
-    const c = node.child(i);
-    if (c === null || c.type === "comment" || c.startIndex === c.endIndex) continue;
-    return lastTokenRow(c);
+  let cur = node;
+  for (;;) {
+    let next: SyntaxNode | null = null;
+    for (let i = cur.childCount - 1; i >= 0 && next === null; i--) {
+      const c = cur.child(i);
+      if (c === null || c.type === "comment" || c.startIndex === c.endIndex) continue;
+      next = c;
+    }
+    if (next === null) return cur.endPosition.row;
+    cur = next;
   }
-  return node.endPosition.row;
 }
 
 function defKind(node: SyntaxNode): DefinitionKind | null {
@@ -55,20 +61,29 @@ function defKind(node: SyntaxNode): DefinitionKind | null {
 }
 
 function collect(
-  body: SyntaxNode,
-  prefix: string,
+  root: SyntaxNode,
   lines: readonly string[],
   out: Map<string, PythonDefinition>,
 ): void {
-  for (let i = 0; i < body.childCount; i++) {
-    const stmt = body.child(i);
+  // One frame per class body being scanned; a class's body is scanned before its next sibling
+  // (source order), on an explicit stack rather than by recursion.
+  const stack: { body: SyntaxNode; prefix: string; i: number }[] = [
+    { body: root, prefix: "", i: 0 },
+  ];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1] as { body: SyntaxNode; prefix: string; i: number };
+    if (frame.i >= frame.body.childCount) {
+      stack.pop();
+      continue;
+    }
+    const stmt = frame.body.child(frame.i++);
     if (stmt === null) continue;
     const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
     if (def === null) continue;
     const kind = defKind(def);
     const nameNode = kind === null ? null : def.childForFieldName("name");
     if (kind === null || nameNode === null) continue;
-    const name = `${prefix}${nameNode.text}`;
+    const name = `${frame.prefix}${nameNode.text}`;
     const startLine = stmt.startPosition.row + 1;
     const endLine = lastTokenRow(def) + 1;
     const text = normaliseLines(lines.slice(startLine - 1, endLine));
@@ -95,7 +110,7 @@ function collect(
     }
     if (kind === "class") {
       const classBody = def.childForFieldName("body");
-      if (classBody !== null) collect(classBody, `${name}.`, lines, out);
+      if (classBody !== null) stack.push({ body: classBody, prefix: `${name}.`, i: 0 });
     }
   }
 }
@@ -125,7 +140,7 @@ export async function extractDefinitions(
   const lines = sourceLines(source);
   return withPythonTree(source, "extractDefinitions", options.path, (root) => {
     const out = new Map<string, PythonDefinition>();
-    collect(root, "", lines, out);
+    collect(root, lines, out);
     return out;
   });
 }

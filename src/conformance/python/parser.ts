@@ -5,7 +5,7 @@
  * installed package. The runtime and the grammar are loaded once per process, on first use.
  */
 import { createRequire } from "node:module";
-import { mustBe } from "../../core/message.js";
+import { mustBe, safeText } from "../../core/message.js";
 import { IoError } from "../../errors.js";
 
 /** The subset of a tree-sitter syntax node that the extractor reads. */
@@ -32,6 +32,13 @@ interface TreeLike {
 interface ParserLike {
   parse(source: string): TreeLike | null;
 }
+
+/**
+ * Longest source handed to tree-sitter: 8 Mi characters (the tracked framework files are under
+ * 1 MB; a 52 MB source aborted the WASM runtime at 2.3 GB). Files are capped in bytes before they
+ * are read (./checkout.ts); this bounds sources passed in memory.
+ */
+export const MAX_PYTHON_SOURCE_CHARS: number = 8 * 2 ** 20;
 
 let parserPromise: Promise<ParserLike> | undefined;
 
@@ -62,14 +69,17 @@ export function pythonParser(): Promise<ParserLike> {
   return parserPromise;
 }
 
-/** The first ERROR or MISSING node in document order, for the error message. */
-function firstError(node: SyntaxNode): SyntaxNode | null {
-  if (node.type === "ERROR" || node.isMissing) return node;
-  for (let i = 0; i < node.childCount; i++) {
-    const c = node.child(i);
-    if (c !== null && (c.hasError || c.isMissing || c.type === "ERROR")) {
-      const hit = firstError(c);
-      if (hit !== null) return hit;
+/**
+ * The first ERROR or MISSING node in document order, for the error message. Iterative (an
+ * explicit stack): a source nested 1e5 deep must not overflow the call stack.
+ */
+function firstError(root: SyntaxNode): SyntaxNode | null {
+  const stack: SyntaxNode[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node.type === "ERROR" || node.isMissing) return node;
+    for (let i = node.childCount - 1; i >= 0; i--) {
+      const c = node.child(i);
+      if (c !== null && (c.hasError || c.isMissing || c.type === "ERROR")) stack.push(c);
     }
   }
   return null;
@@ -81,30 +91,42 @@ function firstError(node: SyntaxNode): SyntaxNode | null {
  * from its siblings ("unexpected indent"). Returns the first, or null.
  */
 function layoutError(
+  root: SyntaxNode,
+  lines: readonly string[],
+): { at: SyntaxNode; what: string } | null {
+  // Pre-order, document order, on an explicit stack (no recursion on the source's nesting).
+  const stack: SyntaxNode[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    const hit = blockLayoutError(node, lines);
+    if (hit !== null) return hit;
+    for (let i = node.childCount - 1; i >= 0; i--) {
+      const c = node.child(i);
+      if (c === null || (c.childCount === 0 && c.type !== "block")) continue;
+      stack.push(c);
+    }
+  }
+  return null;
+}
+
+/** The layout error of one module or block node itself (not of its descendants), or null. */
+function blockLayoutError(
   node: SyntaxNode,
   lines: readonly string[],
 ): { at: SyntaxNode; what: string } | null {
-  if (node.type === "module" || node.type === "block") {
-    let indent: string | null = node.type === "module" ? "" : null;
-    let statements = 0;
-    for (let i = 0; i < node.childCount; i++) {
-      const c = node.child(i);
-      if (c === null || !c.isNamed || c.type === "comment") continue;
-      statements++;
-      const prefix = (lines[c.startPosition.row] ?? "").slice(0, c.startPosition.column);
-      if (prefix.trim() !== "") continue; // after `;` or on the `def …:` line
-      if (indent === null) indent = prefix;
-      else if (prefix !== indent) return { at: c, what: "an unexpected indent" };
-    }
-    if (node.type === "block" && statements === 0)
-      return { at: node, what: "a block with no statement (expected an indented block)" };
-  }
+  if (node.type !== "module" && node.type !== "block") return null;
+  let indent: string | null = node.type === "module" ? "" : null;
+  let statements = 0;
   for (let i = 0; i < node.childCount; i++) {
     const c = node.child(i);
-    if (c === null || (c.childCount === 0 && c.type !== "block")) continue;
-    const hit = layoutError(c, lines);
-    if (hit !== null) return hit;
+    if (c === null || !c.isNamed || c.type === "comment") continue;
+    statements++;
+    const prefix = (lines[c.startPosition.row] ?? "").slice(0, c.startPosition.column);
+    if (prefix.trim() !== "") continue; // after `;` or on the `def …:` line
+    if (indent === null) indent = prefix;
+    else if (prefix !== indent) return { at: c, what: "an unexpected indent" };
   }
+  if (node.type === "block" && statements === 0)
+    return { at: node, what: "a block with no statement (expected an indented block)" };
   return null;
 }
 
@@ -113,7 +135,8 @@ function layoutError(
  * lives in WASM memory). A source with any syntax error is rejected: tree-sitter recovers from
  * errors, but a definition cut by one would hash as a silent drift.
  *
- * @throws {IoError} E_IO when `source` is not valid Python (the message names the line and column).
+ * @throws {IoError} E_IO when `source` is not valid Python (the message names the line and column),
+ *   or is longer than {@link MAX_PYTHON_SOURCE_CHARS} characters (checked before parsing).
  */
 export async function withPythonTree<T>(
   source: string,
@@ -121,6 +144,15 @@ export async function withPythonTree<T>(
   path: string | undefined,
   use: (root: SyntaxNode) => T,
 ): Promise<T> {
+  if (typeof source !== "string" || source.length > MAX_PYTHON_SOURCE_CHARS) {
+    const got = typeof source !== "string" ? typeof source : `${source.length} characters`;
+    throw new IoError(
+      fn,
+      "source",
+      mustBe(fn, "source", `a Python source of at most ${MAX_PYTHON_SOURCE_CHARS} characters`, got),
+      path,
+    );
+  }
   const parser = await pythonParser();
   const tree = parser.parse(source);
   if (tree === null)
@@ -136,9 +168,14 @@ export async function withPythonTree<T>(
     }
     if (bad !== null) {
       const { row, column } = bad.at.startPosition;
-      const near = bad.at.text.split("\n")[0]?.trim().slice(0, 40) ?? "";
+      const near = bad.at.text.slice(0, 400).split("\n")[0]?.trim().slice(0, 40) ?? "";
       const actual = `${bad.what} at line ${row + 1}, column ${column + 1}${near === "" ? "" : ` near ${JSON.stringify(near)}`}`;
-      throw new IoError(fn, "source", mustBe(fn, path ?? "source", "valid Python", actual), path);
+      throw new IoError(
+        fn,
+        "source",
+        mustBe(fn, safeText(path ?? "source"), "valid Python", safeText(actual)),
+        path,
+      );
     }
     return use(root);
   } finally {

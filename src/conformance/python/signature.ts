@@ -25,15 +25,20 @@ export interface PythonParameter {
 const OPENERS = new Set(["(", "[", "{"]);
 const CLOSERS = new Set([")", "]", "}", ",", ":", "."]);
 
-function leaves(node: SyntaxNode, out: SyntaxNode[]): void {
-  if (node.type === "comment") return;
-  if (node.childCount === 0 || node.type === "string") {
-    if (node.startIndex !== node.endIndex) out.push(node);
-    return;
-  }
-  for (let i = 0; i < node.childCount; i++) {
-    const c = node.child(i);
-    if (c !== null) leaves(c, out);
+/** The non-empty leaf tokens under `root` in document order (strings whole, comments dropped). */
+function leaves(root: SyntaxNode, out: SyntaxNode[]): void {
+  // Pre-order on an explicit stack: a default nested 1e5 deep must not overflow the call stack.
+  const stack: SyntaxNode[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node.type === "comment") continue;
+    if (node.childCount === 0 || node.type === "string") {
+      if (node.startIndex !== node.endIndex) out.push(node);
+      continue;
+    }
+    for (let i = node.childCount - 1; i >= 0; i--) {
+      const c = node.child(i);
+      if (c !== null) stack.push(c);
+    }
   }
 }
 

@@ -1,30 +1,28 @@
 /**
  * File access shared by the readers: every failure becomes an {@link IoError} that names the file
- * and the rule, sizes are checked (statSync) before anything is allocated, and reads go through a
- * positioned loop so that a file shorter than announced is an error rather than silent garbage.
+ * and the rule, the file kind and size are checked (statSync) before the file is opened (opening
+ * a FIFO for reading would block forever) and again on the open descriptor (fstatSync, so a file
+ * swapped in between is caught), and reads go through a positioned loop so that a file shorter
+ * than announced is an error rather than silent garbage. The pure half (messages, allocation,
+ * UTF-8) lives in ./ioError.ts.
  * @internal
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { ConfigError, IoError } from "../../errors.js";
+import { allocBytes, decodeUtf8, fmtBytes, ioError } from "./ioError.js";
 
-/** Build an IoError with the standard message plus the file it concerns. @internal */
-export function ioError(
-  fn: string,
-  path: string,
-  arg: string,
-  rule: string,
-  actual: string,
-): IoError {
-  return new IoError(fn, arg, `${mustBe(fn, arg, rule, actual)} (in ${path})`, path);
-}
-
-/** Format a byte count for messages, e.g. `4294967296 bytes (4 GiB)`. @internal */
-export function fmtBytes(n: number): string {
-  if (n >= 2 ** 30 && n % 2 ** 30 === 0) return `${n} bytes (${n / 2 ** 30} GiB)`;
-  if (n >= 2 ** 20 && n % 2 ** 20 === 0) return `${n} bytes (${n / 2 ** 20} MiB)`;
-  return `${n} bytes`;
-}
+export { allocBytes, decodeUtf8, fmtBytes, ioError };
 
 /** Validate a `maxBytes` option: a positive safe integer, or undefined for the default. @internal */
 export function checkMaxBytes(fn: string, maxBytes: unknown, fallback: number): number {
@@ -76,58 +74,96 @@ export interface OpenFile {
   readonly size: number;
 }
 
+/** What a non-regular file is, for the message: `a FIFO`, `a directory`, … @internal */
+export function fileKind(st: Stats): string {
+  if (st.isFile()) return "a regular file";
+  if (st.isDirectory()) return "a directory";
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isSocket()) return "a socket";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  return "not a regular file";
+}
+
+/** Throw unless a file of `size` bytes is within `maxBytes`. @internal */
+export function checkFileSize(fn: string, path: string, size: number, maxBytes: number): void {
+  if (size > maxBytes) {
+    throw ioError(
+      fn,
+      path,
+      "path",
+      `at most ${fmtBytes(maxBytes)} (raise options.maxBytes to read it)`,
+      fmtBytes(size),
+    );
+  }
+}
+
+/** Throw unless `st` is a regular file of at most `maxBytes` bytes. */
+function checkStats(fn: string, path: string, st: Stats, maxBytes: number): void {
+  if (!st.isFile()) throw ioError(fn, path, "path", "a regular file", fileKind(st));
+  checkFileSize(fn, path, st.size, maxBytes);
+}
+
 /**
- * Open `path` for reading after checking it is a regular file of at most `maxBytes` bytes.
- * The caller must close `fd`. @internal
+ * Check, without opening it, that `path` is a regular file of at most `maxBytes` bytes; returns
+ * its size. A FIFO, socket, device or directory is an IoError (`a regular file; got a FIFO`).
+ * @internal
  */
-export function openForRead(fn: string, path: string, maxBytes: number): OpenFile {
+export function statRegularFile(fn: string, path: string, maxBytes: number): number {
   if (typeof path !== "string" || path.length === 0) {
     throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
   }
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    throw fsError(fn, path, e);
+  }
+  checkStats(fn, path, st, maxBytes);
+  return st.size;
+}
+
+/** O_NONBLOCK where the platform has it: a FIFO swapped in after the stat cannot block open. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Open `path` for reading after checking it is a regular file of at most `maxBytes` bytes: the
+ * kind and size are checked with statSync before opening, the open is non-blocking, and the
+ * descriptor is checked again with fstatSync. The caller must close `fd`. @internal
+ */
+export function openForRead(fn: string, path: string, maxBytes: number): OpenFile {
+  statRegularFile(fn, path, maxBytes);
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, READ_FLAGS);
   } catch (e) {
     throw fsError(fn, path, e);
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) {
-      throw ioError(
-        fn,
-        path,
-        "path",
-        "a regular file",
-        st.isDirectory() ? "a directory" : "not a regular file",
-      );
-    }
-    if (st.size > maxBytes) {
-      throw ioError(
-        fn,
-        path,
-        "path",
-        `at most ${fmtBytes(maxBytes)} (raise options.maxBytes to read it)`,
-        fmtBytes(st.size),
-      );
-    }
+    checkStats(fn, path, st, maxBytes);
     return { fd, size: st.size };
   } catch (e) {
     closeSync(fd);
-    throw e;
+    if (e instanceof IoError) throw e;
+    throw fsError(fn, path, e);
+  }
+}
+
+/**
+ * Read a whole regular file of at most `maxBytes` bytes (checked before reading). @internal
+ */
+export function readFileBytes(fn: string, path: string, maxBytes: number): Uint8Array {
+  const file = openForRead(fn, path, maxBytes);
+  try {
+    return readRange(fn, path, file, 0, file.size);
+  } finally {
+    closeSync(file.fd);
   }
 }
 
 /** Largest single readSync call (Node caps one read well below 4 GiB). */
 const CHUNK = 2 ** 30;
-
-/** Allocate `length` bytes, turning an allocation failure into an IoError. @internal */
-export function allocBytes(fn: string, path: string, arg: string, length: number): Uint8Array {
-  try {
-    return new Uint8Array(length);
-  } catch {
-    throw ioError(fn, path, arg, "small enough to hold in memory", fmtBytes(length));
-  }
-}
 
 /** Read exactly `length` bytes at `position`; a short read (file changed) is an IoError. @internal */
 export function readRange(
@@ -160,15 +196,33 @@ export function readRange(
   return buf;
 }
 
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
 
-/** Decode UTF-8 strictly (invalid sequences are an IoError, never U+FFFD). @internal */
-export function decodeUtf8(fn: string, path: string, arg: string, bytes: Uint8Array): string {
+/**
+ * Write `bytes` to `path`, replacing a regular file or creating one. The open is non-blocking and
+ * the descriptor is checked with fstatSync before anything is truncated, so an existing FIFO,
+ * device or directory at `path` is an IoError instead of a hang or a clobbered device. @internal
+ */
+export function writeFileBytes(fn: string, path: string, bytes: Uint8Array): void {
+  if (typeof path !== "string" || path.length === 0) {
+    throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
+  }
+  let fd: number;
   try {
-    return UTF8.decode(bytes);
+    fd = openSync(path, WRITE_FLAGS, 0o666);
   } catch (e) {
-    if (e instanceof TypeError)
-      throw ioError(fn, path, arg, "valid UTF-8 text", "invalid UTF-8 bytes");
-    throw ioError(fn, path, arg, "small enough to decode as one string", fmtBytes(bytes.length));
+    throw fsError(fn, path, e, "writing");
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw ioError(fn, path, "path", "a regular file path", fileKind(st));
+    ftruncateSync(fd, 0);
+    let done = 0;
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, done);
+  } catch (e) {
+    if (e instanceof IoError) throw e;
+    throw fsError(fn, path, e, "writing");
+  } finally {
+    closeSync(fd);
   }
 }

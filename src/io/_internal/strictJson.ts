@@ -1,8 +1,8 @@
 /**
  * A strict JSON (RFC 8259) parser for untrusted files. Unlike `JSON.parse` it rejects duplicate
  * object keys (a safetensors header with two entries of one name is an aliasing attack, and a
- * config with a key twice is a typo), bounds the nesting depth (so hostile input cannot overflow
- * the stack), and reports the line and column of the first error (Node 20's `JSON.parse` messages
+ * config with a key twice is a typo), bounds the nesting depth and parses iteratively (an explicit
+ * stack: hostile input cannot overflow the call stack), and reports the line and column of the first error (Node 20's `JSON.parse` messages
  * often carry neither). Written by hand from the RFC 8259 grammar.
  * @internal
  */
@@ -62,6 +62,14 @@ const ESCAPES: Readonly<Record<string, string>> = {
   t: "\t",
 };
 
+/** An open array or object on the parser's stack (exactly one of `array`, `object` is set). */
+interface Frame {
+  readonly array: unknown[] | null;
+  readonly object: Record<string, unknown> | null;
+  /** The key the next value of an object belongs to. */
+  key: string;
+}
+
 class Parser {
   i = 0;
   constructor(
@@ -82,11 +90,89 @@ class Parser {
     return new Fail(`expected ${what}, found ${describeChar(this.s, this.i)}`, this.i);
   }
 
-  value(depth: number): unknown {
+  /**
+   * Parse one value iteratively: open arrays and objects live on an explicit stack (at most
+   * `maxDepth` of them), so no input can overflow the call stack however deep it nests.
+   */
+  parse(): unknown {
+    const stack: Frame[] = [];
+    for (;;) {
+      this.ws();
+      const c = this.s[this.i];
+      let value: unknown;
+      if (c === "{" || c === "[") {
+        if (stack.length + 1 > this.maxDepth) {
+          throw new Fail(
+            `nesting deeper than ${this.maxDepth} levels (arrays and objects nest at most ${this.maxDepth} deep)`,
+            this.i,
+          );
+        }
+        this.i++;
+        this.ws();
+        if (c === "[") {
+          if (this.s[this.i] !== "]") {
+            stack.push({ array: [], object: null, key: "" });
+            continue;
+          }
+          this.i++;
+          value = [];
+        } else {
+          const out: Record<string, unknown> = {};
+          if (this.s[this.i] !== "}") {
+            stack.push({ array: null, object: out, key: this.key(out) });
+            continue;
+          }
+          this.i++;
+          value = out;
+        }
+      } else value = this.scalar();
+      // Attach the value to its parent; close every container that ends here.
+      for (;;) {
+        const top = stack[stack.length - 1];
+        if (top === undefined) return value;
+        if (top.array !== null) top.array.push(value);
+        else {
+          // defineProperty so that a key named "__proto__" becomes an own data property.
+          Object.defineProperty(top.object, top.key, {
+            value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        }
+        this.ws();
+        const d = this.s[this.i];
+        this.i++;
+        if (d === ",") {
+          if (top.object !== null) top.key = this.key(top.object);
+          break;
+        }
+        if (d === (top.array !== null ? "]" : "}")) {
+          stack.pop();
+          value = top.array ?? top.object;
+          continue;
+        }
+        this.i--;
+        throw this.unexpected(top.array !== null ? "',' or ']'" : "',' or '}'");
+      }
+    }
+  }
+
+  /** A string key and its ':' (a key already in `out` is an error). */
+  key(out: Record<string, unknown>): string {
     this.ws();
+    const keyAt = this.i;
+    if (this.s[this.i] !== '"') throw this.unexpected("a string key");
+    const key = this.string();
+    if (Object.hasOwn(out, key)) throw new Fail(`duplicate key ${JSON.stringify(key)}`, keyAt);
+    this.ws();
+    if (this.s[this.i] !== ":") throw this.unexpected("':'");
+    this.i++;
+    return key;
+  }
+
+  scalar(): unknown {
     const c = this.s[this.i];
-    if (c === "{") return this.object(depth + 1);
-    if (c === "[") return this.array(depth + 1);
     if (c === '"') return this.string();
     if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) return this.number();
     if (this.s.startsWith("true", this.i)) return this.literal(4, true);
@@ -98,71 +184,6 @@ class Parser {
   literal(len: number, v: boolean | null): boolean | null {
     this.i += len;
     return v;
-  }
-
-  enter(depth: number): void {
-    if (depth > this.maxDepth) {
-      throw new Fail(`nesting deeper than ${this.maxDepth} levels`, this.i);
-    }
-  }
-
-  object(depth: number): Record<string, unknown> {
-    this.enter(depth);
-    this.i++;
-    const out: Record<string, unknown> = {};
-    this.ws();
-    if (this.s[this.i] === "}") {
-      this.i++;
-      return out;
-    }
-    for (;;) {
-      this.ws();
-      const keyAt = this.i;
-      if (this.s[this.i] !== '"') throw this.unexpected("a string key");
-      const key = this.string();
-      if (Object.hasOwn(out, key)) throw new Fail(`duplicate key ${JSON.stringify(key)}`, keyAt);
-      this.ws();
-      if (this.s[this.i] !== ":") throw this.unexpected("':'");
-      this.i++;
-      const v = this.value(depth);
-      // defineProperty so that a key named "__proto__" becomes an own data property.
-      Object.defineProperty(out, key, {
-        value: v,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-      this.ws();
-      const c = this.s[this.i];
-      this.i++;
-      if (c === "}") return out;
-      if (c !== ",") {
-        this.i--;
-        throw this.unexpected("',' or '}'");
-      }
-    }
-  }
-
-  array(depth: number): unknown[] {
-    this.enter(depth);
-    this.i++;
-    const out: unknown[] = [];
-    this.ws();
-    if (this.s[this.i] === "]") {
-      this.i++;
-      return out;
-    }
-    for (;;) {
-      out.push(this.value(depth));
-      this.ws();
-      const c = this.s[this.i];
-      this.i++;
-      if (c === "]") return out;
-      if (c !== ",") {
-        this.i--;
-        throw this.unexpected("',' or ']'");
-      }
-    }
   }
 
   string(): string {
@@ -234,7 +255,7 @@ class Parser {
 export function parseStrictJson(text: string, maxDepth: number = MAX_JSON_DEPTH): StrictJsonResult {
   const p = new Parser(text, maxDepth);
   try {
-    const value = p.value(0);
+    const value = p.parse();
     p.ws();
     if (p.i < text.length)
       throw new Fail(`unexpected ${describeChar(text, p.i)} after the JSON value`, p.i);

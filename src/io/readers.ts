@@ -1,0 +1,131 @@
+/**
+ * The one registry of tensor-file formats (docs/io.md#readers): each reader names its format, the
+ * file extensions it owns, a sniff of the first bytes, and a pure parse of the whole file's bytes
+ * (no `node:` import anywhere below this module, so the same parsers can serve a browser entry).
+ * The file readers, `polgrad` commands and the fuzz suite all go through {@link TENSOR_READERS};
+ * a new format (npy, npz, pt) is one more entry here.
+ */
+import { fmtValue } from "../core/message.js";
+import { ioError } from "./_internal/ioError.js";
+import { parseJsonBytes } from "./_internal/jsonText.js";
+import { parseSafetensorsAs } from "./safetensors.js";
+import { tensorsFromJsonAs } from "./tensorsFromJson.js";
+import {
+  DEFAULT_MAX_JSON_BYTES,
+  DEFAULT_MAX_SAFETENSORS_BYTES,
+  MAX_SAFETENSORS_HEADER_BYTES,
+  type TensorSet,
+} from "./tensorTypes.js";
+
+/** One tensor-file format: how to recognise it and how to parse its bytes. */
+export interface TensorReader {
+  /** The format name, as in {@link TensorSet.format}: `"safetensors"`, `"json"`. */
+  readonly format: string;
+  /** The extensions it owns, lower-case with the dot: `[".safetensors"]`. */
+  readonly extensions: readonly string[];
+  /** Size limit of a file of this format when `options.maxBytes` is not given. */
+  readonly defaultMaxBytes: number;
+  /** True when the first bytes of a file look like this format (used when the extension is unknown). */
+  readonly sniff: (head: Uint8Array) => boolean;
+  /**
+   * Parse a whole file's bytes; pure. Every failure is a PolgradError (an IoError naming `path`),
+   * for any byte string: lengths are checked before use, allocation is bounded by the input and
+   * nothing recurses on the input's nesting.
+   */
+  readonly parse: (fn: string, bytes: Uint8Array, path: string) => TensorSet;
+}
+
+/** Bytes a caller should pass to {@link readerFor} as `head` for the sniffs to decide. */
+export const SNIFF_BYTES = 4096;
+
+function sniffSafetensors(head: Uint8Array): boolean {
+  if (head.length < 9 || head[8] !== 0x7b) return false;
+  const n = new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true);
+  return n >= 2n && n <= BigInt(MAX_SAFETENSORS_HEADER_BYTES);
+}
+
+/** JSON batch: optional BOM and blanks, then `{`, blanks, and a `"` opening the first key. */
+function sniffJson(head: Uint8Array): boolean {
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  const blank = (b: number | undefined) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+  while (blank(head[i])) i++;
+  if (head[i] !== 0x7b) return false;
+  i++;
+  while (blank(head[i])) i++;
+  return head[i] === 0x22;
+}
+
+/**
+ * Every registered reader, in sniff order.
+ *
+ * Format: safetensors (docs/io.md#safetensors: u64 LE header length, JSON header, byte buffer)
+ * and JSON batches (docs/io.md#json-batches: an object of nested arrays).
+ *
+ * @derivation docs/io.md#readers
+ * @enforcedBy test/io/readers.test.ts > TENSOR_READERS > property: every reader's parse returns a tensor set or throws a PolgradError on any bytes
+ * @enforcedBy test/io/readers.test.ts > TENSOR_READERS > identity: parse agrees with the file reader on the same bytes
+ * @since 0.1.0
+ */
+export const TENSOR_READERS: readonly TensorReader[] = Object.freeze([
+  Object.freeze({
+    format: "safetensors",
+    extensions: Object.freeze([".safetensors"]),
+    defaultMaxBytes: DEFAULT_MAX_SAFETENSORS_BYTES,
+    sniff: sniffSafetensors,
+    parse: (fn: string, bytes: Uint8Array, path: string) => parseSafetensorsAs(fn, bytes, path),
+  }),
+  Object.freeze({
+    format: "json",
+    extensions: Object.freeze([".json"]),
+    defaultMaxBytes: DEFAULT_MAX_JSON_BYTES,
+    sniff: sniffJson,
+    parse: (fn: string, bytes: Uint8Array, path: string) =>
+      tensorsFromJsonAs(fn, parseJsonBytes(fn, bytes, path), path),
+  }),
+]);
+
+/** The lower-cased extension of a path as node's `extname` gives it (`""` for `.json` alone). */
+export function extensionOf(path: string): string {
+  const base = path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+  const dot = base.lastIndexOf(".");
+  return dot > 0 ? base.slice(dot).toLowerCase() : "";
+}
+
+/** The reader owning `path`'s extension, or undefined. @internal */
+export function readerByExtension(path: string): TensorReader | undefined {
+  const ext = typeof path === "string" ? extensionOf(path) : "";
+  return TENSOR_READERS.find((r) => r.extensions.includes(ext));
+}
+
+/**
+ * Choose the reader of a file: by its extension (case-insensitive), else by sniffing `head` (the
+ * first {@link SNIFF_BYTES} bytes), else an IoError.
+ *
+ * Format: extensions `.safetensors`, `.json`; sniffs: safetensors when byte 8 is `{` and the u64
+ * header length is in [2, 100 MB]; JSON when the first non-blank bytes are `{` and `"`.
+ *
+ * @param fn - The public function to name in errors.
+ * @param path - The file path (only its extension is read).
+ * @param head - The file's first bytes, when the caller has them.
+ * @returns The reader.
+ * @throws {IoError} E_IO (arg `path`) when neither the extension nor the bytes are recognised.
+ * @derivation docs/io.md#readers
+ * @enforcedBy test/io/readers.test.ts > readerFor > golden: the extension wins, then the sniff
+ * @enforcedBy test/io/batch.test.ts > readTensors > rejects: an extension other than .safetensors or .json
+ * @since 0.1.0
+ */
+export function readerFor(fn: string, path: string, head?: Uint8Array): TensorReader {
+  const byExt = readerByExtension(path);
+  if (byExt !== undefined) return byExt;
+  const sniffed = head === undefined ? undefined : TENSOR_READERS.find((r) => r.sniff(head));
+  if (sniffed !== undefined) return sniffed;
+  const ext = typeof path === "string" ? extensionOf(path) : "";
+  const exts = TENSOR_READERS.flatMap((r) => r.extensions);
+  throw ioError(
+    fn,
+    String(path),
+    "path",
+    `a ${exts.join(" or ")} file (or bytes recognised as one)`,
+    ext === "" ? `no extension (${fmtValue(path)})` : `extension ${ext}`,
+  );
+}

@@ -1,0 +1,71 @@
+/**
+ * Hard caps on every budget option of the verifiers (docs/cli.md#bounds): a case
+ * count, a batch shape and a redraw count are bounded before anything is allocated, so that
+ * `cases: 1e9` or a `[1e6, 1e6]` replay is a ConfigError naming the cap, never a V8 heap abort.
+ * The `polgrad verify` options share these numbers (docs/cli.md#bounds).
+ */
+import { fmtValue, mustBe } from "../core/message.js";
+import { ConfigError } from "../errors.js";
+
+/** Most cases one verifier call may run (`cases`, `--cases`). */
+export const MAX_VERIFY_CASES = 1000;
+/** Largest batch dimension B or T of a drawn or replayed case. */
+export const MAX_VERIFY_DIM = 1024;
+/** Largest B·T of a drawn or replayed case (gradcheck costs O((B·T)²)). */
+export const MAX_VERIFY_CELLS = 4096;
+/** Most redraws per case when avoiding kinks (`maxAttempts`). */
+export const MAX_VERIFY_ATTEMPTS = 10_000;
+
+/**
+ * Return `n` when it is an integer in [1, max]; otherwise throw ConfigError naming the cap.
+ *
+ * @param fn - The verifier, named in the message.
+ * @param arg - The option, e.g. `options.cases`.
+ * @param n - The value.
+ * @param max - The cap.
+ * @returns `n`.
+ * @throws {ConfigError} E_CONFIG when `n` is not an integer in [1, max].
+ * @derivation docs/cli.md#bounds
+ * @enforcedBy test/hardening/bounded.test.ts > verify budgets > regression: cases and replay shapes over their caps are config errors naming the cap
+ * @since 0.1.0
+ */
+export function checkCount(fn: string, arg: string, n: unknown, max: number): number {
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, `an integer in [1, ${max}]`, fmtValue(n)));
+  }
+  return n;
+}
+
+/**
+ * Return `shape` when it is `[B, T]` with 1 ≤ B, T ≤ {@link MAX_VERIFY_DIM} and
+ * B·T ≤ {@link MAX_VERIFY_CELLS}; otherwise throw ConfigError naming the caps.
+ *
+ * @param fn - The verifier, named in the message.
+ * @param arg - The option, e.g. `options.replay.shape`.
+ * @param shape - The shape.
+ * @returns `shape`.
+ * @throws {ConfigError} E_CONFIG when the shape is malformed or over a cap.
+ * @derivation docs/cli.md#bounds
+ * @enforcedBy test/hardening/bounded.test.ts > verify budgets > regression: cases and replay shapes over their caps are config errors naming the cap
+ * @since 0.1.0
+ */
+export function checkShape(fn: string, arg: string, shape: unknown): readonly [number, number] {
+  const ok =
+    Array.isArray(shape) &&
+    shape.length === 2 &&
+    shape.every((d) => Number.isSafeInteger(d) && d >= 1 && d <= MAX_VERIFY_DIM) &&
+    (shape[0] as number) * (shape[1] as number) <= MAX_VERIFY_CELLS;
+  if (!ok) {
+    throw new ConfigError(
+      fn,
+      arg,
+      mustBe(
+        fn,
+        arg,
+        `[B, T] with 1 <= B, T <= ${MAX_VERIFY_DIM} and B·T <= ${MAX_VERIFY_CELLS}`,
+        fmtValue(shape),
+      ),
+    );
+  }
+  return shape as unknown as readonly [number, number];
+}
