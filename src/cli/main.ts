@@ -1,10 +1,12 @@
 /**
- * `polgrad` command-line entry: dispatch to one command, parse its options with node:util
- * parseArgs (strict), and map errors to stderr with exit codes (docs/cli.md): 0 ok, 1 a check
- * failed, 2 bad usage or input, 70 internal error. stdout carries only the result.
+ * `polgrad` command-line entry: dispatch to one command, parse its options (node:util parseArgs
+ * tokens, checked here so that every mistake is one `must be … ; got …` line), and map errors to
+ * stderr with exit codes (docs/cli.md): 0 ok, 1 a check failed, 2 bad usage or input, 70
+ * internal error, 141 the reader closed the pipe. stdout carries only the result.
  */
 import { parseArgs } from "node:util";
-import { closestNames } from "../core/names.js";
+import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { closestNames, didYouMean } from "../core/names.js";
 import { PolgradError, UsageError } from "../errors.js";
 import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
@@ -19,7 +21,7 @@ import { frameworksCommand } from "./commands/frameworks.js";
 import { lossCommand } from "./commands/loss.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
-import { renderError } from "./output.js";
+import { processIO, renderError } from "./output.js";
 
 /** Every command, in help order. */
 export const COMMANDS: readonly Command[] = [
@@ -62,6 +64,84 @@ const defaultIO: CommandIO = {
   stderrIsTTY: process.stderr.isTTY === true,
 };
 
+/** Longest name a did-you-mean suggestion is computed for (edit distance is quadratic). */
+const MAX_SUGGEST_LENGTH = 64;
+
+/** A value that reads as a number (`-1`, `-0.5`, `-1e3`, `-Infinity`), not as an option. */
+const NEGATIVE_NUMBER = /^-(\d|\.\d|Infinity$|NaN$)/;
+
+/**
+ * Parse a command's arguments against its option table. Every option is given at most once;
+ * a string option takes the next argument as its value unless that looks like an option (a
+ * negative number is a value: `--cases -1`); a boolean option takes no value; positionals only
+ * where the command has them. Every failure is a {@link UsageError} naming the option.
+ */
+function parseCommandArgs(
+  cmd: Command,
+  rest: readonly string[],
+): { values: OptionValues; positionals: string[] } {
+  const fn = `polgrad ${cmd.name}`;
+  const fail = (arg: string, rule: string, got: string): UsageError =>
+    new UsageError(fn, arg, mustBe(fn, arg, rule, got));
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const [k, o] of Object.entries(cmd.options))
+    options[k] = o.short ? { type: o.type, short: o.short } : { type: o.type };
+  const { tokens } = parseArgs({
+    args: [...rest],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  for (const tok of tokens) {
+    if (tok.kind === "option-terminator") continue;
+    if (tok.kind === "positional") {
+      if ((cmd.positionals ?? 0) === 0)
+        throw fail("arguments", "options only (see --help)", `the argument ${fmtValue(tok.value)}`);
+      positionals.push(tok.value);
+      continue;
+    }
+    const spec = cmd.options[tok.name];
+    const flag = `--${tok.name}`;
+    if (spec === undefined || !Object.hasOwn(cmd.options, tok.name)) {
+      const raw = tok.rawName;
+      const near =
+        raw.length <= MAX_SUGGEST_LENGTH
+          ? closestNames(raw.replace(/^-+/, ""), Object.keys(cmd.options)).map((n) => `--${n}`)
+          : [];
+      throw fail(
+        "option",
+        `one of ${[...Object.keys(cmd.options).map((n) => `--${n}`), "--help"].join(", ")}`,
+        `${fmtValue(raw)}${didYouMean(near)}`,
+      );
+    }
+    if (Object.hasOwn(values, tok.name))
+      throw fail(
+        flag,
+        "given at most once",
+        `it ${tokens.filter((t) => t.kind === "option" && t.name === tok.name).length} times`,
+      );
+    if (spec.type === "boolean") {
+      if (tok.value !== undefined)
+        throw fail(flag, "given without a value", `${flag}=${fmtValue(tok.value)}`);
+      values[tok.name] = true;
+      continue;
+    }
+    const placeholder = spec.argument ?? "value";
+    if (tok.value === undefined) throw fail(flag, `followed by ${placeholder}`, "nothing");
+    if (!tok.inlineValue && tok.value.startsWith("-") && !NEGATIVE_NUMBER.test(tok.value))
+      throw fail(
+        flag,
+        `followed by ${placeholder} (write ${flag}=VALUE for a value that starts with '-')`,
+        `the option ${fmtValue(tok.value)}`,
+      );
+    values[tok.name] = tok.value;
+  }
+  return { values, positionals };
+}
+
 /**
  * Run the CLI on `argv` (without `node` and the script path) and resolve to the exit code.
  *
@@ -69,11 +149,12 @@ const defaultIO: CommandIO = {
  * @param io - Where to write (defaults to process stdout/stderr).
  * @returns The exit code: 0 ok, 1 a check failed, 2 bad usage or input, 70 internal error.
  * @enforcedBy test/cli/cli.test.ts > polgrad cli > rejects: an unknown command exits 2 with a suggestion and empty stdout
+ * @enforcedBy test/cli/contract.test.ts > cli contract > rejects: every malformed option is one usage error naming the option
  * @since 0.1.0
  */
 export async function main(argv: readonly string[], io: CommandIO = defaultIO): Promise<number> {
   const [name, ...rest] = argv;
-  const json = rest.includes("--json");
+  const json = argv.includes("--json");
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(mainHelp());
     return 0;
@@ -85,42 +166,25 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
   const cmd = COMMANDS.find((c) => c.name === name);
   try {
     if (cmd === undefined) {
-      const near = closestNames(
-        name,
-        COMMANDS.map((c) => c.name),
-      );
+      const near =
+        name.length <= MAX_SUGGEST_LENGTH
+          ? closestNames(
+              name,
+              COMMANDS.map((c) => c.name),
+            )
+          : [];
       const hint = near.length > 0 ? ` (did you mean '${near[0]}'?)` : "";
       throw new UsageError(
         "polgrad",
         "command",
-        `polgrad: command must be one of ${COMMANDS.map((c) => c.name).join(", ")}; got '${name}'${hint}`,
+        `polgrad: command must be one of ${COMMANDS.map((c) => c.name).join(", ")}; got '${safeText(name)}'${hint}`,
       );
     }
     if (rest.includes("--help") || rest.includes("-h")) {
       io.stdout(commandHelp(cmd));
       return 0;
     }
-    let values: OptionValues;
-    let positionals: string[];
-    try {
-      const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
-      for (const [k, o] of Object.entries(cmd.options))
-        options[k] = o.short ? { type: o.type, short: o.short } : { type: o.type };
-      const parsed = parseArgs({
-        args: [...rest],
-        options,
-        strict: true,
-        allowPositionals: (cmd.positionals ?? 0) > 0,
-      });
-      values = parsed.values as OptionValues;
-      positionals = parsed.positionals;
-    } catch (e) {
-      const msg =
-        e instanceof Error
-          ? e.message.replace(/\. To specify a positional argument.*$/s, "")
-          : String(e);
-      throw new UsageError(`polgrad ${cmd.name}`, undefined, `polgrad ${cmd.name}: ${msg}`);
-    }
+    const { values, positionals } = parseCommandArgs(cmd, rest);
     return await cmd.run(values, positionals, io);
   } catch (err) {
     const hints: string[] = [];
@@ -131,7 +195,33 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
         "set the generation budget with --norm-len N (dr_grpo ships without one on purpose)",
       );
     }
-    io.stderr(renderError(err, json, hints));
+    io.stderr(renderError(err, json, hints, cmd?.name ?? null));
     return err instanceof PolgradError ? 2 : 70;
   }
+}
+
+/**
+ * Run the CLI as the `polgrad` process: {@link main} on the process streams, then wait until
+ * stdout and stderr are flushed. A closed pipe (EPIPE, e.g. `| head`) ends quietly with 141; any
+ * other write error is one `error[E_IO]` line on stderr and exit 2 (docs/cli.md#output-streams).
+ *
+ * @param argv - The command-line arguments (without `node` and the script path).
+ * @returns The exit status for `process.exitCode`.
+ * @enforcedBy test/cli/contract.test.ts > output streams > regression: a reader closing the pipe ends quietly with 141 and no stack trace
+ * @enforcedBy test/cli/contract.test.ts > output streams > regression: a full device on stdout is one E_IO line and exit 2
+ * @since 0.1.0
+ */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const { io, finish } = processIO(
+    argv.includes("--json"),
+    COMMANDS.find((c) => c.name === argv[0])?.name ?? null,
+  );
+  let code: number;
+  try {
+    code = await main(argv, io);
+  } catch (err) {
+    io.stderr(renderError(err, false));
+    code = 70;
+  }
+  return finish(code);
 }

@@ -1,0 +1,532 @@
+/**
+ * The fuzz targets of polgrad (docs/fuzz.md), shared by the quick seeded suite (test/fuzz/, on
+ * src/ through vitest) and the long campaign (scripts/fuzz.mjs, on the built dist/). A target
+ * has seed inputs, a mutator and a run; `classify` sorts each outcome into a result, a typed
+ * error (a PolgradError) or anything else (another exception, a non-finite number in a result
+ * computed from finite input, a broken CLI contract). Every reader of the registry
+ * `TENSOR_READERS` is a target, so a reader added later is fuzzed without a change here.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { contractViolations } from "./contract.mjs";
+
+/** A small seeded PRNG (mulberry32): `rand()` is uniform on [0, 1). */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = (rand, xs) => xs[Math.floor(rand() * xs.length)];
+const int = (rand, n) => Math.floor(rand() * n);
+const enc = new TextEncoder();
+const dec = new TextDecoder("utf-8", { fatal: false });
+
+/** Largest input a mutation may produce (the 1 GB allocation bound is for inputs under 1 MB). */
+export const MAX_INPUT_BYTES = 1_000_000;
+
+const HUGE_NUMBERS = [
+  "1e309",
+  "-1e309",
+  "1e308",
+  "1.7976931348623157e308",
+  "-1e4",
+  "745.2",
+  "-745.2",
+  "710",
+  "1e-320",
+  "4e-324",
+  "123456789012345678901234567890",
+  "9007199254740993",
+  "-0",
+  "1e300",
+];
+const CONTROL = ["\u0000", "\n", "\r", "\u001b[2J", "\u0007", "\u2028", "\ud800", "\t"];
+
+/** The mutation strategies (docs/fuzz.md): each maps bytes to bytes. */
+export const MUTATIONS = {
+  bitFlip(rand, b) {
+    const out = b.slice();
+    for (let k = 1 + int(rand, 8); k > 0 && out.length > 0; k--)
+      out[int(rand, out.length)] ^= 1 << int(rand, 8);
+    return out;
+  },
+  truncate(rand, b) {
+    return b.slice(0, int(rand, b.length + 1));
+  },
+  splice(rand, b, other) {
+    const src = other ?? b;
+    const from = int(rand, src.length + 1);
+    const chunk = src.slice(from, from + int(rand, 256));
+    const at = int(rand, b.length + 1);
+    return concat(b.slice(0, at), chunk, b.slice(at + int(rand, 64)));
+  },
+  lengthField(rand, b) {
+    // Overwrite a little-endian u64 (a safetensors header length at offset 0, or an offset
+    // pair inside the header) with a boundary value.
+    const out = b.length >= 8 ? b.slice() : concat(b, new Uint8Array(8 - b.length));
+    const at = rand() < 0.5 ? 0 : int(rand, Math.max(1, out.length - 7));
+    const v = pick(rand, [
+      0n,
+      1n,
+      2n,
+      7n,
+      BigInt(b.length),
+      BigInt(b.length) - 9n,
+      2n ** 31n,
+      2n ** 32n,
+      2n ** 53n + 1n,
+      2n ** 63n,
+      2n ** 64n - 1n,
+      100_000_001n,
+    ]);
+    new DataView(out.buffer, out.byteOffset).setBigUint64(at, BigInt.asUintN(64, v), true);
+    return out;
+  },
+  hugeNumber(rand, b) {
+    const text = dec.decode(b);
+    const m = [...text.matchAll(/-?\d+(\.\d+)?([eE][-+]?\d+)?/g)];
+    if (m.length === 0) return insertText(rand, b, pick(rand, HUGE_NUMBERS));
+    const hit = pick(rand, m);
+    return enc.encode(
+      text.slice(0, hit.index) + pick(rand, HUGE_NUMBERS) + text.slice(hit.index + hit[0].length),
+    );
+  },
+  deepNesting(rand, b) {
+    const n = pick(rand, [100, 1000, 60_000, 100_000]);
+    const open = pick(rand, ["[", '{"a":', "(", "if x:\n", "f("]);
+    const close = { "[": "]", '{"a":': "}", "(": ")", "f(": ")" }[open] ?? "";
+    const body =
+      open === "if x:\n"
+        ? Array.from({ length: Math.min(n, 2000) }, (_, i) => `${" ".repeat(i)}if x:\n`).join("")
+        : open.repeat(n) + (rand() < 0.5 ? close.repeat(n) : "");
+    return insertText(rand, b, body);
+  },
+  controlCharacters(rand, b) {
+    return insertText(
+      rand,
+      b,
+      Array.from({ length: 1 + int(rand, 4) }, () => pick(rand, CONTROL)).join(""),
+    );
+  },
+  longName(rand, b) {
+    const name = pick(rand, ["a", "é", "\u{1F600}", "logprobs"]).repeat(
+      pick(rand, [300, 10_000, 200_000]),
+    );
+    const text = dec.decode(b);
+    const q = text.indexOf('"');
+    if (q >= 0 && rand() < 0.7)
+      return enc.encode(`${text.slice(0, q + 1)}${name}${text.slice(q + 1)}`);
+    return insertText(rand, b, name);
+  },
+};
+
+function concat(...parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+function insertText(rand, b, s) {
+  const at = int(rand, b.length + 1);
+  return concat(b.slice(0, at), enc.encode(s), b.slice(at));
+}
+
+/** Apply 1–3 random mutations to `bytes`; the result stays under {@link MAX_INPUT_BYTES}. */
+export function mutateBytes(rand, bytes, corpus) {
+  let b = bytes;
+  const names = Object.keys(MUTATIONS);
+  for (let k = 1 + int(rand, 3); k > 0; k--) {
+    const m = pick(rand, names);
+    b = MUTATIONS[m](rand, b, corpus.length > 0 ? pick(rand, corpus) : undefined);
+    if (b.length > MAX_INPUT_BYTES) b = b.slice(0, MAX_INPUT_BYTES);
+  }
+  return b;
+}
+
+/** Every number inside a value, with its path; typed arrays included. */
+export function nonFiniteNumbers(value, path = "", out = [], depth = 0) {
+  if (out.length >= 5) return out;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) out.push(`${path || "/"} = ${value}`);
+  } else if (typeof value === "string") {
+    // The wire form writes non-finite numbers as these strings.
+    if (value === "NaN" || value === "Infinity" || value === "-Infinity")
+      out.push(`${path} = "${value}"`);
+  } else if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+    for (let i = 0; i < value.length; i++)
+      if (!Number.isFinite(Number(value[i]))) out.push(`${path}[${i}] = ${value[i]}`);
+  } else if (value !== null && typeof value === "object" && depth < 64) {
+    if (value instanceof Map)
+      for (const [k, v] of value) nonFiniteNumbers(v, `${path}/${k}`, out, depth + 1);
+    else
+      for (const [k, v] of Object.entries(value))
+        nonFiniteNumbers(v, `${path}/${k}`, out, depth + 1);
+  }
+  return out.slice(0, 5);
+}
+
+/**
+ * Sort one outcome: `{ kind: "result" }`, `{ kind: "typed", code }` or `{ kind: "other", detail }`.
+ * A result is "other" when `finiteCheck` and it holds a non-finite number.
+ */
+export function classify(api, outcome) {
+  if (outcome.threw) {
+    const e = outcome.error;
+    if (e instanceof api.PolgradError) return { kind: "typed", code: e.code };
+    return {
+      kind: "other",
+      detail: `${e?.name ?? typeof e}: ${String(e?.message ?? e).slice(0, 300)}`,
+    };
+  }
+  if (outcome.violations?.length > 0)
+    return { kind: "other", detail: outcome.violations.join("; ") };
+  return { kind: "result" };
+}
+
+/** Run `f` and capture its outcome (never throws). */
+async function capture(f) {
+  try {
+    const value = await f();
+    return { threw: false, value };
+  } catch (error) {
+    return { threw: true, error };
+  }
+}
+
+const SMALL_BATCH = {
+  logprobs: [
+    [-0.2, -1.0, -0.7],
+    [-0.5, -0.4, "NaN"],
+  ],
+  old_logprobs: [
+    [-0.5, -0.7, -0.9],
+    [-0.6, -0.5, 123],
+  ],
+  ref_logprobs: [
+    [-0.4, -1.1, -0.6],
+    [-0.3, -0.2, "Infinity"],
+  ],
+  rollout_logprobs: [
+    [-0.45, -0.75, -0.85],
+    [-0.65, -0.45, 0],
+  ],
+  advantages: [1.5, -0.8],
+  response_mask: [
+    [1, 1, 1],
+    [1, 1, 0],
+  ],
+};
+
+const CONFIG_SEEDS = [
+  '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.28,"ratio_cap":null},"aggregation":"token_mean","norm_len":null,"is_correction":{"cap":2.0,"level":"token"},"kl":{"kind":"k3","coef":0.04,"aggregation":null,"norm_len":null}}',
+  '{"ratio":"sequence","surrogate":"pg_clip","clip":{"eps_low":0.0003,"eps_high":0.0004},"aggregation":"seq_mean_token_mean"}',
+  '{"ratio":"token","surrogate":"cispo","clip":{"eps_low":null,"eps_high":5},"aggregation":"token_sum_norm","norm_len":8}',
+  '{"ratio":"token","surrogate":"pg","aggregation":"seq_mean_token_sum","kl":{"kind":"k1","coef":0.1}}',
+  '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.2,"ratio_cap":3},"aggregation":"seq_mean_token_mean","kl":{"kind":"low_var_kl","coef":0.001}}',
+];
+
+/** Seed JSON batches: the small batch, with [B] and [B, T] advantages and extreme finite values. */
+function jsonBatchSeeds() {
+  const extreme = structuredClone(SMALL_BATCH);
+  extreme.logprobs[0] = [-1e-300, -1e4, -745];
+  extreme.old_logprobs[0] = [-745, -1e-300, -1e4];
+  extreme.advantages = [1e300, -1e-300];
+  const tokens = structuredClone(SMALL_BATCH);
+  tokens.advantages = [
+    [0.5, -1, 2],
+    [1, -0.3, "NaN"],
+  ];
+  return [SMALL_BATCH, extreme, tokens].map((b) => enc.encode(JSON.stringify(b)));
+}
+
+/**
+ * The fuzz targets on `api` (the functions of src/ or of dist/, see test/fuzz/ and
+ * scripts/fuzz.mjs). `root` is the repository root (fixtures), `scratch` a writable folder.
+ */
+export function makeTargets(api, { root, scratch }) {
+  const readerSeeds = new Map();
+  const jsonSeeds = jsonBatchSeeds();
+  const tensors = api.tensorsFromJson(JSON.parse(dec.decode(jsonSeeds[0])), "<seed>").tensors;
+  readerSeeds.set("json", jsonSeeds);
+  readerSeeds.set("safetensors", [
+    api.encodeSafetensors(tensors),
+    api.encodeSafetensors(tensors, { note: "seed" }),
+    api.encodeSafetensors(
+      new Map([
+        ["x", { dtype: "F16", shape: [2, 2], data: [1, 2, 3, 4] }],
+        ["m", { dtype: "BOOL", shape: [2], data: [1, 0] }],
+      ]),
+    ),
+  ]);
+  const allSeeds = [...readerSeeds.values()].flat();
+  const bytesTarget = (name, seeds, run, finite = false) => ({
+    name,
+    seeds,
+    mutate: (rand, input) => mutateBytes(rand, input, allSeeds),
+    size: (input) => input.length,
+    async run(input) {
+      const o = await capture(() => run(input));
+      if (!o.threw && finite)
+        o.violations = nonFiniteNumbers(o.value).map((p) => `non-finite output ${p}`);
+      return classify(api, o);
+    },
+  });
+  const readers = api.TENSOR_READERS.map((r) =>
+    bytesTarget(`reader:${r.format}`, readerSeeds.get(r.format) ?? allSeeds, (b) => {
+      const set = r.parse("fuzz", b, `<fuzz>${r.extensions[0] ?? ""}`);
+      if (!(set.tensors instanceof Map)) throw new Error("parse returned no tensor map");
+      return null;
+    }),
+  );
+  const lossConfig = api.parsePolicyLossConfig(JSON.parse(CONFIG_SEEDS[0]), "<seed>");
+  const batchJson = bytesTarget(
+    "json batch (tensorsFromJson + toBatch + policyLoss)",
+    jsonSeeds,
+    (b) => {
+      const value = api.parseJsonText("fuzz", dec.decode(b), "<fuzz>.json");
+      const batch = api.toBatch(api.tensorsFromJson(value, "<fuzz>.json"));
+      return api.policyLoss(lossConfig, batch);
+    },
+    true,
+  );
+  const fixedBatch = api.toBatch(api.tensorsFromJson(SMALL_BATCH, "<seed>"));
+  const config = bytesTarget(
+    "config json (parsePolicyLossConfig + policyLoss)",
+    CONFIG_SEEDS.map((s) => enc.encode(s)),
+    (b) => {
+      const cfg = api.parsePolicyLossConfig(
+        api.parseJsonText("fuzz", dec.decode(b), "<fuzz>"),
+        "<fuzz>",
+      );
+      const c =
+        cfg.aggregation === "token_sum_norm" && cfg.normLen == null ? { ...cfg, normLen: 3 } : cfg;
+      return api.policyLoss(c, fixedBatch);
+    },
+    true,
+  );
+  const pyDir = join(root, "test/fixtures/python");
+  const pySeeds = pythonFiles(pyDir).map((f) => readFileSync(f));
+  const python = bytesTarget("python source (extractDefinitions)", pySeeds, async (b) => {
+    await api.extractDefinitions(dec.decode(b), { path: "<fuzz>.py" });
+    return null;
+  });
+  const runTarget = makeRunTarget(api, scratch);
+  const cli = makeCliTarget(api, { root, scratch, readerSeeds });
+  return [...readers, batchJson, config, runTarget, python, cli];
+}
+
+function pythonFiles(dir, out = []) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) pythonFiles(p, out);
+    else if (p.endsWith(".py")) out.push(p);
+  }
+  return out;
+}
+
+/** Run folders: a small demo run with one or two step files mutated, then diagnoseRun. */
+function makeRunTarget(api, scratch) {
+  const base = join(scratch, "run-seed");
+  rmSync(base, { recursive: true, force: true });
+  api.writeDemoRun(base, { steps: 6, batchSize: 3, width: 5, seed: 1 });
+  const files = readdirSync(base)
+    .sort()
+    .map((name) => ({ name, bytes: new Uint8Array(readFileSync(join(base, name))) }));
+  const corpus = files.map((f) => f.bytes);
+  let n = 0;
+  return {
+    name: "run folder (diagnoseRun)",
+    seeds: [files],
+    size: (input) => input.reduce((s, f) => s + f.bytes.length, 0),
+    mutate(rand, input) {
+      const out = input.map((f) => ({ ...f }));
+      for (let k = 1 + int(rand, 2); k > 0; k--) {
+        const i = int(rand, out.length);
+        const r = rand();
+        if (r < 0.7) out[i] = { ...out[i], bytes: mutateBytes(rand, out[i].bytes, corpus) };
+        else if (r < 0.8) out.splice(i, 1);
+        else if (r < 0.9)
+          out.push({
+            name: pick(rand, [
+              "step_3.json",
+              "step_000002.safetensors",
+              "step_x.json",
+              "step_99999999999999999999.json",
+            ]),
+            bytes: pick(rand, corpus),
+          });
+        else out[i] = { ...out[i], name: out[i].name.replace(/\.safetensors$/, ".json") };
+      }
+      return out.length > 0 ? out : input;
+    },
+    async run(input) {
+      const dir = join(scratch, `run-${process.pid}-${n++}`);
+      mkdirSync(dir, { recursive: true });
+      try {
+        for (const f of input) writeFileSync(join(dir, f.name), f.bytes);
+        const o = await capture(() => api.diagnoseRun(dir, { nPerm: 99 }));
+        if (!o.threw) o.violations = nonFiniteNumbers(o.value).map((p) => `non-finite output ${p}`);
+        return classify(api, o);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** CLI argv: random commands, options and values; checks the CLI contract of docs/cli.md. */
+function makeCliTarget(api, { root, scratch, readerSeeds }) {
+  const batch = join(scratch, "cli-batch.json");
+  writeFileSync(batch, readerSeeds.get("json")[0]);
+  const st = join(scratch, "cli-batch.safetensors");
+  writeFileSync(st, readerSeeds.get("safetensors")[0]);
+  const cfg = join(scratch, "cli-config.json");
+  writeFileSync(cfg, CONFIG_SEEDS[0]);
+  const run = join(scratch, "run-seed");
+  const values = {
+    path: [
+      batch,
+      st,
+      run,
+      join(scratch, "nope.json"),
+      "",
+      "x\nerror[E_FORGED]: y",
+      join(root, "package.json"),
+      scratch,
+      "/dev/null",
+      `${"a".repeat(5000)}.json`,
+    ],
+    int: [
+      "0",
+      "1",
+      "2",
+      "3",
+      "-1",
+      "",
+      "abc",
+      "1.5",
+      "1e3",
+      "1e309",
+      "9007199254740993",
+      "1000000000",
+      "99999999999999999999999",
+    ],
+    name: [
+      "grpo",
+      "dr_grpo",
+      "papo_g",
+      "gspo",
+      "nope",
+      "",
+      "grpo\u001b[2J",
+      "x".repeat(100_000),
+      "verl@1dda039b:seq-mean-token-mean",
+      "trl@v0.29.1",
+      "trl",
+    ],
+    config: [
+      CONFIG_SEEDS[0],
+      CONFIG_SEEDS[2],
+      `@${cfg}`,
+      "{",
+      '{"ratio":"token","ratio":"token"}',
+      "[".repeat(60_000),
+      "@",
+      `@${run}`,
+      "null",
+    ],
+    replay: ["1:2x3", "1:1000000x1000000", "x", "1:0x3", "99999999999999999999:2x2"],
+    clip: ["0.2,0.28", "0.2,0.2,3", ",", "a,b", "1e309,1", "-1,2", "0.2"],
+    precision: ["fp64", "bf16", "fp8", ""],
+    other: ["official", "trl", "token_mean", "token_sum_norm", "token_meen", "--json", "-", "--"],
+  };
+  const kindOf = (opt) =>
+    ({
+      batch: "path",
+      checkout: "path",
+      config: "config",
+      algorithm: "name",
+      framework: "name",
+      pin: "name",
+      replay: "replay",
+      clip: "clip",
+      precision: "precision",
+      "papo-form": "other",
+      agg: "other",
+    })[opt] ?? "int";
+  const commands = api.COMMANDS;
+  const positionalsFor = (rand, cmd) => {
+    if (cmd.name === "describe") return [pick(rand, values.name)];
+    if (cmd.name === "diagnose") return [pick(rand, values.path)];
+    if (cmd.name === "demo-run") return [join(scratch, `demo-${int(rand, 4)}`)];
+    if (cmd.name === "contract")
+      return pick(rand, [
+        ["check"],
+        ["reduce", "dual_clip_to_pg_clip"],
+        ["reduce", "nope"],
+        [],
+        ["nope"],
+      ]);
+    return rand() < 0.1 ? ["stray"] : [];
+  };
+  const draw = (rand) => {
+    const cmd =
+      rand() < 0.05
+        ? { name: pick(rand, ["nope", "", "x".repeat(1000), "--json"]), options: {} }
+        : pick(rand, commands);
+    const argv = [cmd.name, ...positionalsFor(rand, cmd)];
+    const opts = Object.entries(cmd.options);
+    for (let k = int(rand, 5); k > 0 && opts.length > 0; k--) {
+      const [name, o] = pick(rand, opts);
+      argv.push(rand() < 0.05 ? `--${name}x` : `--${name}`);
+      if (o.type === "string" && rand() < 0.95) argv.push(pick(rand, values[kindOf(name)]));
+    }
+    // Keep demo runs and verification small: these budgets are legitimate work, not hangs.
+    if (cmd.name === "demo-run") argv.push("--steps", "4", "--batch-size", "3");
+    if (cmd.name === "verify" && !argv.includes("--cases")) argv.push("--cases", "1");
+    if (rand() < 0.5) argv.push("--json");
+    return argv;
+  };
+  const seedRand = prng(7);
+  return {
+    name: "cli argv (main)",
+    seeds: Array.from({ length: 32 }, () => draw(seedRand)),
+    size: (argv) => argv.reduce((s, a) => s + a.length, 0),
+    mutate: (rand) => draw(rand),
+    async run(argv) {
+      const o = await capture(() => api.runCli(argv));
+      if (!o.threw) {
+        const r = o.value;
+        const violations = [
+          ...contractViolations({ args: argv, ...r }),
+          ...(r.code !== 2 && argv.includes("--json")
+            ? nonFiniteNumbers(safeParse(r.stdout)).map((p) => `non-finite output ${p}`)
+            : []),
+        ];
+        if (violations.length > 0) return { kind: "other", detail: violations.join("; ") };
+        // Exit 2 is a typed error (its code from the error line or document), 0 and 1 a result.
+        if (r.code === 2) return { kind: "typed", code: /E_[A-Z_]+/.exec(r.stderr)?.[0] ?? "E_?" };
+        return { kind: "result" };
+      }
+      return classify(api, o);
+    },
+  };
+}
+
+function safeParse(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,430 @@
+/**
+ * Enforces the CLI contract of docs/cli.md as one table over every command and every option
+ * (read from COMMANDS, so a new option fails here until it has a row): exit 0 on success, 1 on
+ * a failed check, 2 on a usage or input error; stdout only results and empty on error; stderr
+ * exactly one `error[E_…]` line plus `Hint:` lines; every `--json` document validates against its
+ * schema (test/cli/_run.ts). Most rows run `main()` in-process; a representative subset and the
+ * output-stream cases (EPIPE, ENOSPC) run the built binary.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, test } from "vitest";
+import { COMMANDS } from "../../src/cli/main.js";
+import {
+  BIN,
+  type CliRun,
+  contractViolations,
+  runBin,
+  runMain,
+  validateDocuments,
+} from "./_run.js";
+
+const dir = mkdtempSync(join(tmpdir(), "polgrad-contract-"));
+const fx = fileURLToPath(new URL("../fixtures/python/", import.meta.url));
+const F = {
+  batch: join(dir, "batch.json"),
+  papo: join(dir, "papo.json"),
+  big: join(dir, "big.json"),
+  cfg: join(dir, "cfg.json"),
+  run: join(dir, "run"),
+  drift: join(fx, "drift/head"),
+  trl: join(fx, "contract/v0.29.1"),
+  missing: join(dir, "missing.json"),
+  rollout: join(dir, "rollout.json"),
+};
+const CFG =
+  '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.28},"aggregation":"seq_mean_token_mean","kl":{"kind":"k3","coef":0.04}}';
+
+beforeAll(async () => {
+  // Row 1 is padding after its first token (junk there must never matter).
+  const batch = {
+    logprobs: [
+      [-0.2, -1.0, -0.7],
+      [-0.5, "NaN", 123],
+    ],
+    old_logprobs: [
+      [-0.5, -0.7, -0.9],
+      [-0.6, "Infinity", 123],
+    ],
+    ref_logprobs: [
+      [-0.4, -1.1, -0.6],
+      [-0.3, 0, 0],
+    ],
+    advantages: [1.5, -0.8],
+    response_mask: [
+      [true, true, true],
+      [true, false, false],
+    ],
+  };
+  writeFileSync(F.batch, JSON.stringify(batch));
+  writeFileSync(
+    F.papo,
+    JSON.stringify({
+      ...batch,
+      masked_logprobs: [
+        [-0.3, -1.2, -0.8],
+        [-0.6, 0, 0],
+      ],
+    }),
+  );
+  // 300 × 100 tokens: `loss --json` prints about 1.5 MB, far more than a 64 KiB pipe buffer.
+  const B = 300;
+  const T = 100;
+  const row = (f: (t: number) => number) => Array.from({ length: T }, (_, t) => f(t));
+  writeFileSync(
+    F.big,
+    JSON.stringify({
+      logprobs: Array.from({ length: B }, (_, b) => row((t) => -0.5 - ((b + t) % 7) / 10)),
+      old_logprobs: Array.from({ length: B }, (_, b) => row((t) => -0.55 - ((b * t) % 5) / 10)),
+      advantages: Array.from({ length: B }, (_, b) => (b % 3) - 1),
+      response_mask: Array.from({ length: B }, () => row(() => 1)),
+    }),
+  );
+  writeFileSync(F.cfg, CFG);
+  // Δ = old − rollout = −0.7 − (−6.0) = 5.3 > 5 at (0, 1): one catastrophic token, an alarm.
+  writeFileSync(
+    F.rollout,
+    JSON.stringify({
+      ...batch,
+      rollout_logprobs: [
+        [-0.5, -6.0, -0.9],
+        [-0.6, 0, 0],
+      ],
+    }),
+  );
+  const made = await runMain([
+    "demo-run",
+    F.run,
+    "--steps",
+    "8",
+    "--batch-size",
+    "4",
+    "--width",
+    "6",
+  ]);
+  expect(made.code).toBe(0);
+});
+
+/**
+ * One row: the arguments (fixture paths filled in) and the exit code the contract requires;
+ * `"check"` is a check that ran, 0 or 1 by what it found (a run's alarms depend on every detector).
+ */
+interface Row {
+  readonly args: () => string[];
+  readonly code: 0 | 1 | 2 | "check";
+  /** Also run this row through the built binary. */
+  readonly bin?: boolean;
+}
+
+const row = (code: Row["code"], args: () => string[], bin = false): Row => ({ args, code, bin });
+
+/** Explicit rows per command: every option of COMMANDS appears in at least one of them. */
+const TABLE: Readonly<Record<string, readonly Row[]>> = {
+  which: [
+    row(0, () => ["which"]),
+    row(0, () => ["which", "--json"], true),
+    row(0, () => ["which", "--batch", F.batch, "--norm-len", "8", "--json"]),
+    row(2, () => ["which", "--norm-len", "0"]),
+    row(2, () => ["which", "--batch", F.missing, "--json"], true),
+  ],
+  loss: [
+    row(0, () => ["loss", "--config", CFG, "--batch", F.batch, "--json"], true),
+    row(0, () => ["loss", "--config", `@${F.cfg}`, "--batch", F.batch]),
+    row(0, () => ["loss", "--algorithm", "dr_grpo", "--norm-len", "4", "--batch", F.batch]),
+    row(0, () => [
+      "loss",
+      "--algorithm",
+      "papo_g",
+      "--papo-form",
+      "official",
+      "--batch",
+      F.papo,
+      "--json",
+    ]),
+    row(0, () => [
+      "loss",
+      "--framework",
+      "verl@1dda039b:seq-mean-token-mean",
+      "--batch",
+      F.batch,
+      "--json",
+    ]),
+    row(2, () => ["loss", "--algorithm", "grpo"]),
+    row(2, () => ["loss", "--algorithm", "grpo", "--papo-form", "trl", "--batch", F.batch]),
+    row(2, () => ["loss", "--config", "{", "--batch", F.batch, "--json"]),
+  ],
+  verify: [
+    row(0, () => ["verify", "--algorithm", "grpo", "--cases", "1", "--json"]),
+    row(0, () => ["verify", "--config", CFG, "--cases", "1", "--seed", "3"]),
+    row(0, () => ["verify", "--all", "--cases", "1", "--json"]),
+    row(0, () => ["verify", "--algorithm", "grpo", "--replay", "7:2x3", "--json"]),
+    row(0, () => ["verify", "--algorithm", "dr_grpo", "--norm-len", "5", "--cases", "1"]),
+    row(2, () => ["verify", "--algorithm", "grpo", "--cases", "-1"], true),
+    row(2, () => ["verify", "--algorithm", "grpo", "--replay", "x", "--json"]),
+  ],
+  diagnose: [
+    row(0, () => ["diagnose", F.batch, "--clip", "0.2,0.28,3", "--json"], true),
+    row(0, () => ["diagnose", F.batch, "--agg", "token_sum_norm", "--norm-len", "4"]),
+    row("check", () => ["diagnose", F.run, "--window", "4", "--seed", "2", "--json"], true),
+    row(1, () => ["diagnose", F.rollout, "--json"]),
+    row(2, () => ["diagnose", F.batch, "--agg", "token_meen"]),
+    row(2, () => ["diagnose", F.batch, "--clip", "a,b"]),
+    row(2, () => ["diagnose", F.batch, "--clip", ","]),
+  ],
+  "demo-run": [
+    row(0, () => [
+      "demo-run",
+      join(dir, "demo"),
+      "--steps",
+      "3",
+      "--batch-size",
+      "3",
+      "--width",
+      "4",
+      "--seed",
+      "1",
+      "--f32",
+      "--json",
+    ]),
+    row(2, () => ["demo-run"]),
+  ],
+  frameworks: [row(0, () => ["frameworks"]), row(0, () => ["frameworks", "--json"])],
+  deviations: [row(0, () => ["deviations", "--json"])],
+  drift: [
+    row(1, () => ["drift", "--checkout", F.drift, "--framework", "verl", "--json"], true),
+    row(2, () => ["drift", "--framework", "verl"]),
+    row(2, () => ["drift", "--checkout", F.drift, "--framework", "nope", "--json"]),
+  ],
+  contract: [
+    row(1, () => ["contract", "check", "--checkout", F.trl, "--pin", "trl@v0.29.1", "--json"]),
+    row(0, () => [
+      "contract",
+      "reduce",
+      "dual_clip_to_pg_clip",
+      "--batch",
+      F.batch,
+      "--precision",
+      "fp64",
+      "--seed",
+      "1",
+      "--pairs",
+      "2",
+      "--norm-len",
+      "3",
+      "--json",
+    ]),
+    row(2, () => [
+      "contract",
+      "reduce",
+      "dual_clip_to_pg_clip",
+      "--batch",
+      F.batch,
+      "--precision",
+      "fp64",
+      "--strict",
+      "--pairs",
+      "0",
+    ]),
+    row(2, () => ["contract"], true),
+  ],
+  contracts: [row(0, () => ["contracts"]), row(0, () => ["contracts", "--json"])],
+  algorithms: [row(0, () => ["algorithms"]), row(0, () => ["algorithms", "--json"])],
+  describe: [
+    row(0, () => ["describe", "grpo", "--json"]),
+    row(2, () => ["describe"]),
+    row(2, () => ["describe", "grp", "--json"], true),
+  ],
+};
+
+function expectKept(run: CliRun, code: 0 | 1 | 2): void {
+  expect({ args: run.args, violations: contractViolations(run, code) }).toEqual({
+    args: run.args,
+    violations: [],
+  });
+}
+
+describe("cli contract", () => {
+  test("identity: the table has a row for every command and every option of COMMANDS", () => {
+    const missing: string[] = [];
+    for (const cmd of COMMANDS) {
+      const rows = TABLE[cmd.name] ?? [];
+      if (!rows.some((r) => r.code === 0 || r.code === 1))
+        missing.push(`${cmd.name} (a success row)`);
+      const used = new Set(rows.flatMap((r) => r.args()).filter((a) => a.startsWith("--")));
+      for (const o of Object.keys(cmd.options))
+        if (!used.has(`--${o}`)) missing.push(`${cmd.name} --${o}`);
+    }
+    expect(Object.keys(TABLE).sort()).toEqual(COMMANDS.map((c) => c.name).sort());
+    expect(missing).toEqual([]);
+  });
+
+  test("property: every row keeps the contract in-process (exit code, streams, schemas)", async () => {
+    const broken: { args: readonly string[]; violations: string[] }[] = [];
+    for (const rows of Object.values(TABLE))
+      for (const r of rows) {
+        const run = await runMain(r.args());
+        const violations = contractViolations(run, r.code === "check" ? undefined : r.code);
+        if (r.code === "check" && run.code === 2) violations.push("exit 2 for a check");
+        if (violations.length > 0) broken.push({ args: run.args, violations });
+      }
+    expect(broken).toEqual([]);
+  });
+
+  test("property: the binary keeps the contract on a representative subset of rows", () => {
+    const broken: { args: readonly string[]; violations: string[] }[] = [];
+    for (const rows of Object.values(TABLE))
+      for (const r of rows.filter((x) => x.bin)) {
+        const run = runBin(r.args());
+        const violations = contractViolations(run, r.code === "check" ? undefined : r.code);
+        if (r.code === "check" && run.code === 2) violations.push("exit 2 for a check");
+        if (violations.length > 0) broken.push({ args: run.args, violations });
+      }
+    expect(broken).toEqual([]);
+  });
+
+  test("rejects: every malformed option is one usage error naming the option", async () => {
+    for (const cmd of COMMANDS) {
+      const sub = cmd.name === "contract" ? ["check"] : [];
+      const cases: { args: string[]; arg: string }[] = [
+        { args: [cmd.name, ...sub, "--no-such-option"], arg: "option" },
+      ];
+      for (const [name, o] of Object.entries(cmd.options)) {
+        const v = o.type === "string" ? ["x"] : [];
+        cases.push({
+          args: [cmd.name, ...sub, `--${name}`, ...v, `--${name}`, ...v],
+          arg: `--${name}`,
+        });
+        if (o.type === "string")
+          cases.push({ args: [cmd.name, ...sub, `--${name}`], arg: `--${name}` });
+        else cases.push({ args: [cmd.name, ...sub, `--${name}=1`], arg: `--${name}` });
+      }
+      for (const c of cases) {
+        const text = await runMain(c.args);
+        expectKept(text, 2);
+        expect(text.stderr, c.args.join(" ")).toContain(`: ${c.arg} must be`);
+        const json = await runMain([...c.args, ...(c.args.includes("--json") ? [] : ["--json"])]);
+        expectKept(json, 2);
+      }
+    }
+  });
+
+  test("regression: --cases -1 is one error line, not parseArgs' three-line message", () => {
+    const r = runBin(["verify", "--algorithm", "grpo", "--cases", "-1"]);
+    expect(r.stderr).toBe(
+      'error[E_USAGE]: polgrad verify: --cases must be a positive integer; got "-1"\nHint: polgrad verify --help\n',
+    );
+    expect([r.code, r.stdout]).toEqual([2, ""]);
+  });
+
+  test("regression: a repeated flag is an error naming the flag, not the last one silently", async () => {
+    const r = await runMain(["which", "--batch", F.batch, "--batch", F.missing, "--json"]);
+    expectKept(r, 2);
+    expect(JSON.parse(r.stderr).error).toMatchObject({ code: "E_USAGE", arg: "--batch" });
+  });
+
+  test("regression: hostile text in an argument cannot forge a line and long text is capped", async () => {
+    const forged = await runMain(["which", "--norm-len", "1\nerror[E_FORGED]: pwned\u001b[2J"]);
+    expectKept(forged, 2);
+    expect(forged.stderr).not.toMatch(/^error\[E_FORGED\]/m);
+    expect(forged.stderr).toContain("\\nerror[E_FORGED]: pwned\\u001b[2J");
+    const huge = await runMain(["describe", "x".repeat(1_000_000)]);
+    expectKept(huge, 2);
+    const unknown = await runMain(["x".repeat(100_000), "--json"]);
+    expectKept(unknown, 2);
+    expect(JSON.parse(unknown.stderr)).toMatchObject({ command: null, error: { code: "E_USAGE" } });
+  });
+
+  test("regression: a --json before any command still gets the json error document", async () => {
+    const r = await runMain(["--json"]);
+    expectKept(r, 2);
+    expect(JSON.parse(r.stderr)).toMatchObject({ command: null, error: { code: "E_USAGE" } });
+  });
+
+  test("golden: --json error documents carry schema_version and the command", async () => {
+    const r = await runMain(["describe", "grp", "--json"]);
+    expect(JSON.parse(r.stderr)).toMatchObject({
+      schema_version: 1,
+      command: "describe",
+      ok: false,
+      error: {
+        code: "E_UNKNOWN_NAME",
+        fn: "getAlgorithm",
+        suggestions: expect.arrayContaining(["grpo"]),
+      },
+    });
+  });
+});
+
+/** Run the binary with stdout into a pipe that the reader closes after `keep` bytes. */
+function closedEarly(
+  args: readonly string[],
+  keep: number,
+): Promise<{ code: number | null; stderr: string; got: number }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    let got = 0;
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      got += d.length;
+      if (got >= keep) child.stdout.destroy();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("close", (code) => resolve({ code, stderr, got }));
+  });
+}
+
+describe("output streams", () => {
+  test("regression: a reader closing the pipe ends quietly with 141 and no stack trace", async () => {
+    // The reader takes the first chunk and closes: the remaining ~1.4 MB meet a closed pipe.
+    const ppo =
+      '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.2},"aggregation":"token_mean"}';
+    for (const args of [["loss", "--config", ppo, "--batch", F.big, "--json"]]) {
+      const r = await closedEarly(args, 100);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 141, stderr: "" });
+    }
+  });
+
+  test("regression: piping into head -c 100 in a shell gives the documented status and an empty stderr", () => {
+    const sh = spawnSync(
+      "bash",
+      [
+        "-c",
+        `"$0" "$1" frameworks --json 2>"$2" | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`,
+        process.execPath,
+        BIN,
+        join(dir, "err.txt"),
+      ],
+      { encoding: "utf8" },
+    );
+    expect(sh.stdout.trim()).toBe("141");
+    expect(spawnSync("cat", [join(dir, "err.txt")], { encoding: "utf8" }).stdout).toBe("");
+  });
+
+  test.skipIf(!existsSync("/dev/full"))(
+    "regression: a full device on stdout is one E_IO line and exit 2",
+    () => {
+      for (const json of [false, true]) {
+        const fd = openSync("/dev/full", "w");
+        const args = ["which", ...(json ? ["--json"] : [])];
+        const r = spawnSync(process.execPath, [BIN, ...args], {
+          stdio: ["ignore", fd, "pipe"],
+          encoding: "utf8",
+        });
+        closeSync(fd);
+        const run = { args, code: r.status, stdout: "", stderr: r.stderr };
+        validateDocuments(run);
+        expect(contractViolations(run, 2)).toEqual([]);
+        if (json) expect(JSON.parse(r.stderr).error).toMatchObject({ code: "E_IO", arg: "stdout" });
+        else
+          expect(r.stderr).toMatch(/^error\[E_IO\]: polgrad: stdout must be writable; got ENOSPC/);
+      }
+    },
+  );
+});

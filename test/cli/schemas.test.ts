@@ -1,0 +1,173 @@
+/**
+ * Enforces docs/cli.md#json-schemas: one JSON Schema (draft 2020-12) per `--json` document kind
+ * in docs/schemas/, compiled by ajv in strict mode; every kind the CLI produces validates (the
+ * shared runner test/cli/_run.ts validates every `--json` document any CLI test produces), and the
+ * schemas reject what the contract forbids (a non-finite number, a missing schema_version, an
+ * unknown field, a multi-line error message).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { COMMANDS } from "../../src/cli/main.js";
+import { runMain, SCHEMA_DIR, SCHEMA_FILES, schemaFileOf, VALIDATED, validatorOf } from "./_run.js";
+
+const dir = mkdtempSync(join(tmpdir(), "polgrad-schemas-"));
+const fx = fileURLToPath(new URL("../fixtures/python/", import.meta.url));
+const batchPath = join(dir, "batch.json");
+const papoPath = join(dir, "papo.json");
+const runDir = join(dir, "run");
+
+const batch = {
+  logprobs: [
+    [-0.2, -1.0, -0.7],
+    [-0.5, -0.4, 123],
+  ],
+  old_logprobs: [
+    [-0.5, -0.7, -0.9],
+    [-0.6, -0.5, 123],
+  ],
+  ref_logprobs: [
+    [-0.4, -1.1, -0.6],
+    [-0.3, -0.2, 0],
+  ],
+  advantages: [1.5, -0.8],
+  response_mask: [
+    [1, 1, 1],
+    [1, 1, 0],
+  ],
+};
+
+beforeAll(async () => {
+  writeFileSync(batchPath, JSON.stringify(batch));
+  writeFileSync(
+    papoPath,
+    JSON.stringify({
+      ...batch,
+      masked_logprobs: [
+        [-0.3, -1.2, -0.8],
+        [-0.6, -0.6, 0],
+      ],
+    }),
+  );
+  expect((await runMain(["demo-run", runDir, "--steps", "6", "--batch-size", "3"])).code).toBe(0);
+});
+
+/** One invocation per `--json` document kind (the loss and diagnose schemas have three and two). */
+const KINDS: readonly (() => string[])[] = [
+  () => ["which", "--json"],
+  () => ["loss", "--algorithm", "grpo", "--batch", batchPath, "--json"],
+  () => ["loss", "--framework", "trl@f2cd5771:grpo:token", "--batch", batchPath, "--json"],
+  () => ["loss", "--algorithm", "papo_d", "--batch", papoPath, "--json"],
+  () => ["verify", "--algorithm", "cispo", "--cases", "1", "--json"],
+  () => ["diagnose", batchPath, "--json"],
+  () => ["diagnose", runDir, "--json"],
+  () => ["demo-run", join(dir, "demo"), "--steps", "3", "--batch-size", "3", "--json"],
+  () => ["frameworks", "--json"],
+  () => ["deviations", "--json"],
+  () => ["drift", "--checkout", join(fx, "drift/head"), "--framework", "verl", "--json"],
+  () => [
+    "contract",
+    "check",
+    "--checkout",
+    join(fx, "contract/v1.7.0"),
+    "--pin",
+    "trl@v1.7.0",
+    "--json",
+  ],
+  () => [
+    "contract",
+    "reduce",
+    "dual_clip_to_pg_clip",
+    "--batch",
+    batchPath,
+    "--precision",
+    "fp32",
+    "--json",
+  ],
+  () => ["contracts", "--json"],
+  () => ["algorithms", "--json"],
+  () => ["describe", "gspo", "--json"],
+  () => ["describe", "no_such_algorithm", "--json"],
+];
+
+/** A valid `loss --json` document, to mutate. */
+async function lossDoc(): Promise<Record<string, unknown>> {
+  const r = await runMain(["loss", "--algorithm", "grpo", "--batch", batchPath, "--json"]);
+  return JSON.parse(r.stdout);
+}
+
+describe("json schemas", () => {
+  test("identity: every schema is draft 2020-12, named by its $id, and compiles in ajv strict mode", () => {
+    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true });
+    const schemas = SCHEMA_FILES.map((f) => JSON.parse(readFileSync(join(SCHEMA_DIR, f), "utf8")));
+    for (const [i, s] of schemas.entries()) {
+      expect(s.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+      expect(s.$id).toBe(SCHEMA_FILES[i]);
+    }
+    ajv.addSchema(schemas);
+    for (const f of SCHEMA_FILES) expect(typeof ajv.getSchema(f)).toBe("function");
+  });
+
+  test("identity: every command with --json has a success schema and every schema is used", () => {
+    const expected = new Set(["defs.schema.json", "error.schema.json"]);
+    for (const c of COMMANDS) {
+      if (c.options.json === undefined) continue;
+      if (c.name === "contract") {
+        expected.add(schemaFileOf("contract check"));
+        expected.add(schemaFileOf("contract reduce"));
+      } else expected.add(schemaFileOf(c.name));
+    }
+    expect([...expected].sort()).toEqual([...SCHEMA_FILES]);
+  });
+
+  test("property: every --json document kind the cli produces validates against its schema", async () => {
+    VALIDATED.clear();
+    for (const args of KINDS) {
+      const r = await runMain(args());
+      expect([args().join(" "), r.code === 0 || r.code === 1 || r.code === 2]).toEqual([
+        args().join(" "),
+        true,
+      ]);
+    }
+    const used = [...VALIDATED.keys()].sort();
+    expect(used).toEqual(SCHEMA_FILES.filter((f) => f !== "defs.schema.json"));
+  });
+
+  test("rejects: a non-finite number, a missing schema_version or an unknown field", async () => {
+    const v = validatorOf("loss.schema.json");
+    const doc = await lossDoc();
+    expect(v(doc)).toBe(true);
+    const result = doc.result as Record<string, unknown>;
+    // The wire form writes a non-finite number as a string: the schema must refuse it.
+    expect(v({ ...doc, result: { ...result, loss: "NaN" } })).toBe(false);
+    const grad = result.grad_logprobs as number[][];
+    expect(
+      v({
+        ...doc,
+        result: { ...result, grad_logprobs: [["Infinity", ...(grad[0] ?? []).slice(1)]] },
+      }),
+    ).toBe(false);
+    const { schema_version: _sv, ...noVersion } = doc;
+    expect(v(noVersion)).toBe(false);
+    expect(v({ ...doc, extra: 1 })).toBe(false);
+    expect(v({ ...doc, command: "which" })).toBe(false);
+  });
+
+  test("rejects: an error document with a raw newline, an unknown code or without schema_version", () => {
+    const v = validatorOf("error.schema.json");
+    const ok = {
+      schema_version: 1,
+      command: "loss",
+      ok: false,
+      error: { code: "E_IO", name: "IoError", fn: "readBatch", arg: "path", message: "m" },
+    };
+    expect(v(ok)).toBe(true);
+    expect(v({ ...ok, error: { ...ok.error, message: "a\nerror[E_X]: forged" } })).toBe(false);
+    expect(v({ ...ok, error: { ...ok.error, code: "E_WHATEVER" } })).toBe(false);
+    const { schema_version: _sv, ...noVersion } = ok;
+    expect(v(noVersion)).toBe(false);
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * Enforces docs/fuzz.md in the quick profile: a seeded fuzzer over every reader of
+ * TENSOR_READERS, the JSON batch path, the config JSON, run folders, Python sources and the CLI
+ * argument space. Every input ends in a result or a typed error (a PolgradError); anything else
+ * (another exception, a non-finite number computed from finite input, a broken CLI contract) is
+ * listed with the input that caused it. The long campaign is `npm run fuzz` (scripts/fuzz.mjs).
+ * POLGRAD_FUZZ_RUNS scales the number of inputs per target (default 1 = the quick profile).
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { beforeAll, describe, expect, test } from "vitest";
+import {
+  classify,
+  type FuzzTarget,
+  makeTargets,
+  nonFiniteNumbers,
+  prng,
+} from "../../scripts/fuzz/targets.mjs";
+import { IoError } from "../../src/errors.js";
+import { TENSOR_READERS } from "../../src/io/readers.js";
+import { SRC_API } from "./api.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const scale = Number(process.env.POLGRAD_FUZZ_RUNS ?? "1") || 1;
+let targets: FuzzTarget[];
+
+beforeAll(() => {
+  targets = makeTargets(SRC_API, { root, scratch: mkdtempSync(join(tmpdir(), "polgrad-fuzz-")) });
+});
+
+/** Fuzz one target with `runs` seeded inputs; resolve to the anomalies (input preview, outcome). */
+async function fuzz(name: string, runs: number, seed: number): Promise<string[]> {
+  const t = targets.find((x) => x.name === name);
+  if (t === undefined) throw new Error(`no fuzz target ${name}`);
+  const draws = fc.sample(
+    fc.tuple(fc.nat({ max: t.seeds.length - 1 }), fc.nat({ max: 2 ** 31 - 1 })),
+    { seed, numRuns: Math.round(runs * scale) },
+  );
+  const anomalies: string[] = [];
+  for (const [s, m] of draws) {
+    const input = t.mutate(prng(m), t.seeds[s]);
+    const o = await t.run(input);
+    if (o.kind === "other")
+      anomalies.push(`seed ${s} mutation ${m} (${t.size(input)} bytes): ${o.detail}`);
+  }
+  return anomalies;
+}
+
+describe("fuzz", () => {
+  test("rejects: an untyped exception, a non-finite result and a broken contract are anything else", () => {
+    expect(classify(SRC_API, { threw: true, error: new TypeError("x is null") })).toMatchObject({
+      kind: "other",
+    });
+    expect(classify(SRC_API, { threw: true, error: new IoError("f", "a", "m") })).toEqual({
+      kind: "typed",
+      code: "E_IO",
+    });
+    expect(nonFiniteNumbers({ loss: 1, grad: new Float64Array([0, Number.NaN]) })).toEqual([
+      "/grad[1] = NaN",
+    ]);
+    expect(nonFiniteNumbers({ result: { ratio: [["Infinity"]] } })).toEqual([
+      '/result/ratio/0/0 = "Infinity"',
+    ]);
+    expect(classify(SRC_API, { threw: false, violations: ["exit code 70"] })).toMatchObject({
+      kind: "other",
+    });
+  });
+
+  test("property: every reader of TENSOR_READERS ends in a tensor set or a typed error", async () => {
+    expect(TENSOR_READERS.length).toBeGreaterThanOrEqual(2);
+    for (const r of TENSOR_READERS)
+      expect({ reader: r.format, anomalies: await fuzz(`reader:${r.format}`, 300, 11) }).toEqual({
+        reader: r.format,
+        anomalies: [],
+      });
+  });
+
+  test("property: a mutated json batch gives a finite loss or a typed error", async () => {
+    expect(await fuzz("json batch (tensorsFromJson + toBatch + policyLoss)", 300, 12)).toEqual([]);
+  });
+
+  test("property: a mutated config json gives a finite loss or a typed error", async () => {
+    expect(await fuzz("config json (parsePolicyLossConfig + policyLoss)", 300, 13)).toEqual([]);
+  });
+
+  test("property: a run folder with mutated step files gives a finite diagnosis or a typed error", async () => {
+    expect(await fuzz("run folder (diagnoseRun)", 30, 14)).toEqual([]);
+  });
+
+  test("property: mutated python sources give definitions or a typed error", async () => {
+    expect(await fuzz("python source (extractDefinitions)", 25, 15)).toEqual([]);
+  });
+
+  test("property: random command lines keep the cli contract", async () => {
+    expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
+  });
+});
