@@ -12,8 +12,7 @@ export interface FuzzTarget<I = unknown> {
   run(input: I): Promise<Outcome>;
 }
 
-export declare const MAX_INPUT_BYTES: number;
-export declare function prng(seed: number): () => number;
+export { MAX_INPUT_BYTES, MUTATIONS, mutateBytes, prng } from "./mutate.mjs";
 export declare function nonFiniteNumbers(value: unknown): string[];
 export declare function makeTargets(
   api: Record<string, unknown>,

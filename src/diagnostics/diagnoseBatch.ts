@@ -8,7 +8,7 @@
 import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
 import type { Matrix } from "../core/tensor.js";
-import { PolgradError } from "../errors.js";
+import { type ErrorCode, PolgradError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
 import { type ClipReport, clipReport } from "./clipping.js";
@@ -37,6 +37,8 @@ export interface DiagnoseOptions {
 export interface SkippedDetector {
   readonly detector: DetectorName;
   readonly reason: string;
+  /** The error code when the detector ran and raised (`E_OVERFLOW`, …); null when a stream was missing. */
+  readonly code: ErrorCode | null;
 }
 
 /** The clip census without its per-token mask (kept small for run-level storage). */
@@ -73,8 +75,9 @@ function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[]): str
  *
  * @param batch - A partial batch (only the mask is required).
  * @param options - Clip band, aggregation, normLen, catastrophic gap.
- * @returns Each detector's report, or null with the reason in `skipped` (an OverflowError of a
- *   detector, e.g. a k3 mismatch mean past |Δ| ≈ 709.78, is a skip with its message).
+ * @returns Each detector's report, or null with the reason and error code in `skipped` (an
+ *   OverflowError of a detector, e.g. a k3 mismatch mean past |Δ| ≈ 709.78, is a skip with code
+ *   `E_OVERFLOW`; diagnoseRun and the CLI treat that mismatch skip as an alarm).
  * @throws {ConfigError} E_CONFIG when batch or options is not an object.
  * @derivation docs/diagnostics/run.md#one-batch
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseBatch > golden: every detector runs on a full batch and a missing stream skips exactly its detectors
@@ -87,14 +90,14 @@ export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}
   const skipped: SkippedDetector[] = [];
   const attempt = <R>(detector: DetectorName, missing: string | null, run: () => R): R | null => {
     if (missing !== null) {
-      skipped.push({ detector, reason: missing });
+      skipped.push({ detector, reason: missing, code: null });
       return null;
     }
     try {
       return run();
     } catch (e) {
       if (!(e instanceof PolgradError)) throw e;
-      skipped.push({ detector, reason: e.message });
+      skipped.push({ detector, reason: e.message, code: e.code });
       return null;
     }
   };

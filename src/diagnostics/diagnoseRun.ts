@@ -196,6 +196,7 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  * @derivation docs/diagnostics/run.md#a-run
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > golden: the demo run fires every detector at its injection point
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > rejects: a corrupt and a missing step are reported by name and the rest is diagnosed
+ * @enforcedBy test/diagnostics/hardening.test.ts > diagnoseRun > regression: a rollout gap beyond 709 nats raises an alarm instead of passing as a skipped detector
  * @since 0.1.0
  */
 export function diagnoseRun(
@@ -247,9 +248,14 @@ export function diagnoseRun(
   }
   const steps: RunStep[] = [];
   const skipCounts = new Map<string, { detector: DetectorName; reason: string; steps: number }>();
+  // Steps whose rollout↔trainer gap is so large (|Δ| > 709.78) that the mismatch KL overflows:
+  // catastrophic by any threshold, so they raise an alarm rather than pass as a skipped detector.
+  const mismatchOverflowSteps: number[] = [];
   files.forEach(({ step, file }, k) => {
     try {
       const d = diagnoseBatch(toPartialBatch(readTensors(join(dir, file))), opts);
+      if (d.skipped.some((s) => s.detector === "mismatch" && s.code === "E_OVERFLOW"))
+        mismatchOverflowSteps.push(step);
       for (const s of d.skipped) {
         const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
         const key = `${s.detector}\u0000${reason}`;
@@ -326,6 +332,10 @@ export function diagnoseRun(
     alarms.push(`entropy changepoint after step ${entropyTrend.changepointStep}`);
   const total = catSteps.reduce((a, s) => a + (s.catastrophicCount as number), 0);
   if (total > 0) alarms.push(`${total} catastrophic token(s) on ${catSteps.length} step(s)`);
+  if (mismatchOverflowSteps.length > 0)
+    alarms.push(
+      `rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64) on ${mismatchOverflowSteps.length} step(s), first at step ${mismatchOverflowSteps[0]}`,
+    );
   if (essSummary !== null && essSummary.last.value < essAlarm)
     alarms.push(
       `ESS/n ${essSummary.last.value.toFixed(3)} < ${essAlarm} at step ${essSummary.last.step}`,

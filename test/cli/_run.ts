@@ -106,18 +106,35 @@ export async function runMain(args: readonly string[]): Promise<CliRun> {
   return run;
 }
 
-/** Run the built binary (spawnSync); validates `--json` documents. */
+/** One run of the built binary: also the signal that ended it and whether it timed out. */
+export interface BinRun extends CliRun {
+  readonly signal: NodeJS.Signals | null;
+  /** The child was killed at `timeoutMs` (a hang) or could not be spawned. */
+  readonly timedOut: boolean;
+}
+
+/**
+ * Run the built binary (spawnSync, killed after `timeoutMs`, default 60 s); validates `--json`
+ * documents (also those of a run that timed out: a partial document fails its schema).
+ */
 export function runBin(
   args: readonly string[],
   options: { readonly timeoutMs?: number; readonly env?: Record<string, string> } = {},
-): CliRun & { readonly signal: NodeJS.Signals | null } {
+): BinRun {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: "1", POLGRAD_DEBUG: "", ...options.env },
     timeout: options.timeoutMs ?? 60_000,
     maxBuffer: 64 * 2 ** 20,
   });
-  const run = { args, code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+  const run = {
+    args,
+    code: r.status,
+    signal: r.signal,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    timedOut: r.error !== undefined,
+  };
   validateDocuments(run);
   return run;
 }

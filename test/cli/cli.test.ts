@@ -1,26 +1,19 @@
 /**
  * Enforces docs/cli.md: the built binary's stdout, stderr and exit codes, separately. stdout
  * carries only the result; every user mistake exits 2 with one `error[E_…]` line on stderr and an
- * empty stdout. Requires `npm run build` (the test script runs it first).
+ * empty stdout. Requires `npm run build` (the test script runs it first). The binary runs through
+ * the shared runner (./_run.ts), which validates every `--json` document against its schema.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
 import { policyLoss } from "../../src/index.js";
+import { type CliRun, runBin } from "./_run.js";
 
-const bin = fileURLToPath(new URL("../../bin/polgrad.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-"));
 
-function run(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const run = (...args: string[]): CliRun => runBin(args);
 
 const batch = {
   logprobs: [

@@ -1,16 +1,12 @@
 /** Enforces docs/diagnostics/run.md: demo-run and diagnose end to end. */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
+import { type CliRun, runBin } from "./_run.js";
 
-const bin = fileURLToPath(new URL("../../bin/polgrad.js", import.meta.url));
-const run = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-};
+/** The built binary through the shared runner (every `--json` document schema-validated). */
+const run = (...args: string[]): CliRun => runBin(args);
 
 describe("polgrad diagnose", () => {
   test("golden: demo-run then diagnose reports every injection and exits 1", () => {

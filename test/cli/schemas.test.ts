@@ -5,9 +5,9 @@
  * schemas reject what the contract forbids (a non-finite number, a missing schema_version, an
  * unknown field, a multi-line error message).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, test } from "vitest";
@@ -15,6 +15,7 @@ import { COMMANDS } from "../../src/cli/main.js";
 import { runMain, SCHEMA_DIR, SCHEMA_FILES, schemaFileOf, VALIDATED, validatorOf } from "./_run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "polgrad-schemas-"));
+const testRoot = fileURLToPath(new URL("../", import.meta.url));
 const fx = fileURLToPath(new URL("../fixtures/python/", import.meta.url));
 const batchPath = join(dir, "batch.json");
 const papoPath = join(dir, "papo.json");
@@ -93,6 +94,15 @@ const KINDS: readonly (() => string[])[] = [
   () => ["describe", "no_such_algorithm", "--json"],
 ];
 
+/** Every TypeScript file under test/, as a path relative to test/. */
+function testSources(at: string = testRoot): string[] {
+  return readdirSync(at, { withFileTypes: true }).flatMap((e) => {
+    const p = join(at, e.name);
+    if (e.isDirectory()) return e.name === "fixtures" ? [] : testSources(p);
+    return e.name.endsWith(".ts") ? [relative(testRoot, p)] : [];
+  });
+}
+
 /** A valid `loss --json` document, to mutate. */
 async function lossDoc(): Promise<Record<string, unknown>> {
   const r = await runMain(["loss", "--algorithm", "grpo", "--batch", batchPath, "--json"]);
@@ -134,6 +144,28 @@ describe("json schemas", () => {
     }
     const used = [...VALIDATED.keys()].sort();
     expect(used).toEqual(SCHEMA_FILES.filter((f) => f !== "defs.schema.json"));
+  });
+
+  test("identity: every test that runs the cli goes through the shared runner", () => {
+    // Vitest isolates test files, so no file sees the documents another one validated: a count
+    // across files is not observable here. What makes every --json document of the suite
+    // validated is that only cli/_run.ts starts the CLI (runMain/runBin validate what they
+    // see), and the property above validates a document of every schema in this one file.
+    const bypass: string[] = [];
+    // Built from parts so that this file does not match its own patterns.
+    const binPath = ["bin", "polgrad.js"].join("/");
+    const commandsDir = ["src", "cli", "commands", ""].join("/");
+    const jsonOption = new RegExp(["\\bjson", "true\\b"].join(": "));
+    for (const f of testSources()) {
+      if (f === join("cli", "_run.ts")) continue;
+      const src = readFileSync(join(testRoot, f), "utf8");
+      if (src.includes(binPath)) bypass.push(`${f}: spawns the binary`);
+      const importsMain = /import \{[^}]*\bmain\b[^}]*\} from "[./]*src\/cli\/main\.js"/.test(src);
+      if (importsMain && /\bmain\(/.test(src)) bypass.push(`${f}: calls main()`);
+      if (src.includes(commandsDir) && jsonOption.test(src))
+        bypass.push(`${f}: runs a command action with its json option set`);
+    }
+    expect(bypass).toEqual([]);
   });
 
   test("rejects: a non-finite number, a missing schema_version or an unknown field", async () => {

@@ -1,13 +1,9 @@
 /** Enforces docs/cli.md#verify: `polgrad verify` end to end. */
-import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
+import { type CliRun, runBin } from "./_run.js";
 
-const bin = fileURLToPath(new URL("../../bin/polgrad.js", import.meta.url));
-const run = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-};
+/** The built binary through the shared runner (every `--json` document schema-validated). */
+const run = (...args: string[]): CliRun => runBin(args);
 
 describe("polgrad verify", () => {
   test("golden: every algorithm verifies and the table names both checks", () => {

@@ -19,6 +19,7 @@ import {
 } from "../../src/conformance/contract.js";
 import { CONTRACT_PINS } from "../../src/conformance/pins.js";
 import { UnknownNameError } from "../../src/errors.js";
+import { runMain } from "../cli/_run.js";
 
 const fixtures = fileURLToPath(new URL("../fixtures/python/contract/", import.meta.url));
 const at = (tag: string) => join(fixtures, tag);
@@ -232,22 +233,31 @@ describe("polgrad contract", () => {
   }
 
   test("golden: exit 1 on a broken contract, exit 0 on a kept one, one JSON document under --json", async () => {
-    const a = io();
-    const code = await contractCommand.run(
-      { checkout: at("v1.7.0"), pin: "trl@v1.7.0", json: true },
-      ["check"],
-      a.io,
-    );
+    // Through the shared runner, which validates the document against contract-check.schema.json.
+    const a = await runMain([
+      "contract",
+      "check",
+      "--checkout",
+      at("v1.7.0"),
+      "--pin",
+      "trl@v1.7.0",
+      "--json",
+    ]);
     // The v1.7.0 signatures hold; only the PAPO file (absent from the fixture) breaks it.
-    expect(code).toBe(1);
-    const doc = JSON.parse(a.out.stdout);
+    expect(a.code).toBe(1);
+    const doc = JSON.parse(a.stdout);
     expect(doc).toMatchObject({ schema_version: 1, command: "contract check", ok: true });
     expect(doc.result.methods.map((m: { status: string }) => m.status)).toEqual(["ok", "ok"]);
-    const b = io();
-    expect(
-      await contractCommand.run({ checkout: at("v1.7.0"), pin: "trl@v1.8.0" }, ["check"], b.io),
-    ).toBe(0);
-    expect(b.out.stdout.trimEnd().split("\n").at(-1)).toBe(
+    const b = await runMain([
+      "contract",
+      "check",
+      "--checkout",
+      at("v1.7.0"),
+      "--pin",
+      "trl@v1.8.0",
+    ]);
+    expect(b.code).toBe(0);
+    expect(b.stdout.trimEnd().split("\n").at(-1)).toBe(
       "contract ok: 2 methods and 0 files match trl@v1.8.0",
     );
   });

@@ -22,6 +22,7 @@ import {
 } from "../../src/conformance/drift.js";
 import { DRIFT_PINS } from "../../src/conformance/pins.js";
 import { IoError, UnknownNameError } from "../../src/errors.js";
+import { runMain } from "../cli/_run.js";
 
 const fixtures = fileURLToPath(new URL("../fixtures/python/drift/", import.meta.url));
 const PIN = join(fixtures, "pin");
@@ -258,19 +259,17 @@ describe("polgrad drift", () => {
 
   test("golden: exit 0 without drift and exit 1 with drift, one JSON document under --json", async () => {
     const pinDir = scratch(() => {});
-    const a = io();
     // The built-in verl pins against a checkout without verl's files: every definition missing.
-    expect(
-      await driftCommand.run({ checkout: pinDir, framework: "verl", json: true }, [], a.io),
-    ).toBe(1);
-    const doc = JSON.parse(a.out.stdout);
+    // Through the shared runner, which validates the document against drift.schema.json.
+    const a = await runMain(["drift", "--checkout", pinDir, "--framework", "verl", "--json"]);
+    expect(a.code).toBe(1);
+    const doc = JSON.parse(a.stdout);
     expect(doc).toMatchObject({ schema_version: 1, command: "drift", ok: true });
     expect(doc.result).toMatchObject({ framework: "verl", drift_detected: true });
     expect(doc.result.counts).toEqual({ unchanged: 0, changed: 0, missing: 15, total: 15 });
     rmSync(pinDir, { recursive: true });
-    const b = io();
-    const code = await driftCommand.run({ checkout: PIN, framework: "trl" }, [], b.io);
-    expect([code, b.out.stdout.trimEnd().split("\n").at(-1)]).toEqual([
+    const b = await runMain(["drift", "--checkout", PIN, "--framework", "trl"]);
+    expect([b.code, b.stdout.trimEnd().split("\n").at(-1)]).toEqual([
       1,
       "DRIFT DETECTED: 0 changed, 2 missing, 0 unchanged across 2 tracked definitions",
     ]);

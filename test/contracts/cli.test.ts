@@ -1,17 +1,19 @@
 /**
  * Enforces docs/contracts.md#command-line: `polgrad contracts` lists the registry, and
  * `polgrad contract reduce` prints the measured differences and the verdict with exit 0 (holds)
- * or 1 (violated); bad input is a PolgradError, which the CLI maps to exit 2. The command actions
- * are called directly with a capturing IO (the dispatch lives in src/cli/main.ts).
+ * or 1 (violated); bad input is a PolgradError, which the CLI maps to exit 2. Successful runs go
+ * through the CLI's `main` by the shared runner test/cli/_run.ts (which validates every `--json`
+ * document against its schema); the rejections call the command action directly with a capturing
+ * IO, to see the thrown error's class and `arg` (the dispatch lives in src/cli/main.ts).
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { runContractReduce } from "../../src/cli/commands/contractReduce.js";
-import { contractsCommand } from "../../src/cli/commands/contracts.js";
 import { REDUCTION_NAMES } from "../../src/contracts/index.js";
 import { IoError, PolgradError, UsageError } from "../../src/index.js";
+import { runMain } from "../cli/_run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "polgrad-contracts-"));
 function file(name: string, content: unknown): string {
@@ -56,13 +58,13 @@ const base = {
 
 describe("contracts", () => {
   test("golden: lists every registered reduction in text and json", async () => {
-    const text = capture();
-    expect(await contractsCommand.run({}, [], text.io)).toBe(0);
-    for (const name of REDUCTION_NAMES) expect(text.out()).toContain(name);
-    expect(text.out()).toContain("loss bitwise, gradient within tolerance");
-    const json = capture();
-    expect(await contractsCommand.run({ json: true }, [], json.io)).toBe(0);
-    const doc = JSON.parse(json.out());
+    const text = await runMain(["contracts"]);
+    expect(text.code).toBe(0);
+    for (const name of REDUCTION_NAMES) expect(text.stdout).toContain(name);
+    expect(text.stdout).toContain("loss bitwise, gradient within tolerance");
+    const json = await runMain(["contracts", "--json"]);
+    expect(json.code).toBe(0);
+    const doc = JSON.parse(json.stdout);
     expect(doc).toMatchObject({ schema_version: 1, command: "contracts", ok: true });
     expect(doc.result.map((c: { name: string }) => c.name)).toEqual(REDUCTION_NAMES);
     expect(doc.result[4].parent.config.clip).toEqual({
@@ -75,17 +77,20 @@ describe("contracts", () => {
 
 describe("contract reduce", () => {
   test("golden: a policy-loss batch file holds and exits 0", async () => {
-    const c = capture();
-    const code = await runContractReduce(
-      { batch: file("b.json", base), precision: "bf16" },
-      ["reduce", "tis_token_to_none"],
-      c.io,
-    );
-    expect(code).toBe(0);
-    expect(c.out()).toContain("contract tis_token_to_none:");
-    expect(c.out()).toContain("imposed    rolloutLogprobs := oldLogprobs");
-    expect(c.out()).toMatch(/loss {7}parent .* difference 0 \(required exactly 0/);
-    expect(c.out()).toMatch(/verdict: holds\n$/);
+    const c = await runMain([
+      "contract",
+      "reduce",
+      "tis_token_to_none",
+      "--batch",
+      file("b.json", base),
+      "--precision",
+      "bf16",
+    ]);
+    expect(c.code).toBe(0);
+    expect(c.stdout).toContain("contract tis_token_to_none:");
+    expect(c.stdout).toContain("imposed    rolloutLogprobs := oldLogprobs");
+    expect(c.stdout).toMatch(/loss {7}parent .* difference 0 \(required exactly 0/);
+    expect(c.stdout).toMatch(/verdict: holds\n$/);
   });
 
   test("golden: a papo batch file with masked_logprobs holds and exits 0", async () => {
@@ -96,14 +101,18 @@ describe("contract reduce", () => {
         [-0.1, 0, 0],
       ],
     };
-    const c = capture();
-    const code = await runContractReduce(
-      { batch: file("p.json", papo), precision: "fp32", json: true },
-      ["papo_g_to_grpo"],
-      c.io,
-    );
-    expect(code).toBe(0);
-    const doc = JSON.parse(c.out());
+    const c = await runMain([
+      "contract",
+      "reduce",
+      "papo_g_to_grpo",
+      "--batch",
+      file("p.json", papo),
+      "--precision",
+      "fp32",
+      "--json",
+    ]);
+    expect(c.code).toBe(0);
+    const doc = JSON.parse(c.stdout);
     expect(doc).toMatchObject({
       command: "contract reduce",
       ok: true,
@@ -127,15 +136,18 @@ describe("contract reduce", () => {
       ],
       advantages: [-1.5, -0.8],
     };
-    const c = capture();
-    const code = await runContractReduce(
-      { batch: file("f.json", far), precision: "fp64" },
-      ["dual_clip_to_pg_clip"],
-      c.io,
-    );
-    expect(code).toBe(1);
-    expect(c.out()).toContain("VIOLATED");
-    expect(c.out()).toMatch(/verdict: violated\n$/);
+    const c = await runMain([
+      "contract",
+      "reduce",
+      "dual_clip_to_pg_clip",
+      "--batch",
+      file("f.json", far),
+      "--precision",
+      "fp64",
+    ]);
+    expect(c.code).toBe(1);
+    expect(c.stdout).toContain("VIOLATED");
+    expect(c.stdout).toMatch(/verdict: violated\n$/);
   });
 
   test("rejects: a masked_logprobs tensor of the wrong shape exits 2", async () => {

@@ -4,6 +4,9 @@
  * naming the field; every user-set budget is capped with a ConfigError naming the cap; null,
  * undefined, wrong-type and deeply nested arguments give a typed error naming the argument.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { createRng } from "../../src/core/rng.js";
@@ -28,15 +31,18 @@ import {
   OverflowError,
   PolgradError,
   quantiles,
+  readTensors,
   reinforcePPAdvantages,
   reverseKlGradSurrogate,
   rlooAdvantages,
   slidingEss,
   theilSenSlope,
   tokenEntropyEstimate,
+  toPartialBatch,
   trendTest,
   valueLoss,
   whiten,
+  writeSafetensors,
 } from "../../src/index.js";
 
 const FC = { seed: 9010, numRuns: 120 } as const;
@@ -402,5 +408,37 @@ describe("diagnostics", () => {
       expect(r.name).toBe("ShapeError");
     }
     expect(thrown(() => quantiles(deep as never, [0.5])).message.length).toBeLessThan(400);
+  });
+});
+
+describe("diagnoseRun", () => {
+  test("regression: a rollout gap beyond 709 nats raises an alarm instead of passing as a skipped detector", () => {
+    // Δ = trainer − rollout = 0 − (−800) = 800 at (0, 0): the k3 mean e^800/N of the mismatch
+    // report is not representable, so logprobMismatch raises E_OVERFLOW; a gap of 800 nats is
+    // catastrophic by any threshold, so the batch's skip carries the code and the run alarms.
+    const dir = mkdtempSync(join(tmpdir(), "polgrad-overflow-run-"));
+    const step = (rollout0: number) => ({
+      logprobs: { dtype: "F64" as const, shape: [1, 2], data: Float64Array.of(-0.5, -0.25) },
+      old_logprobs: { dtype: "F64" as const, shape: [1, 2], data: Float64Array.of(-0.5, -0.25) },
+      rollout_logprobs: {
+        dtype: "F64" as const,
+        shape: [1, 2],
+        data: Float64Array.of(rollout0, -0.25),
+      },
+      advantages: { dtype: "F64" as const, shape: [1], data: Float64Array.of(1) },
+      response_mask: { dtype: "BOOL" as const, shape: [1, 2], data: Uint8Array.of(1, 1) },
+    });
+    writeSafetensors(join(dir, "step_000000.safetensors"), step(-0.5));
+    writeSafetensors(join(dir, "step_000001.safetensors"), step(-800.5));
+    writeSafetensors(join(dir, "step_000002.safetensors"), step(-0.5));
+    const r = diagnoseRun(dir);
+    expect(r.steps.length).toBe(3);
+    expect(r.alarms).toContain(
+      "rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64) on 1 step(s), first at step 1",
+    );
+    const batch = diagnoseBatch(toPartialBatch(readTensors(join(dir, "step_000001.safetensors"))));
+    expect(batch.mismatch).toBeNull();
+    expect(batch.skipped.find((s) => s.detector === "mismatch")?.code).toBe("E_OVERFLOW");
+    rmSync(dir, { recursive: true });
   });
 });

@@ -4,7 +4,8 @@
  * short, escaped error line. Cases that would block forever if the fix regressed (a FIFO, a
  * folder under /proc) run the built binary in a child process with a 20 s timeout, so that a
  * regression fails the test instead of hanging the runner (requires `npm run build`, as the
- * test script does); everything else runs in process through the CLI's `main`.
+ * test script does); everything else runs in process through the CLI's `main`. Both go through
+ * the shared runner test/cli/_run.ts, which validates every `--json` document against its schema.
  */
 import { spawnSync } from "node:child_process";
 import {
@@ -18,10 +19,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
-import type { CommandIO } from "../../src/cli/command.js";
-import { main } from "../../src/cli/main.js";
 import { checkContract } from "../../src/conformance/contract.js";
 import { driftCheck } from "../../src/conformance/drift.js";
 import { MAX_PYTHON_SOURCE_BYTES } from "../../src/conformance/python/checkout.js";
@@ -40,21 +38,18 @@ import { parseStrictJson } from "../../src/io/_internal/strictJson.js";
 import { ALGORITHMS } from "../../src/registry/index.js";
 import { gradcheckLoss } from "../../src/verify/gradcheckLoss.js";
 import { checkAgainstReference } from "../../src/verify/referenceCheck.js";
+import { type BinRun, type CliRun, runBin, runMain } from "../cli/_run.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const bin = join(root, "bin/polgrad.js");
 const dir = mkdtempSync(join(tmpdir(), "polgrad-bounded-"));
 const path = (name: string) => join(dir, name);
 const hasMkfifo = spawnSync("mkfifo", ["--version"]).status === 0;
 
-/** Run the built CLI in a child process; a hang is a timeout (`timedOut`), never a stuck runner. */
-function spawnCli(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    encoding: "utf8",
-    timeout: 20_000,
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, timedOut: r.error !== undefined };
+/**
+ * Run the built CLI in a child process through the shared runner (`--json` documents validated);
+ * a hang is a timeout (`timedOut`), never a stuck runner.
+ */
+function spawnCli(...args: string[]): BinRun {
+  return runBin(args, { timeoutMs: 20_000 });
 }
 
 /** Run a library call from the built dist in a child process; prints the error's name and code. */
@@ -68,20 +63,9 @@ function spawnLib(module: string, call: string) {
   return { stdout: r.stdout, timedOut: r.error !== undefined };
 }
 
-/** Run the CLI in process and capture its streams. */
-async function cli(...args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const io: CommandIO = {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-  };
-  const code = await main(args, io);
-  return { code, stdout, stderr };
+/** Run the CLI in process through the shared runner and capture its streams. */
+function cli(...args: string[]): Promise<CliRun> {
+  return runMain(args);
 }
 
 function fifo(name: string): string {
@@ -287,17 +271,30 @@ describe("python sources", () => {
     return co;
   };
 
-  test("regression: drift and contract on python nested 1e5 deep report instead of overflowing", async () => {
-    // 1e5 nested parentheses: tree-sitter parses them; every walk of the tree is iterative.
+  test("regression: drift and contract on python nested 1e5 deep are io errors instead of overflowing", async () => {
+    // 1e5 nested parentheses: CPython's tokenizer refuses more than 200 (nesting.test.ts), so
+    // the source is rejected with a typed error before tree-sitter or any tree walk sees it.
     const src = `x = ${"(".repeat(100_000)}1${")".repeat(100_000)}\n`;
-    const report = await driftCheck(checkout("deep-verl", CORE, src), "verl");
-    expect(report.files[0]?.definitions.every((d) => d.status === "missing")).toBe(true);
-    const c = await checkContract(checkout("deep-trl", GRPO, src), "trl@v0.29.1");
-    expect(c.ok).toBe(false);
-    // A default nested 1e5 deep (codeText's leaf walk) and a deep last statement (lastTokenRow).
-    const deepDef = `def f(x=${"[".repeat(100_000)}${"]".repeat(100_000)}):\n    return ${"(".repeat(100_000)}1${")".repeat(100_000)}\n`;
+    await expect(driftCheck(checkout("deep-verl", CORE, src), "verl")).rejects.toThrow(
+      "more than 200 nested brackets at line 1",
+    );
+    await expect(checkContract(checkout("deep-trl", GRPO, src), "trl@v0.29.1")).rejects.toThrow(
+      IoError,
+    );
+    const r = await cli(
+      "drift",
+      "--checkout",
+      checkout("deep-verl-cli", CORE, src),
+      "--framework",
+      "verl",
+    );
+    expect(r.code).toBe(2);
+    expectOneErrorLine(r.stderr, "E_IO");
+    // At the deepest nesting CPython accepts, a default (codeText's leaf walk) and a last
+    // statement (lastTokenRow) 100 brackets deep each are extracted exactly.
+    const deepDef = `def f(x=${"[".repeat(100)}${"]".repeat(100)}):\n    return ${"(".repeat(200)}1${")".repeat(200)}\n`;
     const defs = await extractDefinitions(deepDef);
-    expect(defs.get("f")?.parameters?.[0]?.default?.length).toBe(200_000);
+    expect(defs.get("f")?.parameters?.[0]?.default?.length).toBe(200);
     expect([defs.get("f")?.startLine, defs.get("f")?.endLine]).toEqual([1, 2]);
   }, 60_000);
 

@@ -136,8 +136,10 @@ export const diagnoseCommand: Command = {
       const { renderBatchDiagnosisText } = await import("../../report/diagnoseText.js");
       io.stdout(renderBatchDiagnosisText(d, path));
     }
+    // A mismatch KL that overflows (a gap beyond 709 nats) is catastrophic by any threshold.
     const alarm =
       (d.mismatch?.catastrophicCount ?? 0) > 0 ||
+      d.skipped.some((s) => s.detector === "mismatch" && s.code === "E_OVERFLOW") ||
       (d.lengthBias !== null && (d.lengthBias.ciLow > 0 || d.lengthBias.ciHigh < 0));
     return alarm ? 1 : 0;
   },

@@ -6,7 +6,8 @@
  */
 import { createRequire } from "node:module";
 import { mustBe, safeText } from "../../core/message.js";
-import { IoError } from "../../errors.js";
+import { IoError, PolgradError } from "../../errors.js";
+import { MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, pythonNestingViolation } from "./nesting.js";
 
 /** The subset of a tree-sitter syntax node that the extractor reads. */
 export interface SyntaxNode {
@@ -30,8 +31,16 @@ interface TreeLike {
 }
 
 interface ParserLike {
-  parse(source: string): TreeLike | null;
+  parse(
+    source: string,
+    oldTree?: null,
+    options?: { progressCallback?: (state: { currentOffset: number }) => boolean | undefined },
+  ): TreeLike | null;
+  reset(): void;
 }
+
+/** Longest one parse may take before it is cancelled (framework sources parse in < 100 ms). */
+export const PYTHON_PARSE_BUDGET_MS: number = 5000;
 
 /**
  * Longest source handed to tree-sitter: 8 Mi characters (the tracked framework files are under
@@ -153,10 +162,60 @@ export async function withPythonTree<T>(
       path,
     );
   }
+  const nesting = pythonNestingViolation(source);
+  if (nesting !== null) {
+    throw new IoError(
+      fn,
+      "source",
+      mustBe(
+        fn,
+        safeText(path ?? "source"),
+        `valid Python (CPython's tokenizer accepts at most ${MAX_INDENT_LEVELS} levels of indentation and ${MAX_BRACKET_DEPTH} nested brackets)`,
+        `${nesting.what} at line ${nesting.line}`,
+      ),
+      path,
+    );
+  }
   const parser = await pythonParser();
-  const tree = parser.parse(source);
-  if (tree === null)
-    throw new IoError(fn, "source", `${fn}: the Python parser returned no tree`, path);
+  const runtimeError = (e: unknown): IoError => {
+    // The WASM runtime failed (e.g. "memory access out of bounds"): drop this parser so the next
+    // call builds a fresh one, and report a typed error instead of the runtime's.
+    parserPromise = undefined;
+    const detail = e instanceof Error ? e.message : String(e);
+    return new IoError(
+      fn,
+      "source",
+      mustBe(
+        fn,
+        safeText(path ?? "source"),
+        "a source the Python parser can process",
+        `a parser runtime error (${safeText(detail)})`,
+      ),
+      path,
+    );
+  };
+  const deadline = Date.now() + PYTHON_PARSE_BUDGET_MS;
+  let tree: TreeLike | null;
+  try {
+    // tree-sitter calls back during parsing; returning true cancels the parse (then: null).
+    tree = parser.parse(source, null, { progressCallback: () => Date.now() > deadline });
+  } catch (e) {
+    throw runtimeError(e);
+  }
+  if (tree === null) {
+    parser.reset();
+    throw new IoError(
+      fn,
+      "source",
+      mustBe(
+        fn,
+        safeText(path ?? "source"),
+        `a source that parses within ${PYTHON_PARSE_BUDGET_MS} ms`,
+        "a parse that was cancelled at the time budget",
+      ),
+      path,
+    );
+  }
   try {
     const root = tree.rootNode;
     let bad: { at: SyntaxNode; what: string } | null = null;
@@ -178,7 +237,14 @@ export async function withPythonTree<T>(
       );
     }
     return use(root);
+  } catch (e) {
+    if (e instanceof PolgradError) throw e;
+    throw runtimeError(e);
   } finally {
-    tree.delete();
+    try {
+      tree.delete();
+    } catch {
+      parserPromise = undefined;
+    }
   }
 }

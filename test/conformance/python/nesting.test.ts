@@ -1,0 +1,94 @@
+/**
+ * Enforces docs/conformance/drift.md#the-parser (nesting limits): a source nested past CPython's
+ * tokenizer limits is rejected before tree-sitter sees it, with a typed error and no WASM runtime
+ * fault; the limits are CPython's own, cross-checked live against python3 when it is installed.
+ */
+import { spawnSync } from "node:child_process";
+import { describe, expect, test } from "vitest";
+import { extractDefinitions } from "../../../src/conformance/python/index.js";
+import {
+  MAX_BRACKET_DEPTH,
+  MAX_INDENT_LEVELS,
+  pythonNestingViolation,
+} from "../../../src/conformance/python/nesting.js";
+import { IoError } from "../../../src/errors.js";
+
+/** k nested `if x:` blocks with `pass` at indentation level k. */
+function nestedIfs(k: number): string {
+  let s = "";
+  for (let i = 0; i < k; i++) s += `${" ".repeat(i)}if x:\n`;
+  return `${s}${" ".repeat(k)}pass\n`;
+}
+
+/** An assignment of 1 inside k nested parentheses. */
+function nestedParens(k: number): string {
+  return `x = ${"(".repeat(k)}1${")".repeat(k)}\n`;
+}
+
+const python3 = spawnSync("python3", ["--version"], { encoding: "utf8" });
+const hasPython = python3.status === 0;
+if (!hasPython) console.log("skipping the live CPython cross-check: python3 is not installed");
+
+/** Whether CPython's compile() accepts `src` (the live cross-check). */
+function cpythonAccepts(src: string): boolean {
+  const r = spawnSync("python3", ["-c", "import sys; compile(sys.stdin.read(), 's', 'exec')"], {
+    input: src,
+    encoding: "utf8",
+  });
+  return r.status === 0;
+}
+
+describe("pythonNestingViolation", () => {
+  test("golden: 99 indentation levels and 200 nested brackets pass, 100 and 201 do not", () => {
+    // Recorded with CPython 3.11.7: compile() of nestedIfs(99) succeeds and of nestedIfs(100)
+    // raises "IndentationError: too many levels of indentation"; nestedParens(200) compiles and
+    // nestedParens(201) raises "SyntaxError: too many nested parentheses".
+    expect(MAX_INDENT_LEVELS).toBe(99);
+    expect(MAX_BRACKET_DEPTH).toBe(200);
+    expect(pythonNestingViolation(nestedIfs(99))).toBeNull();
+    expect(pythonNestingViolation(nestedIfs(100))).toEqual({
+      what: "more than 99 levels of indentation",
+      line: 101,
+    });
+    expect(pythonNestingViolation(nestedParens(200))).toBeNull();
+    expect(pythonNestingViolation(nestedParens(201))?.what).toBe("more than 200 nested brackets");
+  });
+
+  test("golden: brackets and indentation inside strings, comments and continuation lines do not count", () => {
+    const deep = "(".repeat(300);
+    const src = [
+      `a = "${deep}"`,
+      `b = '${deep}'`,
+      `c = """${deep}`,
+      `${" ".repeat(200)}still the string"""`,
+      `# ${deep}`,
+      "d = (1,",
+      `${" ".repeat(200)}2)`,
+      "e = 1 + \\",
+      `${" ".repeat(200)}2`,
+      "",
+    ].join("\n");
+    expect(pythonNestingViolation(src)).toBeNull();
+  });
+
+  test.skipIf(!hasPython)(
+    "conformance: agrees with the installed CPython at both edges of both limits",
+    () => {
+      for (const src of [nestedIfs(99), nestedIfs(100), nestedParens(200), nestedParens(201)]) {
+        expect(pythonNestingViolation(src) === null).toBe(cpythonAccepts(src));
+      }
+    },
+  );
+});
+
+describe("extractDefinitions", () => {
+  test("regression: a source nested 1349 levels deep is an io error, not a wasm runtime fault", async () => {
+    // The fuzzer's input 84 (seed 1) nests `if x:` 1349 deep; tree-sitter's WASM runtime answered
+    // "RuntimeError: memory access out of bounds" and was left unusable for later sources.
+    const err = await extractDefinitions(nestedIfs(1349), {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IoError);
+    expect((err as IoError).message).toContain("more than 99 levels of indentation at line 101");
+    const ok = await extractDefinitions("def f(a):\n    return a\n", {});
+    expect([...ok.keys()]).toEqual(["f"]);
+  });
+});
