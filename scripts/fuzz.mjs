@@ -98,6 +98,9 @@ function preview(input) {
   return JSON.stringify(text).slice(0, 240);
 }
 
+/** Peak-RSS growth after which a child is replaced by a fresh one (see child()). */
+const RESTART_GROWTH = 256 * 2 ** 20;
+
 /** The child: run inputs [from, to) of one target and report each to the parent. */
 async function child(ti, from, to, seed) {
   const scratch = mkdtempSync(join(tmpdir(), "polgrad-fuzz-"));
@@ -113,8 +116,11 @@ async function child(ti, from, to, seed) {
     const ms = performance.now() - t0;
     const grow = process.resourceUsage().maxRSS * 1024 - base;
     await new Promise((r) => process.send({ t: "done", i, ms, grow, o }, r));
-    // A fresh process after an anomaly, so that one input cannot poison the next ones.
-    if (o.kind === "other") break;
+    // A fresh process after an anomaly, so that one input cannot poison the next ones; and once
+    // the peak RSS (a high-water mark that never falls) has grown past RESTART_GROWTH, so that
+    // every input's growth is measured from a baseline at most that far above a fresh child's:
+    // an input reported over 1 GB then allocated at least 1 GB − RESTART_GROWTH itself.
+    if (o.kind === "other" || grow > RESTART_GROWTH) break;
   }
   rmSync(scratch, { recursive: true, force: true });
   process.exit(0);

@@ -140,7 +140,9 @@ function insertText(rand, b, s) {
 
 /** Apply 1–3 random mutations to `bytes`; the result stays under {@link MAX_INPUT_BYTES}. */
 export function mutateBytes(rand, bytes, corpus) {
-  let b = bytes;
+  // Every mutation returns a new array and never writes into `bytes` or the corpus; a Node
+  // Buffer (whose slice() is a view, not a copy) is copied first so that this holds for it too.
+  let b = Buffer.isBuffer(bytes) ? new Uint8Array(bytes) : bytes;
   const names = Object.keys(MUTATIONS);
   for (let k = 1 + int(rand, 3); k > 0; k--) {
     const m = pick(rand, names);

@@ -179,7 +179,8 @@ export function makeTargets(api, { root, scratch }) {
     true,
   );
   const pyDir = join(root, "test/fixtures/python");
-  const pySeeds = pythonFiles(pyDir).map((f) => readFileSync(f));
+  // Plain Uint8Array copies: a Buffer's slice() is a view, so a mutation would edit the seed.
+  const pySeeds = pythonFiles(pyDir).map((f) => new Uint8Array(readFileSync(f)));
   const python = bytesTarget("python source (extractDefinitions)", pySeeds, async (b) => {
     await api.extractDefinitions(dec.decode(b), { path: "<fuzz>.py" });
     return null;

@@ -16,6 +16,7 @@ import {
   classify,
   type FuzzTarget,
   makeTargets,
+  mutateBytes,
   nonFiniteNumbers,
   prng,
 } from "../../scripts/fuzz/targets.mjs";
@@ -67,6 +68,17 @@ describe("fuzz", () => {
     expect(classify(SRC_API, { threw: false, violations: ["exit code 70"] })).toMatchObject({
       kind: "other",
     });
+  });
+
+  test("regression: mutations never write into their input, even a node buffer whose slice is a view", () => {
+    // Seeds read with readFileSync are Buffers, and Buffer#slice() shares memory: a bit flip or a
+    // length-field edit on `b.slice()` used to rewrite the seed itself, so that input i of a
+    // campaign depended on the inputs run before it in the same process (and --dump disagreed).
+    const seed = Buffer.from("x = (1, 2)\n# a python seed of some length for the mutations\n");
+    const copy = Uint8Array.from(seed);
+    const rand = prng(7);
+    for (let k = 0; k < 2000; k++) mutateBytes(rand, seed, [seed]);
+    expect(Uint8Array.from(seed)).toEqual(copy);
   });
 
   test("property: every reader of TENSOR_READERS ends in a tensor set or a typed error", async () => {

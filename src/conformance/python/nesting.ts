@@ -19,6 +19,16 @@ export const MAX_INDENT_LEVELS = 99;
 /** CPython's `MAXLEVEL`: the deepest bracket nesting the tokenizer accepts. */
 export const MAX_BRACKET_DEPTH = 200;
 
+/**
+ * The deepest indentation stack over *physical* lines (continuation lines inside brackets
+ * included), a bound of the parser rather than of Python. tree-sitter-python's external scanner
+ * keeps an indentation stack that error recovery pushes inside brackets too, and serializes it
+ * into a 1 KiB buffer; the fuzzer found that 1,400 such levels corrupt the WASM runtime so that
+ * later, valid sources silently extract no definitions. The deepest physical stack in any `.py`
+ * file of TRL f2cd5771 is 9 levels.
+ */
+export const MAX_PHYSICAL_INDENT_LEVELS = 200;
+
 /** The first nesting limit a source breaks: what, and the 1-based line. */
 export interface NestingViolation {
   readonly what: string;
@@ -41,21 +51,36 @@ function indentWidth(src: string, start: number): { width: number; end: number }
 
 /**
  * The first CPython tokenizer nesting limit `source` breaks, or null. Linear in the source length,
- * no recursion, no allocation beyond the indentation stack (≤ 101 entries).
+ * no recursion, no allocation beyond the two indentation stacks (≤ 100 and ≤ 201 entries).
  */
 export function pythonNestingViolation(source: string): NestingViolation | null {
   const indents: number[] = [0];
+  const physical: number[] = [0];
   let depth = 0;
   let line = 1;
   let atLineStart = true;
   let i = 0;
   const n = source.length;
   while (i < n) {
-    if (atLineStart && depth === 0) {
+    if (atLineStart) {
       atLineStart = false;
       const { width, end } = indentWidth(source, i);
       i = end;
       const c = source[i];
+      const blank = c === undefined || c === "\n" || c === "\r" || c === "#";
+      if (!blank) {
+        while (physical.length > 1 && width < (physical[physical.length - 1] as number))
+          physical.pop();
+        if (width > (physical[physical.length - 1] as number)) {
+          physical.push(width);
+          if (physical.length - 1 > MAX_PHYSICAL_INDENT_LEVELS)
+            return {
+              what: `more than ${MAX_PHYSICAL_INDENT_LEVELS} levels of indentation over physical lines (the parser's bound)`,
+              line,
+            };
+        }
+      }
+      if (depth > 0) continue;
       // Blank and comment-only lines do not change the indentation.
       if (c !== undefined && c !== "\n" && c !== "\r" && c !== "#") {
         const top = indents[indents.length - 1] as number;

@@ -203,7 +203,13 @@ export async function withPythonTree<T>(
     throw runtimeError(e);
   }
   if (tree === null) {
-    parser.reset();
+    // A cancelled parse leaves the runtime mid-parse: rebuild it for the next source.
+    parserPromise = undefined;
+    try {
+      parser.reset();
+    } catch {
+      // The runtime is being replaced anyway.
+    }
     throw new IoError(
       fn,
       "source",

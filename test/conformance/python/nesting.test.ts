@@ -92,3 +92,21 @@ describe("extractDefinitions", () => {
     expect([...ok.keys()]).toEqual(["f"]);
   });
 });
+
+describe("extractDefinitions after a hostile source", () => {
+  test("regression: 1400 blocks nested inside a bracket are refused, and a valid source still extracts its definitions", async () => {
+    // Fuzzer input 640 (seed 1): `if x:` lines 1,400 deep spliced into a parameter list. Inside
+    // brackets CPython's indentation rule does not apply, but tree-sitter-python's scanner pushes
+    // every level during error recovery; the runtime was left corrupted, and afterwards a valid
+    // three-definition source extracted no definition at all, without any error.
+    const hostile = `def f(\n    a,${nestedIfs(1400)}):\n    pass\n`;
+    const err = await extractDefinitions(hostile, {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IoError);
+    expect((err as IoError).message).toContain(
+      "more than 200 levels of indentation over physical lines",
+    );
+    const valid =
+      "def a():\n    pass\n\n\ndef b():\n    pass\n\n\nclass C:\n    def m(self):\n        pass\n";
+    expect([...(await extractDefinitions(valid, {})).keys()]).toEqual(["a", "b", "C", "C.m"]);
+  });
+});
