@@ -76,16 +76,6 @@ async function loadTargets(scratch) {
   return makeTargets(await distApi(), { root, scratch });
 }
 
-/** Input `i` of a target: a deterministic function of (campaign seed, target, i). */
-function inputOf(prng, target, seed, ti, i) {
-  const rand = prng(
-    (Math.imul(seed, 0x9e3779b1) ^ Math.imul(ti + 1, 0x85ebca6b) ^ Math.imul(i + 1, 0xc2b2ae35)) >>>
-      0,
-  );
-  const s = target.seeds[Math.floor(rand() * target.seeds.length)];
-  return i < target.seeds.length ? target.seeds[i] : target.mutate(rand, s);
-}
-
 function preview(input) {
   const text =
     input instanceof Uint8Array
@@ -104,11 +94,11 @@ const RESTART_GROWTH = 256 * 2 ** 20;
 /** The child: run inputs [from, to) of one target and report each to the parent. */
 async function child(ti, from, to, seed) {
   const scratch = mkdtempSync(join(tmpdir(), "polgrad-fuzz-"));
-  const { prng } = await import("./fuzz/targets.mjs");
+  const { inputOf } = await import("./fuzz/targets.mjs");
   const target = (await loadTargets(scratch))[ti];
   const base = process.resourceUsage().maxRSS * 1024;
   for (let i = from; i < to; i++) {
-    const input = inputOf(prng, target, seed, ti, i);
+    const input = inputOf(target, seed, ti, i);
     const size = target.size(input);
     process.send({ t: "start", i, size, preview: preview(input) });
     const t0 = performance.now();
@@ -252,8 +242,8 @@ function report(all, opts, seconds) {
 /** `--only NAME --dump I`: write input I of the target to stdout (bytes, or argv as JSON). */
 async function dump(ti, i, seed) {
   const scratch = mkdtempSync(join(tmpdir(), "polgrad-fuzz-"));
-  const { prng } = await import("./fuzz/targets.mjs");
-  const input = inputOf(prng, (await loadTargets(scratch))[ti], seed, ti, i);
+  const { inputOf } = await import("./fuzz/targets.mjs");
+  const input = inputOf((await loadTargets(scratch))[ti], seed, ti, i);
   process.stdout.write(
     input instanceof Uint8Array
       ? input

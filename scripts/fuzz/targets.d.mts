@@ -13,6 +13,7 @@ export interface FuzzTarget<I = unknown> {
 }
 
 export { MAX_INPUT_BYTES, MUTATIONS, mutateBytes, prng } from "./mutate.mjs";
+export declare function inputOf<I>(target: FuzzTarget<I>, seed: number, ti: number, i: number): I;
 export declare function nonFiniteNumbers(value: unknown): string[];
 export declare function makeTargets(
   api: Record<string, unknown>,

@@ -14,6 +14,19 @@ import { int, MAX_INPUT_BYTES, MUTATIONS, mutateBytes, pick, prng } from "./muta
 
 export { MAX_INPUT_BYTES, MUTATIONS, mutateBytes, prng };
 
+/**
+ * Input `i` of target number `ti` (its index in makeTargets' list) in a campaign with `seed`: a
+ * deterministic function of the three, so `--dump` and the tests can regenerate any input.
+ */
+export function inputOf(target, seed, ti, i) {
+  const rand = prng(
+    (Math.imul(seed, 0x9e3779b1) ^ Math.imul(ti + 1, 0x85ebca6b) ^ Math.imul(i + 1, 0xc2b2ae35)) >>>
+      0,
+  );
+  const s = target.seeds[Math.floor(rand() * target.seeds.length)];
+  return i < target.seeds.length ? target.seeds[i] : target.mutate(rand, s);
+}
+
 const enc = new TextEncoder();
 const dec = new TextDecoder("utf-8", { fatal: false });
 

@@ -15,6 +15,7 @@ import { beforeAll, describe, expect, test } from "vitest";
 import {
   classify,
   type FuzzTarget,
+  inputOf,
   makeTargets,
   mutateBytes,
   nonFiniteNumbers,
@@ -109,4 +110,20 @@ describe("fuzz", () => {
   test("property: random command lines keep the cli contract", async () => {
     expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
   });
+});
+
+describe("fuzz campaign inputs", () => {
+  test("regression: a source with a syntax error cannot change the answer for a later source (inputs 56 and 114 of seed 1)", async () => {
+    // With one tree-sitter runtime shared by every parse, campaign input 56 (2,062 bytes, a syntax
+    // error at line 52) corrupted the module heap, and input 114 (1,000,000 bytes) then faulted
+    // with "memory access out of bounds"; alone, 114 parses. Each source now gets its own runtime.
+    const ti = targets.findIndex((t) => t.name.startsWith("python source"));
+    const t = targets[ti] as FuzzTarget<Uint8Array>;
+    const [i56, i114] = [inputOf(t, 1, ti, 56), inputOf(t, 1, ti, 114)];
+    expect([i56.length, i114.length]).toEqual([2062, 1_000_000]);
+    const alone = await t.run(i114);
+    expect(await t.run(i56)).toEqual({ kind: "typed", code: "E_IO" });
+    expect(await t.run(i114)).toEqual(alone);
+    expect(alone.kind).not.toBe("other");
+  }, 60_000);
 });

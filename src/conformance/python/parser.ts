@@ -2,7 +2,13 @@
  * The Python parser behind definition extraction: tree-sitter's Python grammar (the
  * `tree-sitter-python` 0.25.0 WASM build, shipped inside `@vscode/tree-sitter-wasm` together with
  * the web-tree-sitter runtime). No native build, no network: both `.wasm` files come from the
- * installed package. The runtime and the grammar are loaded once per process, on first use.
+ * installed package.
+ *
+ * Every source is parsed in a fresh instance of the WASM runtime (about 25 ms). The fuzzer found
+ * that tree-sitter's module heap is not isolated between parses: parsing one small source with a
+ * syntax error left it corrupted, so that a later, unrelated parse faulted ("memory access out of
+ * bounds") or, after another hostile source, silently extracted no definitions from valid Python.
+ * A new Parser on the same module does not help; only a new module does (docs/conformance/drift.md#the-parser).
  */
 import { createRequire } from "node:module";
 import { mustBe, safeText } from "../../core/message.js";
@@ -31,6 +37,7 @@ interface TreeLike {
 }
 
 interface ParserLike {
+  delete(): void;
   parse(
     source: string,
     oldTree?: null,
@@ -49,33 +56,31 @@ export const PYTHON_PARSE_BUDGET_MS: number = 5000;
  */
 export const MAX_PYTHON_SOURCE_CHARS: number = 8 * 2 ** 20;
 
-let parserPromise: Promise<ParserLike> | undefined;
+const require = createRequire(import.meta.url);
+const RUNTIME = require.resolve("@vscode/tree-sitter-wasm");
+const GRAMMAR = require.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm");
 
-async function loadParser(): Promise<ParserLike> {
-  const mod = await import("@vscode/tree-sitter-wasm");
-  const { Parser, Language } = mod.default;
-  await Parser.init();
-  const require = createRequire(import.meta.url);
-  const grammar = require.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm");
-  const language = await Language.load(grammar);
-  const parser = new Parser();
-  parser.setLanguage(language);
-  return parser as unknown as ParserLike;
+interface Runtime {
+  readonly Parser: {
+    init(): Promise<void>;
+    new (): ParserLike & { setLanguage(l: unknown): void };
+  };
+  readonly Language: { load(path: string): Promise<unknown> };
 }
 
 /**
- * The process-wide parser, initialised once: the first call loads the WASM runtime and grammar
- * (a few milliseconds); every later call reuses the same promise. A failed load is not cached,
- * so a later call retries.
+ * A parser on a fresh instance of the runtime: the runtime's CommonJS module is evicted from the
+ * require cache and loaded again, so its WASM memory is new; the previous instance is garbage
+ * once its parser is deleted.
  */
-export function pythonParser(): Promise<ParserLike> {
-  if (parserPromise === undefined) {
-    parserPromise = loadParser().catch((err: unknown) => {
-      parserPromise = undefined;
-      throw err;
-    });
-  }
-  return parserPromise;
+export async function freshPythonParser(): Promise<ParserLike> {
+  delete require.cache[RUNTIME];
+  const { Parser, Language } = require(RUNTIME) as Runtime;
+  await Parser.init();
+  const language = await Language.load(GRAMMAR);
+  const parser = new Parser();
+  parser.setLanguage(language);
+  return parser;
 }
 
 /**
@@ -176,11 +181,20 @@ export async function withPythonTree<T>(
       path,
     );
   }
-  const parser = await pythonParser();
+  let parser: ParserLike;
+  try {
+    parser = await freshPythonParser();
+  } catch (e) {
+    throw new IoError(
+      fn,
+      "source",
+      `${fn}: the Python parser could not be loaded (${safeText(e instanceof Error ? e.message : String(e))})`,
+      path,
+    );
+  }
   const runtimeError = (e: unknown): IoError => {
-    // The WASM runtime failed (e.g. "memory access out of bounds"): drop this parser so the next
-    // call builds a fresh one, and report a typed error instead of the runtime's.
-    parserPromise = undefined;
+    // The WASM runtime failed (e.g. "memory access out of bounds"): a typed error instead of the
+    // runtime's; the instance is discarded with this call.
     const detail = e instanceof Error ? e.message : String(e);
     return new IoError(
       fn,
@@ -203,13 +217,6 @@ export async function withPythonTree<T>(
     throw runtimeError(e);
   }
   if (tree === null) {
-    // A cancelled parse leaves the runtime mid-parse: rebuild it for the next source.
-    parserPromise = undefined;
-    try {
-      parser.reset();
-    } catch {
-      // The runtime is being replaced anyway.
-    }
     throw new IoError(
       fn,
       "source",
@@ -249,8 +256,9 @@ export async function withPythonTree<T>(
   } finally {
     try {
       tree.delete();
+      parser.delete();
     } catch {
-      parserPromise = undefined;
+      // A faulted instance cannot free itself; it is unreachable after this call either way.
     }
   }
 }

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { extractDefinitions } from "../../../src/conformance/python/index.js";
-import { pythonParser } from "../../../src/conformance/python/parser.js";
+import { freshPythonParser } from "../../../src/conformance/python/parser.js";
 import { IoError } from "../../../src/errors.js";
 
 const SOURCE = [
@@ -161,9 +161,11 @@ describe("extractDefinitions", () => {
     await expect(extractDefinitions("if x: a = 1; b = 2\nclass C: pass\n")).resolves.toBeDefined();
   });
 
-  test("identity: the parser is initialised once and shared", async () => {
-    expect(pythonParser()).toBe(pythonParser());
-    const [a, b] = await Promise.all([pythonParser(), pythonParser()]);
-    expect(a).toBe(b);
+  test("identity: every source gets a parser on its own runtime instance", async () => {
+    // One module heap per source (parser.ts): a shared one was corrupted by hostile sources.
+    const [a, b] = await Promise.all([freshPythonParser(), freshPythonParser()]);
+    expect(a).not.toBe(b);
+    a.delete();
+    b.delete();
   });
 });
