@@ -69,3 +69,29 @@ export function checkShape(fn: string, arg: string, shape: unknown): readonly [n
   }
   return shape as unknown as readonly [number, number];
 }
+
+/**
+ * Check a verifier's whole budget before anything is allocated: every shape of `shapes` and the
+ * replay shape with {@link checkShape}, and the case count (default two per shape) with
+ * {@link checkCount}; returns the case count.
+ *
+ * @param fn - The verifier, named in the message.
+ * @param shapes - `options.shapes` (already defaulted; must be non-empty).
+ * @param replay - `options.replay`, when given.
+ * @param cases - `options.cases`, when given.
+ * @returns The number of cases to run.
+ * @throws {ConfigError} E_CONFIG when a shape or the case count breaks a cap.
+ * @derivation docs/cli.md#bounds
+ * @enforcedBy test/hardening/bounded.test.ts > verify budgets > regression: cases and replay shapes over their caps are config errors naming the cap
+ * @since 0.1.0
+ */
+export function checkVerifyBudget(
+  fn: string,
+  shapes: readonly unknown[],
+  replay: { readonly shape: unknown } | undefined,
+  cases: unknown,
+): number {
+  for (const [i, s] of shapes.entries()) checkShape(fn, `options.shapes[${i}]`, s);
+  if (replay) checkShape(fn, "options.replay.shape", replay.shape);
+  return checkCount(fn, "options.cases", cases ?? 2 * shapes.length, MAX_VERIFY_CASES);
+}

@@ -2,7 +2,7 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { isMatrix, type Matrix } from "../core/tensor.js";
 import { ConfigError, VerificationError } from "../errors.js";
-import { checkCount, checkShape, MAX_VERIFY_ATTEMPTS, MAX_VERIFY_CASES } from "./budget.js";
+import { checkCount, checkVerifyBudget, MAX_VERIFY_ATTEMPTS } from "./budget.js";
 import { type DrawnBatch, drawBatch } from "./draw.js";
 import { formatFailure } from "./failure.js";
 
@@ -134,14 +134,7 @@ export function gradcheck(
       mustBe(name, "options.shapes", "a non-empty list of [B, T] with B, T >= 1", fmtValue(shapes)),
     );
   }
-  for (const [i, s] of shapes.entries()) checkShape(name, `options.shapes[${i}]`, s);
-  if (options.replay) checkShape(name, "options.replay.shape", options.replay.shape);
-  const cases = checkCount(
-    name,
-    "options.cases",
-    options.cases ?? 2 * shapes.length,
-    MAX_VERIFY_CASES,
-  );
+  const cases = checkVerifyBudget(name, shapes, options.replay, options.cases);
   const label = options.label ?? "fn";
   const master = createRng(options.seed ?? 0);
   const plan: { seed: number; shape: readonly [number, number] }[] = [];

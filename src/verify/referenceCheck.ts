@@ -2,7 +2,7 @@ import { createRng } from "../core/rng.js";
 import { VerificationError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { policyLoss } from "../losses/policyLoss.js";
-import { checkCount, checkShape, MAX_VERIFY_CASES } from "./budget.js";
+import { checkShape, checkVerifyBudget } from "./budget.js";
 import { drawBatch } from "./draw.js";
 import { formatFailure } from "./failure.js";
 import { inputsFor } from "./gradcheckLoss.js";
@@ -63,14 +63,7 @@ export function checkAgainstReference(
   ];
   // Budgets first: nothing is allocated for a case count or a shape over its cap.
   if (!Array.isArray(shapes) || shapes.length === 0) checkShape(name, "options.shapes", shapes);
-  for (const [i, s] of shapes.entries()) checkShape(name, `options.shapes[${i}]`, s);
-  if (options.replay) checkShape(name, "options.replay.shape", options.replay.shape);
-  const cases = checkCount(
-    name,
-    "options.cases",
-    options.cases ?? 2 * shapes.length,
-    MAX_VERIFY_CASES,
-  );
+  const cases = checkVerifyBudget(name, shapes, options.replay, options.cases);
   const master = createRng(options.seed ?? 0);
   const plan = options.replay
     ? [options.replay]

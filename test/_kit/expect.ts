@@ -198,3 +198,23 @@ export function expectBitwise(actual: unknown, expected: unknown, what = "value"
   const d = firstDifference(actual, expected, what);
   if (d !== null) throw new Error(`not bitwise identical: ${d}`);
 }
+
+/** The value `f` throws; fails the test when `f` returns. */
+export function caught(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected a throw");
+}
+
+/** The error of class `C` that `f` throws; any other throw, or none, fails the test. */
+export function caughtAs<E extends Error>(
+  C: abstract new (...a: never[]) => E,
+  f: () => unknown,
+): E {
+  const e = caught(f);
+  if (e instanceof C) return e;
+  throw e;
+}

@@ -28,6 +28,8 @@ export {
 } from "./configs.js";
 export { recordDisagreement, reportDisagreement } from "./disagreement.js";
 export {
+  caught,
+  caughtAs,
   expectBitwise,
   expectClose,
   expectNormwiseClose,

@@ -5,15 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { aggregate, effectiveTokenWeights, microbatchTokenWeights } from "../../src/index.js";
+import { caught } from "../_kit/index.js";
 
-const thrown = (f: () => unknown): unknown => {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error("expected a throw");
-};
+const thrown = caught;
 
 describe("aggregate", () => {
   it("rejects: nan or infinity at a response position with E_NONFINITE", () => {

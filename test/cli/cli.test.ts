@@ -9,31 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { policyLoss } from "../../src/index.js";
+import { CLI_BATCH } from "./_batch.js";
 import { type CliRun, runBin } from "./_run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-"));
 
 const run = (...args: string[]): CliRun => runBin(args);
 
-const batch = {
-  logprobs: [
-    [-0.2, -1.0, -0.7],
-    [-0.5, "NaN", 123],
-  ],
-  old_logprobs: [
-    [-0.5, -0.7, -0.9],
-    [-0.6, "Infinity", 123],
-  ],
-  ref_logprobs: [
-    [-0.4, -1.1, -0.6],
-    [-0.3, 0, 0],
-  ],
-  advantages: [1.5, -0.8],
-  response_mask: [
-    [true, true, true],
-    [true, false, false],
-  ],
-};
+const batch = CLI_BATCH;
 const batchPath = join(dir, "batch.json");
 const cfg = {
   ratio: "token",

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
 import { COMMANDS } from "../../src/cli/main.js";
+import { CLI_BATCH } from "./_batch.js";
 import {
   BIN,
   type CliRun,
@@ -40,25 +41,7 @@ const CFG =
 
 beforeAll(async () => {
   // Row 1 is padding after its first token (junk there must never matter).
-  const batch = {
-    logprobs: [
-      [-0.2, -1.0, -0.7],
-      [-0.5, "NaN", 123],
-    ],
-    old_logprobs: [
-      [-0.5, -0.7, -0.9],
-      [-0.6, "Infinity", 123],
-    ],
-    ref_logprobs: [
-      [-0.4, -1.1, -0.6],
-      [-0.3, 0, 0],
-    ],
-    advantages: [1.5, -0.8],
-    response_mask: [
-      [true, true, true],
-      [true, false, false],
-    ],
-  };
+  const batch = CLI_BATCH;
   writeFileSync(F.batch, JSON.stringify(batch));
   writeFileSync(
     F.papo,

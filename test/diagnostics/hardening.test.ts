@@ -44,6 +44,7 @@ import {
   whiten,
   writeSafetensors,
 } from "../../src/index.js";
+import { caughtAs } from "../_kit/index.js";
 
 const FC = { seed: 9010, numRuns: 120 } as const;
 
@@ -57,15 +58,7 @@ function thrown(f: () => unknown): { name: string; arg: string | undefined; mess
   return { name: "none", arg: undefined, message: "" };
 }
 
-function overflow(f: () => unknown): OverflowError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof OverflowError) return e;
-    throw e;
-  }
-  throw new Error("expected an OverflowError");
-}
+const overflow = (f: () => unknown): OverflowError => caughtAs(OverflowError, f);
 
 /** True when every number reachable in `v` (objects, arrays, Float64Arrays) is finite. */
 function allFinite(v: unknown): boolean {

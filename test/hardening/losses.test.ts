@@ -19,7 +19,13 @@ import {
   verlModel,
 } from "../../src/index.js";
 import { policyLossRef } from "../../src/verify/reference/index.js";
-import { AGGREGATIONS, FC_PARAMS, KL_VARIANTS, RATIO_SURROGATE_PAIRS } from "../_kit/index.js";
+import {
+  AGGREGATIONS,
+  caught,
+  FC_PARAMS,
+  KL_VARIANTS,
+  RATIO_SURROGATE_PAIRS,
+} from "../_kit/index.js";
 
 const MAX = Number.MAX_VALUE;
 const PPO: PolicyLossConfig = {
@@ -34,14 +40,7 @@ const one = (lp: number[], old: number[], adv: number[] | number[][] = [1]) => (
   advantages: adv,
   responseMask: [lp.map(() => true)],
 });
-const thrown = (f: () => unknown): unknown => {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error("expected a throw");
-};
+const thrown = caught;
 
 describe("hardening: overflowing ratios", () => {
   it("golden: a clipped token whose ratio overflows has a finite objective and gradient exactly 0", () => {

@@ -23,6 +23,7 @@ import {
   whiten,
 } from "../../src/index.js";
 import { klLossRef, valueLossRef } from "../../src/verify/reference/index.js";
+import { caughtAs } from "../_kit/index.js";
 
 const FC = { seed: 9009, numRuns: 150 } as const;
 const one = [[true]];
@@ -48,15 +49,7 @@ function outcome(f: () => unknown): string {
   return bad.length === 0 ? "finite" : `non-finite ${String(bad[0])}`;
 }
 
-function overflow(f: () => unknown): OverflowError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof OverflowError) return e;
-    throw e;
-  }
-  throw new Error("expected an OverflowError");
-}
+const overflow = (f: () => unknown): OverflowError => caughtAs(OverflowError, f);
 
 const rel = (a: number, e: number) => Math.abs(a - e) / Math.max(Math.abs(e), Number.MIN_VALUE);
 
