@@ -35,19 +35,6 @@ export {
   type ComparisonReport,
   compareLosses,
 } from "./conformance/compare.js";
-export {
-  checkContract,
-  type FileHashCheck,
-  type MethodCheck,
-  type MethodStatus,
-  type PinnedFileHash,
-  type PinnedMethod,
-  recordContract,
-  renderContractText,
-  type SignatureContract,
-  type SignatureContractReport,
-  type SignatureContractSpec,
-} from "./conformance/contract.js";
 export { DEVIATIONS, type Deviation, type DeviationMeasurement } from "./conformance/deviations.js";
 export {
   type DefinitionDrift,
@@ -95,7 +82,7 @@ export {
   type VerlOverrides,
   verlModel,
 } from "./conformance/frameworks/index.js";
-export { CONTRACT_PINS, DRIFT_PINS } from "./conformance/pins.js";
+export { DRIFT_PINS } from "./conformance/pins.js";
 export {
   type DefinitionKind,
   type ExtractOptions,
@@ -114,12 +101,14 @@ export {
   type BatchCondition,
   type CalibrationOptions,
   type CheckReductionOptions,
+  CONTRACT_PINS,
   type ContractBatch,
   type ContractSide,
   calibrateTolerance,
+  checkContract,
   checkReduction,
-  contractBatchFromTensors,
   defineReduction,
+  type FileHashCheck,
   type GradientComparison,
   getReduction,
   LivenessError,
@@ -127,6 +116,10 @@ export {
   type LivenessOptions,
   type LivenessReport,
   type LossComparison,
+  type MethodCheck,
+  type MethodStatus,
+  type PinnedFileHash,
+  type PinnedMethod,
   PRECISIONS,
   Precision,
   papoLivenessMeasure,
@@ -137,9 +130,14 @@ export {
   type ReductionContract,
   type ReductionName,
   type ReductionRelation,
+  recordContract,
+  renderContractText,
   roundToPrecision,
   type ScalarTolerance,
   type SideEvaluation,
+  type SignatureContract,
+  type SignatureContractReport,
+  type SignatureContractSpec,
   type ToleranceCalibration,
   UNIT_ROUNDOFF,
 } from "./contracts/index.js";
@@ -225,6 +223,7 @@ export {
   type Batch,
   type BatchSource,
   type BatchTensorName,
+  contractBatchFromTensors,
   encodeSafetensors,
   type NamedTensor,
   type PolicyLossConfigJson,

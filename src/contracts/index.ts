@@ -3,7 +3,9 @@
  * to the parent at zero coefficient — the loss bitwise, the gradient within the roundoff of the
  * training precision — and must be live when it has signal. This module registers the
  * parent/child nestings, checks them on a batch against tolerances *measured* by emulating bf16,
- * fp16, fp32 or fp64 arithmetic, and probes liveness.
+ * fp16, fp32 or fp64 arithmetic, and probes liveness. Signature contracts
+ * (docs/conformance/drift.md#signature-contracts) live here too: pinned private-method signatures
+ * and file hashes per release, checked against a checkout.
  */
 export {
   type CheckReductionOptions,
@@ -22,7 +24,6 @@ export {
   type ReductionRelation,
   type SideEvaluation,
 } from "./contract.js";
-export { contractBatchFromTensors } from "./contractBatch.js";
 export {
   LivenessError,
   type LivenessMeasure,
@@ -31,6 +32,7 @@ export {
   papoLivenessMeasure,
   probeLiveness,
 } from "./liveness.js";
+export { CONTRACT_PINS } from "./pins.js";
 export {
   type CalibrationOptions,
   calibrateTolerance,
@@ -42,3 +44,14 @@ export {
   UNIT_ROUNDOFF,
 } from "./precision.js";
 export { getReduction, REDUCTION_NAMES, REDUCTIONS, type ReductionName } from "./reductions.js";
+export { checkContract, recordContract, renderContractText } from "./signature.js";
+export type {
+  FileHashCheck,
+  MethodCheck,
+  MethodStatus,
+  PinnedFileHash,
+  PinnedMethod,
+  SignatureContract,
+  SignatureContractReport,
+  SignatureContractSpec,
+} from "./signatureTypes.js";

@@ -5,11 +5,12 @@
  * and every operation rounded to bf16, fp16, fp32 or fp64, reductions and product chains
  * evaluated under seeded, algebraically equal plans — and derives the tolerance from it.
  */
+
+import { bf16DecodeTable, encodeBf16, encodeF16, f16DecodeTable } from "../core/halfFloat.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { createRng } from "../core/rng.js";
 import { ConfigError } from "../errors.js";
-import { bf16DecodeTable, encodeBf16, encodeF16, f16DecodeTable } from "../io/halfFloat.js";
 import { type PolicyLossConfig, validatePolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { Arith, type Round } from "./_internal/arith.js";
@@ -100,7 +101,7 @@ export function checkPrecision(fn: string, arg: string, precision: unknown): Pre
 /**
  * Round a float64 to the nearest value of a precision (ties to even, one rounding from float64).
  *
- * Formula: fp64 x; fp32 Math.fround(x); fp16 / bf16 decode(encode_RNE(x)) with the io/halfFloat
+ * Formula: fp64 x; fp32 Math.fround(x); fp16 / bf16 decode(encode_RNE(x)) with the core/halfFloat
  * codecs (overflow → ±Inf, underflow → subnormals or ±0, NaN → NaN).
  *
  * @param x - The value.

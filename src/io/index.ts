@@ -8,6 +8,8 @@
  * {@link PolicyLossConfig} and back. Every file or content failure is an IoError (code E_IO)
  * naming the file and the rule; nothing here prints.
  */
+
+export { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from "../core/halfFloat.js";
 export {
   BATCH_TENSOR_NAMES,
   type Batch,
@@ -24,7 +26,7 @@ export {
   parsePolicyLossConfig,
   policyLossConfigToJson,
 } from "./configJson.js";
-export { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from "./halfFloat.js";
+export { contractBatchFromTensors } from "./contractBatch.js";
 export { readerFor, SNIFF_BYTES, TENSOR_READERS, type TensorReader } from "./readers.js";
 export { readJsonFile } from "./readJsonFile.js";
 export { readSafetensors } from "./readSafetensors.js";

@@ -8,12 +8,12 @@
  * Pure (no `node:` import): the file reader is ./readSafetensors.ts.
  */
 
+import { bf16DecodeTable, f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import { parseStrictJson } from "./_internal/strictJson.js";
-import { bf16DecodeTable, f16DecodeTable } from "./halfFloat.js";
 import {
   DTYPE_BYTES,
   MAX_SAFETENSORS_HEADER_BYTES,

@@ -3,11 +3,12 @@
  * given, header padded with spaces so the byte buffer starts at a multiple of 8, values encoded
  * little-endian in the requested dtype (float64 → F32/F16/BF16 rounds to nearest, ties to even).
  */
+
+import { encodeBf16, encodeF16 } from "../core/halfFloat.js";
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError, ShapeError } from "../errors.js";
 import { writeFileBytes } from "./_internal/files.js";
-import { encodeBf16, encodeF16 } from "./halfFloat.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
 /** A tensor to write: a dtype, a shape and row-major values (booleans as 0/1). */

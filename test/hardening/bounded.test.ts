@@ -20,10 +20,10 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { checkContract } from "../../src/conformance/contract.js";
 import { driftCheck } from "../../src/conformance/drift.js";
 import { MAX_PYTHON_SOURCE_BYTES } from "../../src/conformance/python/checkout.js";
 import { extractDefinitions } from "../../src/conformance/python/definitions.js";
+import { checkContract } from "../../src/contracts/signature.js";
 import { closestNames } from "../../src/core/names.js";
 import { DEMO_RUN_LIMITS, demoRunPlan, writeDemoRun } from "../../src/demo/demoRun.js";
 import {

@@ -69,7 +69,7 @@ export const contractCommand: Command = {
     onlyOwnOptions(values, "check", Object.keys(CONTRACT_REDUCE_OPTIONS));
     if (typeof values.checkout !== "string" || values.checkout === "")
       throw usage("--checkout", "given", "nothing");
-    const { checkContract, renderContractText } = await import("../../conformance/contract.js");
+    const { checkContract, renderContractText } = await import("../../contracts/signature.js");
     const pin = typeof values.pin === "string" ? values.pin : "trl@v0.29.1";
     const report = await checkContract(values.checkout, pin);
     if (values.json) writeJson(io, "contract check", report);

@@ -111,7 +111,7 @@ export async function runContractReduce(
   const { getReduction } = await import("../../contracts/reductions.js");
   const contract = getReduction(args[0] as string);
   const { readTensors } = await import("../../io/readTensors.js");
-  const { contractBatchFromTensors } = await import("../../contracts/contractBatch.js");
+  const { contractBatchFromTensors } = await import("../../io/contractBatch.js");
   const { checkReduction } = await import("../../contracts/checkReduction.js");
   const batch = contractBatchFromTensors(readTensors(values.batch));
   const check = checkReduction(contract, batch, {

@@ -8,8 +8,9 @@
  * | F16 | 1 | 5 (15) | 10 | 2^−24 | 65504 |
  * | BF16 | 1 | 8 (127) | 7 | 2^−133 | (2 − 2^−7)·2^127 |
  */
-import { fmtValue, mustBe } from "../core/message.js";
+
 import { ConfigError } from "../errors.js";
+import { fmtValue, mustBe } from "./message.js";
 
 interface HalfLayout {
   readonly mantBits: number;
@@ -121,7 +122,7 @@ function checkNumber(fn: string, x: unknown): number {
  * @returns The float64 value (exact; −0 for 0x8000).
  * @throws {ConfigError} E_CONFIG when `bits` is not an integer in [0, 0xFFFF].
  * @derivation docs/io.md#half-precision
- * @enforcedBy test/io/halfFloat.test.ts > f16ToNumber > golden: hand-computed bit patterns decode exactly
+ * @enforcedBy test/core/halfFloat.test.ts > f16ToNumber > golden: hand-computed bit patterns decode exactly
  * @since 0.1.0
  */
 export function f16ToNumber(bits: number): number {
@@ -138,7 +139,7 @@ export function f16ToNumber(bits: number): number {
  * @returns The float64 value (exact; −0 for 0x8000).
  * @throws {ConfigError} E_CONFIG when `bits` is not an integer in [0, 0xFFFF].
  * @derivation docs/io.md#half-precision
- * @enforcedBy test/io/halfFloat.test.ts > bf16ToNumber > golden: hand-computed bit patterns decode exactly
+ * @enforcedBy test/core/halfFloat.test.ts > bf16ToNumber > golden: hand-computed bit patterns decode exactly
  * @since 0.1.0
  */
 export function bf16ToNumber(bits: number): number {
@@ -154,7 +155,7 @@ export function bf16ToNumber(bits: number): number {
  * @returns The 16-bit pattern, an integer in [0, 0xFFFF].
  * @throws {ConfigError} E_CONFIG when `x` is not a number.
  * @derivation docs/io.md#half-precision
- * @enforcedBy test/io/halfFloat.test.ts > numberToF16 > property: decoding then encoding every pattern is the identity
+ * @enforcedBy test/core/halfFloat.test.ts > numberToF16 > property: decoding then encoding every pattern is the identity
  * @since 0.1.0
  */
 export function numberToF16(x: number): number {
@@ -170,7 +171,7 @@ export function numberToF16(x: number): number {
  * @returns The 16-bit pattern, an integer in [0, 0xFFFF].
  * @throws {ConfigError} E_CONFIG when `x` is not a number.
  * @derivation docs/io.md#half-precision
- * @enforcedBy test/io/halfFloat.test.ts > numberToBf16 > property: decoding then encoding every pattern is the identity
+ * @enforcedBy test/core/halfFloat.test.ts > numberToBf16 > property: decoding then encoding every pattern is the identity
  * @since 0.1.0
  */
 export function numberToBf16(x: number): number {

@@ -10,14 +10,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { contractCommand } from "../../src/cli/commands/contract.js";
+import { CONTRACT_PINS } from "../../src/contracts/pins.js";
 import {
   checkContract,
   recordContract,
   renderContractText,
   type SignatureContract,
   type SignatureContractSpec,
-} from "../../src/conformance/contract.js";
-import { CONTRACT_PINS } from "../../src/conformance/pins.js";
+} from "../../src/contracts/signature.js";
 import { UnknownNameError } from "../../src/errors.js";
 import { runMain } from "../cli/_run.js";
 

@@ -2,91 +2,37 @@
  * Signature contracts: the private methods a conformance adapter calls (TRL's
  * `GRPOTrainer._compute_loss`, `_get_per_token_logps_and_entropies`) pinned per release tag, with
  * the SHA-256 of files polgrad reads whole (TRL's PAPO trainer). A check names exactly which
- * parameters were added, removed or renamed and how the return annotation changed.
- * See docs/conformance/drift.md#signature-contracts.
+ * parameters were added, removed or renamed and how the return annotation changed. They live
+ * beside the reduction and liveness contracts; the pins are data in ./pins.ts and the types in
+ * ./signatureTypes.ts. See docs/conformance/drift.md#signature-contracts.
  */
 import { join } from "node:path";
+import { checkoutDir, readCheckoutFile } from "../conformance/python/checkout.js";
+import { extractDefinitions, type PythonDefinition } from "../conformance/python/definitions.js";
+import { diffParameters, formatParameter } from "../conformance/python/signatureDiff.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { IoError, UnknownNameError } from "../errors.js";
 import { CONTRACT_PINS } from "./pins.js";
-import { checkoutDir, readCheckoutFile } from "./python/checkout.js";
-import { extractDefinitions, type PythonDefinition } from "./python/definitions.js";
-import type { PythonParameter } from "./python/signature.js";
-import { diffParameters, formatParameter, type ParameterDiff } from "./python/signatureDiff.js";
+import type {
+  FileHashCheck,
+  MethodCheck,
+  PinnedMethod,
+  SignatureContract,
+  SignatureContractReport,
+  SignatureContractSpec,
+} from "./signatureTypes.js";
 
-/** One method's pinned signature. */
-export interface PinnedMethod {
-  /** Qualified name, e.g. `GRPOTrainer._compute_loss`. */
-  readonly name: string;
-  /** The file that defines it, relative to the repository root. */
-  readonly path: string;
-  readonly parameters: readonly PythonParameter[];
-  readonly returnAnnotation: string | null;
-}
-
-/** A file pinned by the SHA-256 of its bytes. */
-export interface PinnedFileHash {
-  readonly path: string;
-  readonly sha256: string;
-}
-
-/** A named contract: the signatures and file hashes of one framework release. */
-export interface SignatureContract {
-  /** `<framework>@<tag>`, e.g. `trl@v0.29.1`. */
-  readonly name: string;
-  readonly repo: string;
-  readonly tag: string;
-  readonly commit: string;
-  readonly methods: readonly PinnedMethod[];
-  readonly files: readonly PinnedFileHash[];
-}
-
-/** What to record for a contract (the input of {@link recordContract}). */
-export interface SignatureContractSpec {
-  readonly name: string;
-  readonly repo: string;
-  readonly tag: string;
-  readonly commit: string;
-  readonly methods: readonly { readonly name: string; readonly path: string }[];
-  readonly files: readonly string[];
-}
-
-/** One pinned file's bytes compared. */
-export interface FileHashCheck {
-  readonly path: string;
-  readonly status: "equal" | "different" | "missing";
-  readonly pinnedSha256: string;
-  readonly checkoutSha256: string | null;
-}
-
-/** Whether a method still has its pinned signature. */
-export type MethodStatus = "ok" | "broken" | "missing";
-
-/** One pinned method compared. */
-export interface MethodCheck extends ParameterDiff {
-  readonly name: string;
-  readonly path: string;
-  readonly status: MethodStatus;
-  readonly returnAnnotation: {
-    readonly pinned: string | null;
-    readonly checkout: string | null;
-    readonly changed: boolean;
-  };
-}
-
-/** The result of {@link checkContract}. */
-export interface SignatureContractReport {
-  readonly pin: string;
-  readonly repo: string;
-  readonly tag: string;
-  readonly commit: string;
-  readonly checkout: string;
-  /** True when every file hash is equal and every method has its pinned signature. */
-  readonly ok: boolean;
-  readonly files: readonly FileHashCheck[];
-  readonly methods: readonly MethodCheck[];
-}
+export type {
+  FileHashCheck,
+  MethodCheck,
+  MethodStatus,
+  PinnedFileHash,
+  PinnedMethod,
+  SignatureContract,
+  SignatureContractReport,
+  SignatureContractSpec,
+} from "./signatureTypes.js";
 
 async function definitionsOf(
   fn: string,
@@ -129,7 +75,7 @@ function resolvePin(fn: string, pin: string | SignatureContract): SignatureContr
  * @returns The contract pin.
  * @throws {IoError} E_IO when the directory, a file or a method is missing, or a file does not parse.
  * @derivation docs/conformance/drift.md#signature-contracts
- * @enforcedBy test/conformance/contract.test.ts > recordContract > identity: a checkout meets the contract recorded from it
+ * @enforcedBy test/contracts/signature.test.ts > recordContract > identity: a checkout meets the contract recorded from it
  * @since 0.1.0
  */
 export async function recordContract(
@@ -179,8 +125,8 @@ export async function recordContract(
  * @throws {IoError} E_IO when the checkout is not a directory or a pinned method's file does not parse.
  * @throws {UnknownNameError} E_UNKNOWN_NAME when `pin` names no contract.
  * @derivation docs/conformance/drift.md#signature-contracts
- * @enforcedBy test/conformance/contract.test.ts > checkContract > golden: the v1.7.0 fixture against trl@v0.29.1 adds compute_aux_loss and returns three values
- * @enforcedBy test/conformance/contract.test.ts > checkContract > golden: a renamed parameter at the same position is a rename
+ * @enforcedBy test/contracts/signature.test.ts > checkContract > golden: the v1.7.0 fixture against trl@v0.29.1 adds compute_aux_loss and returns three values
+ * @enforcedBy test/contracts/signature.test.ts > checkContract > golden: a renamed parameter at the same position is a rename
  * @since 0.1.0
  */
 export async function checkContract(
@@ -247,7 +193,7 @@ function count(n: number, noun: string): string {
  * @param report - A {@link checkContract} result.
  * @returns The text, ending with a newline.
  * @derivation docs/conformance/drift.md#reports-and-exit-codes
- * @enforcedBy test/conformance/contract.test.ts > renderContractText > golden: one line per added parameter and the return change
+ * @enforcedBy test/contracts/signature.test.ts > renderContractText > golden: one line per added parameter and the return change
  * @since 0.1.0
  */
 export function renderContractText(report: SignatureContractReport): string {

@@ -4,9 +4,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from "../../src/core/halfFloat.js";
 import { ConfigError } from "../../src/errors.js";
-import { bf16ToNumber, f16ToNumber, numberToBf16, numberToF16 } from "../../src/io/index.js";
-import { expectPolgradError } from "./_kit.js";
+import { expectPolgradError } from "../io/_kit.js";
 
 const FC = { seed: 20261130, numRuns: 300 };
 

@@ -1,13 +1,14 @@
 /**
  * A contract batch from named tensors (docs/contracts.md#batch-files): the policy-loss batch of
- * io/ plus the masked-view streams an extension reads, `masked_logprobs` and `masked_entropies`.
+ * {@link toBatch} plus the masked-view streams an extension reads, `masked_logprobs` and
+ * `masked_entropies`. It lives in io/ so that contracts/ takes in-memory batches and reads no files.
  */
+import type { ContractBatch } from "../contracts/contract.js";
 import { fmtShape } from "../core/message.js";
 import type { Matrix } from "../core/tensor.js";
-import { ioError } from "../io/_internal/files.js";
-import { toBatch } from "../io/batch.js";
-import { FLOAT_DTYPES, type NamedTensor, type TensorSet } from "../io/tensorTypes.js";
-import type { ContractBatch } from "./contract.js";
+import { ioError } from "./_internal/files.js";
+import { toBatch } from "./batch.js";
+import { FLOAT_DTYPES, type NamedTensor, type TensorSet } from "./tensorTypes.js";
 
 /** File names of the extension streams, mapped to their batch fields. */
 const EXTENSION_TENSORS = {
