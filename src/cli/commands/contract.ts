@@ -1,27 +1,18 @@
 /**
- * `polgrad contract`: two subcommands. `contract check` checks a local framework checkout against
- * a pinned signature contract (docs/conformance/drift.md#signature-contracts); `contract reduce`
- * checks a reduction contract on a batch (./contractReduce.ts). Exit 0 ok, 1 broken, 2 bad input.
+ * `polgrad contract <subcommand>`: a dispatcher over {@link SUBCOMMANDS}, each in its own file —
+ * `contract check` (signature contracts of a checkout, ./contractCheck.ts) and `contract reduce`
+ * (a reduction contract on a batch, ./contractReduce.ts). Exit 0 ok, 1 broken, 2 bad input.
+ * An option belongs to the subcommands that list it; given to another one it is a usage error.
  */
 import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
-import type { Command, OptionSpec, OptionValues } from "../command.js";
-import { writeJson } from "../output.js";
-import { CONTRACT_REDUCE_OPTIONS, CONTRACT_REDUCE_USAGE } from "./contractReduce.js";
+import type { Command, OptionSpec } from "../command.js";
+import { contractCheck } from "./contractCheck.js";
+import { contractReduce } from "./contractReduce.js";
+import type { ContractSubcommand } from "./contractSubcommand.js";
 
-const CHECK_OPTIONS: Readonly<Record<string, OptionSpec>> = {
-  checkout: {
-    type: "string",
-    argument: "PATH",
-    description: "check: work tree of the framework",
-  },
-  pin: {
-    type: "string",
-    argument: "NAME",
-    description: "check: signature contract to check against, trl@<tag>",
-    default: "trl@v0.29.1",
-  },
-};
+/** Every `contract` subcommand, in help order. A new one is one file and one entry here. */
+export const SUBCOMMANDS: readonly ContractSubcommand[] = [contractCheck, contractReduce];
 
 function usage(arg: string, rule: string, got: string): UsageError {
   return new UsageError(
@@ -31,49 +22,39 @@ function usage(arg: string, rule: string, got: string): UsageError {
   );
 }
 
-/** Reject options that belong to the other subcommand. */
-function onlyOwnOptions(values: OptionValues, sub: string, others: readonly string[]): void {
-  const other = sub === "check" ? "reduce" : "check";
-  for (const name of others) {
-    if (name !== "json" && values[name] !== undefined)
-      throw usage(`--${name}`, `used with 'contract ${other}' only`, `it with 'contract ${sub}'`);
-  }
+/** The union of every subcommand's options, plus the shared `--json`. */
+function allOptions(): Record<string, OptionSpec> {
+  const out: Record<string, OptionSpec> = {};
+  for (const s of SUBCOMMANDS) Object.assign(out, s.options);
+  out.json = { type: "boolean", description: "print one JSON document (the subcommand's report)" };
+  return out;
 }
 
-/** The `contract` command (`check` and `reduce`). */
+/** The `contract` command. */
 export const contractCommand: Command = {
   name: "contract",
-  summary:
-    "Check a checkout's pinned private-method signatures and file hashes (check), or a reduction contract on a batch (reduce).",
-  usage: `contract check --checkout PATH [--pin trl@v0.29.1] [--json]\n   or: polgrad ${CONTRACT_REDUCE_USAGE}`,
+  summary: `Check contracts: ${SUBCOMMANDS.map((s) => s.name).join(", ")} (see docs/contracts.md).`,
+  usage: SUBCOMMANDS.map((s) => s.usage).join("\n   or: polgrad "),
   positionals: 2,
-  options: {
-    ...CHECK_OPTIONS,
-    ...CONTRACT_REDUCE_OPTIONS,
-    json: {
-      type: "boolean",
-      description: "print one JSON document (the contract report or the reduction check)",
-    },
-  },
+  options: allOptions(),
   async run(values, positionals, io) {
-    const sub = positionals[0];
-    if (sub === "reduce") {
-      onlyOwnOptions(values, "reduce", Object.keys(CHECK_OPTIONS));
-      const { runContractReduce } = await import("./contractReduce.js");
-      return runContractReduce(values, positionals, io);
+    const [word, ...args] = positionals;
+    const sub = SUBCOMMANDS.find((s) => s.name === word);
+    if (sub === undefined) {
+      const got = word === undefined ? "nothing" : fmtValue(word);
+      throw usage("SUBCOMMAND", `one of ${SUBCOMMANDS.map((s) => `'${s.name}'`).join(", ")}`, got);
     }
-    if (sub !== "check" || positionals.length !== 1) {
-      const got = positionals.length === 0 ? "nothing" : fmtValue(positionals.join(" "));
-      throw usage("SUBCOMMAND", "'check' or 'reduce NAME'", got);
+    for (const [name, v] of Object.entries(values)) {
+      if (name === "json" || v === undefined || name in sub.options) continue;
+      const owners = SUBCOMMANDS.filter((s) => name in s.options).map(
+        (s) => `'contract ${s.name}'`,
+      );
+      throw usage(
+        `--${name}`,
+        `used with ${owners.join(" or ")} only`,
+        `it with 'contract ${sub.name}'`,
+      );
     }
-    onlyOwnOptions(values, "check", Object.keys(CONTRACT_REDUCE_OPTIONS));
-    if (typeof values.checkout !== "string" || values.checkout === "")
-      throw usage("--checkout", "given", "nothing");
-    const { checkContract, renderContractText } = await import("../../contracts/signature.js");
-    const pin = typeof values.pin === "string" ? values.pin : "trl@v0.29.1";
-    const report = await checkContract(values.checkout, pin);
-    if (values.json) writeJson(io, "contract check", report);
-    else io.stdout(renderContractText(report));
-    return report.ok ? 0 : 1;
+    return sub.run(values, args, io);
   },
 };

@@ -6,6 +6,7 @@ import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { CommandIO, OptionSpec, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
+import type { ContractSubcommand } from "./contractSubcommand.js";
 
 const CMD = "polgrad contract reduce";
 const PRECISIONS = ["bf16", "fp16", "fp32", "fp64"];
@@ -128,3 +129,11 @@ export async function runContractReduce(
   }
   return check.verdict === "holds" ? 0 : 1;
 }
+
+/** The `contract reduce` subcommand. */
+export const contractReduce: ContractSubcommand = {
+  name: "reduce",
+  usage: CONTRACT_REDUCE_USAGE,
+  options: CONTRACT_REDUCE_OPTIONS,
+  run: runContractReduce,
+};
