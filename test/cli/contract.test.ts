@@ -180,6 +180,8 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["drift", "--checkout", F.drift, "--framework", "nope", "--json"]),
   ],
   contract: [
+    // rows: contract check --contract / contract table (adapter contracts)
+    // rows: contract reduce --observed / contract liveness
     row(1, () => ["contract", "check", "--checkout", F.trl, "--pin", "trl@v0.29.1", "--json"]),
     row(0, () => [
       "contract",
