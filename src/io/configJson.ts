@@ -16,6 +16,17 @@ import {
   RATIO_KINDS,
   SURROGATE_KINDS,
 } from "../losses/config.js";
+import {
+  type DoubleEntropyConfig,
+  PAPO_FORMS,
+  PAPO_PRESET_NAMES,
+  PAPO_PRESETS,
+  type PapoConfig,
+  type PapoForm,
+  type PapoPreset,
+  type PapoSettings,
+  withPapoSettings,
+} from "../losses/papoConfig.js";
 
 export { readJsonFile } from "./readJsonFile.js";
 
@@ -48,24 +59,40 @@ class Reader {
   ) {}
 
   fail(arg: string, rule: string, actual: unknown): ConfigError {
-    return new ConfigError(
-      this.fn,
+    return this.failText(
       arg,
-      `${mustBe(this.fn, arg, rule, actual === undefined ? "nothing (the key is missing)" : fmtValue(actual))} (in ${this.source})`,
+      rule,
+      actual === undefined ? "nothing (the key is missing)" : fmtValue(actual),
     );
   }
 
-  object(arg: string, v: unknown, keys: readonly string[]): Obj {
+  /** As {@link fail}, with the actual value already rendered. */
+  failText(arg: string, rule: string, actual: string): ConfigError {
+    return new ConfigError(
+      this.fn,
+      arg,
+      `${mustBe(this.fn, arg, rule, actual)} (in ${this.source})`,
+    );
+  }
+
+  object(
+    arg: string,
+    v: unknown,
+    keys: readonly string[],
+    opts: { readonly aliases?: Readonly<Record<string, string>>; readonly note?: string } = {},
+  ): Obj {
+    const aliases = opts.aliases ?? {};
     if (typeof v !== "object" || v === null || Array.isArray(v))
       throw this.fail(arg, "a JSON object", v);
     for (const k of Object.keys(v)) {
       if (keys.includes(k)) continue;
-      const near = closestNames(k, keys);
+      const alias = Object.hasOwn(aliases, k) ? aliases[k] : undefined;
+      const near = alias !== undefined ? [alias] : closestNames(k, keys);
       const hint = didYouMean(near);
       throw new ConfigError(
         this.fn,
         `${arg}.${k}`,
-        `${mustBe(this.fn, arg, `an object with keys among ${keys.join(", ")}`, `unknown key ${JSON.stringify(k)}${hint}`)} (in ${this.source})`,
+        `${mustBe(this.fn, arg, `an object with keys among ${keys.join(", ")}${opts.note ?? ""}`, `unknown key ${JSON.stringify(k)}${hint}`)} (in ${this.source})`,
       );
     }
     return v as Obj;
@@ -83,6 +110,18 @@ class Reader {
 
   number(arg: string, v: unknown): number {
     if (typeof v !== "number") throw this.fail(arg, "a number", v);
+    return v;
+  }
+
+  /** A finite number ≥ 0 (`orNull`: or null); `rule` names what null means. */
+  nonNegative(arg: string, v: unknown, orNull: string | null = null): number | null {
+    if (orNull !== null && v === null) return null;
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+      throw this.fail(
+        arg,
+        `a finite number >= 0${orNull === null ? "" : ` or null (${orNull})`}`,
+        v,
+      );
     return v;
   }
 
@@ -151,15 +190,20 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
  */
 export function parsePolicyLossConfig(json: unknown, source: string): PolicyLossConfig {
   const r = new Reader("parsePolicyLossConfig", source);
-  const c = r.object("config", json, [
-    "ratio",
-    "surrogate",
-    "clip",
-    "aggregation",
-    "norm_len",
-    "is_correction",
-    "kl",
-  ]);
+  return policyOf(r, r.object("config", json, POLICY_KEYS));
+}
+
+const POLICY_KEYS = [
+  "ratio",
+  "surrogate",
+  "clip",
+  "aggregation",
+  "norm_len",
+  "is_correction",
+  "kl",
+] as const;
+
+function policyOf(r: Reader, c: Obj): PolicyLossConfig {
   return Object.freeze({
     ratio: r.name("config.ratio", c.ratio, RATIO_KINDS),
     surrogate: r.name("config.surrogate", c.surrogate, SURROGATE_KINDS),
@@ -210,4 +254,246 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
             norm_len: kl.normLen ?? null,
           },
   };
+}
+
+/**
+ * The JSON form of PAPO settings, the `perception` block of a loss config, with TRL's
+ * `PAPOConfig` / `GRPOConfig` field names (docs/porting.md#papo-settings maps them to the
+ * official code's and to {@link PapoSettings}).
+ */
+export interface PerceptionJson {
+  /** The preset the block started from, or null. */
+  readonly preset: PapoPreset | null;
+  /** `"trl"` or `"official"`. */
+  readonly form: PapoForm;
+  /** γ. */
+  readonly perception_loss_weight: number;
+  /** The upper clamp of the per-token k3, or null for none. */
+  readonly perception_kl_clip: number | null;
+  /** η1, or null (with η2) for no double-entropy term. */
+  readonly der_loss_weight1: number | null;
+  /** η2, or null (with η1) for no double-entropy term. */
+  readonly der_loss_weight2: number | null;
+  /** β, or null: the parent's KL term is kept as it is. */
+  readonly beta: number | null;
+}
+
+/** What {@link parseLossConfig} returns. */
+export interface LossConfigFromJson {
+  /** The parent policy-loss config, with β applied when the perception block sets it. */
+  readonly policy: PolicyLossConfig;
+  /** The PAPO config, or null when there is no perception block. */
+  readonly papo: PapoConfig | null;
+  /** The perception block as resolved (preset, then explicit fields), or null. */
+  readonly perception: PerceptionJson | null;
+}
+
+const PERCEPTION_KEYS = [
+  "preset",
+  "form",
+  "perception_loss_weight",
+  "perception_kl_clip",
+  "der_loss_weight1",
+  "der_loss_weight2",
+  "beta",
+] as const;
+
+/** Names users bring from the papers, the official code or polgrad's camelCase config. */
+const PERCEPTION_ALIASES: Readonly<Record<string, string>> = {
+  gamma: "perception_loss_weight",
+  kl_prcp_coef: "perception_loss_weight",
+  clip: "perception_kl_clip",
+  use_kl_prcp_clipping: "perception_kl_clip",
+  eta1: "der_loss_weight1",
+  eta2: "der_loss_weight2",
+  kl_coef: "beta",
+  kl_loss_coef: "beta",
+};
+
+/** TRL `PAPOConfig` fields that shape the masked images, not the loss. */
+const IMAGE_KEYS: readonly string[] = ["mask_ratio", "mask_type"];
+
+function perceptionOf(
+  r: Reader,
+  v: unknown,
+  kl: { readonly given: boolean; readonly value: unknown },
+): PerceptionJson {
+  const arg = "config.perception";
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+    const image = Object.keys(v).find((k) => IMAGE_KEYS.includes(k));
+    if (image !== undefined) {
+      throw r.fail(
+        `${arg}.${image}`,
+        `absent: ${image} shapes the masked images, which the batch's masked_logprobs already reflect; it is no loss setting`,
+        (v as Obj)[image],
+      );
+    }
+  }
+  const c = r.object(arg, v, PERCEPTION_KEYS, { aliases: PERCEPTION_ALIASES });
+  const preset =
+    c.preset === undefined || c.preset === null
+      ? null
+      : r.name(`${arg}.preset`, c.preset, PAPO_PRESET_NAMES);
+  const base: PapoSettings | null = preset === null ? null : PAPO_PRESETS[preset];
+  const required = (key: string): never => {
+    throw r.fail(`${arg}.${key}`, "given (it is required without a preset)", undefined);
+  };
+  const form: PapoForm =
+    c.form !== undefined
+      ? r.name(`${arg}.form`, c.form, PAPO_FORMS)
+      : (base?.perception.form ?? required("form"));
+  const gamma =
+    c.perception_loss_weight !== undefined
+      ? (r.nonNegative(`${arg}.perception_loss_weight`, c.perception_loss_weight) as number)
+      : (base?.perception.gamma ?? required("perception_loss_weight"));
+  let clip = base?.perception.clip ?? null;
+  if (c.perception_kl_clip !== undefined) {
+    const x = c.perception_kl_clip;
+    if (x !== null && (typeof x !== "number" || !Number.isFinite(x) || x <= 0))
+      throw r.fail(`${arg}.perception_kl_clip`, "a finite number > 0 or null (no clamp)", x);
+    clip = x;
+  }
+  const eta = (key: "der_loss_weight1" | "der_loss_weight2", preset: number | null) =>
+    c[key] !== undefined
+      ? r.nonNegative(`${arg}.${key}`, c[key], "no double-entropy term")
+      : preset;
+  const eta1 = eta("der_loss_weight1", base?.doubleEntropy?.eta1 ?? null);
+  const eta2 = eta("der_loss_weight2", base?.doubleEntropy?.eta2 ?? null);
+  if ((eta1 === null) !== (eta2 === null)) {
+    const [missing, other] =
+      eta1 === null
+        ? ["der_loss_weight1", "der_loss_weight2"]
+        : ["der_loss_weight2", "der_loss_weight1"];
+    throw r.failText(
+      `${arg}.${missing}`,
+      `a finite number >= 0 when ${other} is set (the double-entropy term has both weights; null for both turns it off)`,
+      c[missing] === undefined
+        ? `nothing${preset === null ? "" : ` (preset ${preset} has none)`}`
+        : fmtValue(c[missing]),
+    );
+  }
+  let beta = base?.beta ?? null;
+  if (c.beta !== undefined) {
+    beta = r.nonNegative(`${arg}.beta`, c.beta, "keep the parent's KL term");
+    if (beta !== null && kl.given) {
+      throw r.failText(
+        `${arg}.beta`,
+        "absent when config.kl is given (β is the coefficient of the k3 KL term that config.kl describes; give it once)",
+        `beta ${fmtValue(beta)} and kl ${fmtValue(kl.value)}`,
+      );
+    }
+  } else if (kl.given) {
+    // An explicit config.kl outranks a preset's β.
+    beta = null;
+  }
+  return {
+    preset,
+    form,
+    perception_loss_weight: gamma,
+    perception_kl_clip: clip,
+    der_loss_weight1: eta1,
+    der_loss_weight2: eta2,
+    beta,
+  };
+}
+
+/**
+ * The {@link PapoSettings} a resolved perception block stands for.
+ *
+ * @derivation docs/io.md#perception-block
+ * @enforcedBy test/io/configJson.perception.test.ts > parseLossConfig > golden: each preset's constants land in the papo config
+ * @since 0.3.0
+ */
+export function perceptionSettings(p: PerceptionJson): PapoSettings {
+  const doubleEntropy: DoubleEntropyConfig | null =
+    p.der_loss_weight1 === null || p.der_loss_weight2 === null
+      ? null
+      : { eta1: p.der_loss_weight1, eta2: p.der_loss_weight2 };
+  return {
+    perception: { gamma: p.perception_loss_weight, clip: p.perception_kl_clip, form: p.form },
+    doubleEntropy,
+    beta: p.beta,
+  };
+}
+
+/**
+ * The perception block of given PAPO settings (the inverse of {@link perceptionSettings}).
+ *
+ * @derivation docs/io.md#perception-block
+ * @enforcedBy test/io/configJson.perception.test.ts > parseLossConfig > identity: the resolved block parses back to the same papo config
+ * @since 0.3.0
+ */
+export function perceptionToJson(
+  settings: PapoSettings,
+  preset: PapoPreset | null,
+): PerceptionJson {
+  return {
+    preset,
+    form: settings.perception.form,
+    perception_loss_weight: settings.perception.gamma,
+    perception_kl_clip: settings.perception.clip ?? null,
+    der_loss_weight1: settings.doubleEntropy?.eta1 ?? null,
+    der_loss_weight2: settings.doubleEntropy?.eta2 ?? null,
+    beta: settings.beta,
+  };
+}
+
+/**
+ * Map a loss config JSON, optionally with a `perception` block, to a policy-loss config and, with
+ * the block, a {@link PapoConfig} (docs/io.md#perception-block).
+ *
+ * Format without `parent`: the keys of {@link parsePolicyLossConfig} plus `perception`. With
+ * `parent` (from `--algorithm papo_g|papo_d`): `{perception}` only. The block
+ * `{preset?, form, perception_loss_weight, perception_kl_clip?, der_loss_weight1?,
+ * der_loss_weight2?, beta?}` starts from the preset's settings (PAPO_PRESETS) and each key given
+ * overrides it; without a preset `form` and `perception_loss_weight` are required, the others
+ * default to null. β replaces the parent's KL term (withPapoSettings); an explicit `config.kl`
+ * outranks a preset's β, and `beta` together with `config.kl` is an error. Values are checked
+ * here (γ, η, β finite ≥ 0; the clamp finite > 0 or null; η1 and η2 both set or both null).
+ *
+ * @param json - The parsed JSON value.
+ * @param source - Where it came from, quoted in error messages.
+ * @param parent - The parent config and its algorithm's name, when the parent comes from the
+ *   registry; the JSON then holds only the perception block.
+ * @returns The parent (β applied), the PAPO config (or null) and the resolved block (or null).
+ * @throws {ConfigError} E_CONFIG for an unknown key (did-you-mean, also for the official code's
+ *   and the paper's names), a missing required key, a wrong JSON type, a value out of range, an
+ *   image-masking key, or β given twice, naming the field path.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown preset, form, or policy-loss name.
+ * @derivation docs/io.md#perception-block
+ * @enforcedBy test/io/configJson.perception.test.ts > parseLossConfig > golden: each preset's constants land in the papo config
+ * @enforcedBy test/io/configJson.perception.test.ts > parseLossConfig > golden: explicit fields override the preset
+ * @enforcedBy test/io/configJson.perception.test.ts > parseLossConfig > rejects: unknown keys with a suggestion, including the official and paper names
+ * @enforcedBy test/io/configJson.perception.test.ts > parseLossConfig > rejects: ill-typed and out-of-range values naming the field path
+ * @since 0.3.0
+ */
+export function parseLossConfig(
+  json: unknown,
+  source: string,
+  parent?: { readonly config: PolicyLossConfig; readonly name: string },
+): LossConfigFromJson {
+  const r = new Reader("parseLossConfig", source);
+  let policy: PolicyLossConfig;
+  let block: unknown;
+  let kl: { given: boolean; value: unknown } = { given: false, value: undefined };
+  if (parent !== undefined) {
+    const c = r.object("config", json, ["perception"], {
+      note: ` (the parent's settings come from ${parent.name})`,
+    });
+    if (c.perception === undefined || c.perception === null)
+      throw r.fail("config.perception", `a perception block (with ${parent.name})`, c.perception);
+    policy = parent.config;
+    block = c.perception;
+  } else {
+    const c = r.object("config", json, [...POLICY_KEYS, "perception"]);
+    policy = policyOf(r, c);
+    if (c.perception === undefined || c.perception === null)
+      return { policy, papo: null, perception: null };
+    block = c.perception;
+    kl = { given: Object.hasOwn(c, "kl"), value: c.kl };
+  }
+  const perception = perceptionOf(r, block, kl);
+  const papo = withPapoSettings(policy, perceptionSettings(perception));
+  const { perception: _p, doubleEntropy: _d, ...parentFields } = papo;
+  return { policy: Object.freeze(parentFields), papo, perception: Object.freeze(perception) };
 }

@@ -6,6 +6,7 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError } from "../errors.js";
+import { KLEstimator } from "../kl/estimator.js";
 import {
   type PolicyLossConfig,
   type ResolvedPolicyLossConfig,
@@ -145,4 +146,112 @@ export function freezePapoConfig(config: PapoConfig): PapoConfig {
     return x;
   };
   return freeze(structuredClone(config));
+}
+
+/**
+ * PAPO's settings as a user sets them, apart from the parent: the perception term, the
+ * double-entropy term and β, the coefficient of the parent's k3 KL-in-loss term (TRL's `beta`).
+ *
+ * @derivation docs/derivations/papo.md#settings-and-presets
+ * @enforcedBy test/losses/papoConfig.presets.test.ts > withPapoSettings > golden: beta 0 drops the parent's kl term, beta > 0 sets trl's k3 term, null keeps the parent's
+ * @since 0.3.0
+ */
+export interface PapoSettings {
+  /** The perception term: γ, the clamp and the form. */
+  readonly perception: PerceptionConfig;
+  /** The double-entropy weights, or null for no double-entropy term. */
+  readonly doubleEntropy: DoubleEntropyConfig | null;
+  /**
+   * β ≥ 0: the parent's KL term becomes TRL's `β·k3(ref − lp)` added to the per-token loss and
+   * aggregated with it (`kl: {kind: "k3", coef: β}`); β = 0 removes the KL term (TRL skips it and
+   * loads no reference model); null leaves the parent's KL term as it is.
+   */
+  readonly beta: number | null;
+}
+
+/**
+ * The PAPO preset names: TRL v0.29.1's `PAPOConfig` defaults, and the official code's constants
+ * (MikeWangWZHL/PAPO @ fb63bf45) for each variant, since its PAPO-G and PAPO-D differ in the
+ * double-entropy term.
+ *
+ * @derivation docs/derivations/papo.md#settings-and-presets
+ * @enforcedBy test/losses/papoConfig.presets.test.ts > PAPO_PRESETS > golden: trl_v0_29_1 carries papoconfig's and grpoconfig's v0.29.1 defaults
+ * @since 0.3.0
+ */
+export const PapoPreset = {
+  TRL_V0_29_1: "trl_v0_29_1",
+  OFFICIAL_PAPO_G: "official_papo_g",
+  OFFICIAL_PAPO_D: "official_papo_d",
+} as const;
+/** One of the PAPO preset names. */
+export type PapoPreset = (typeof PapoPreset)[keyof typeof PapoPreset];
+/** Every PAPO preset name. */
+export const PAPO_PRESET_NAMES: readonly PapoPreset[] = Object.values(PapoPreset);
+
+/**
+ * The PAPO presets (docs/derivations/papo.md#settings-and-presets cites every constant):
+ * - `trl_v0_29_1`: TRL v0.29.1 — trl form, γ = `perception_loss_weight` 0.1
+ *   (papo_config.py:52), clamp [0, 0.2] hard-coded (papo_trainer.py:311), η1 = η2 =
+ *   `der_loss_weight1/2` 0.03 (papo_config.py:57–58), β = GRPOConfig `beta` 0.0
+ *   (grpo_config.py:562), so no KL term;
+ * - `official_papo_g` / `official_papo_d`: the official code's constants as registered in
+ *   `papoGLoss` / `papoDLoss` — official form, γ = `kl_prcp_coef` 0.01, no clip, double entropy
+ *   off (G) or η1 = η2 = 0.03 (D); β null: the parent's KL is the parent's setting, not PAPO's.
+ *
+ * @derivation docs/derivations/papo.md#settings-and-presets
+ * @enforcedBy test/losses/papoConfig.presets.test.ts > PAPO_PRESETS > golden: trl_v0_29_1 carries papoconfig's and grpoconfig's v0.29.1 defaults
+ * @enforcedBy test/losses/papoConfig.presets.test.ts > PAPO_PRESETS > identity: the official presets are the registered papo_g and papo_d constants
+ * @since 0.3.0
+ */
+export const PAPO_PRESETS: Readonly<Record<PapoPreset, PapoSettings>> = Object.freeze({
+  trl_v0_29_1: Object.freeze({
+    perception: Object.freeze({ gamma: 0.1, clip: 0.2, form: PapoForm.TRL }),
+    doubleEntropy: Object.freeze({ eta1: 0.03, eta2: 0.03 }),
+    beta: 0,
+  }),
+  official_papo_g: Object.freeze({
+    perception: Object.freeze({ gamma: 0.01, clip: null, form: PapoForm.OFFICIAL }),
+    doubleEntropy: null,
+    beta: null,
+  }),
+  official_papo_d: Object.freeze({
+    perception: Object.freeze({ gamma: 0.01, clip: null, form: PapoForm.OFFICIAL }),
+    doubleEntropy: Object.freeze({ eta1: 0.03, eta2: 0.03 }),
+    beta: null,
+  }),
+});
+
+/**
+ * A PAPO config from a parent policy-loss config and PAPO settings: the parent's fields, with
+ * `kl` replaced as β says (β = 0 → `null`; β > 0 → `{kind: "k3", coef: β, aggregation: null,
+ * normLen: null}`, TRL's `per_token_loss + β·per_token_kl` aggregated with the loss; β null → the
+ * parent's `kl`), plus `perception` and `doubleEntropy`. No stop-gradient is introduced here; the
+ * settings' other values are checked by {@link validatePapoConfig} when the loss is evaluated.
+ *
+ * @param parent - The parent config (GRPO → PAPO-G, DAPO → PAPO-D, or any other).
+ * @param settings - The perception term, the double-entropy term and β.
+ * @returns A deeply frozen PapoConfig.
+ * @throws {ConfigError} E_CONFIG when β is neither null nor a finite number ≥ 0.
+ * @derivation docs/derivations/papo.md#settings-and-presets
+ * @enforcedBy test/losses/papoConfig.presets.test.ts > withPapoSettings > golden: beta 0 drops the parent's kl term, beta > 0 sets trl's k3 term, null keeps the parent's
+ * @enforcedBy test/losses/papoConfig.presets.test.ts > withPapoSettings > rejects: a negative or non-finite beta
+ * @since 0.3.0
+ */
+export function withPapoSettings(parent: PolicyLossConfig, settings: PapoSettings): PapoConfig {
+  const fn = "withPapoSettings";
+  object(fn, "settings", settings, "a PapoSettings object { perception, doubleEntropy, beta }");
+  const beta = settings.beta ?? null;
+  if (beta !== null) nonNegative(fn, "settings.beta", beta);
+  const kl =
+    beta === null
+      ? (parent.kl ?? null)
+      : beta === 0
+        ? null
+        : { kind: KLEstimator.K3, coef: beta, aggregation: null, normLen: null };
+  return freezePapoConfig({
+    ...parent,
+    kl,
+    perception: settings.perception,
+    doubleEntropy: settings.doubleEntropy ?? null,
+  });
 }

@@ -1,14 +1,24 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
-import { fmtValue } from "../../core/message.js";
+import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
+import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
+import type { PapoConfig } from "../../losses/papoConfig.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
-async function resolveConfig(
-  values: OptionValues,
-): Promise<{ config: PolicyLossConfig; source: string }> {
+/** What `--config` or a non-PAPO `--algorithm` resolves to. */
+type Resolved =
+  | { readonly kind: "policy"; readonly config: PolicyLossConfig; readonly source: string }
+  | {
+      readonly kind: "papo";
+      readonly config: PapoConfig;
+      readonly perception: PerceptionJson;
+      readonly source: string;
+    };
+
+async function resolveConfig(values: OptionValues): Promise<Resolved> {
   const fn = "polgrad loss";
   const hasConfig = typeof values.config === "string";
   const hasAlgo = typeof values.algorithm === "string";
@@ -22,10 +32,19 @@ async function resolveConfig(
   if (hasAlgo) {
     const { getAlgorithm } = await import("../../registry/index.js");
     const spec = getAlgorithm(values.algorithm as string);
-    return { config: spec.loss, source: `algorithm ${spec.name}` };
+    return { kind: "policy", config: spec.loss, source: `algorithm ${spec.name}` };
   }
-  const { readConfigOption } = await import("./configOption.js");
-  return readConfigOption(fn, values.config as string);
+  const { json, source } = await readConfigJson(fn, values.config as string);
+  const { parseLossConfig, parsePolicyLossConfig } = await import("../../io/configJson.js");
+  // A config with a perception block is a PAPO config; without one, exactly the policy-loss
+  // parse that readConfigOption applies.
+  if (typeof json === "object" && json !== null && Object.hasOwn(json, "perception")) {
+    const parsed = parseLossConfig(json, source);
+    if (parsed.papo !== null && parsed.perception !== null)
+      return { kind: "papo", config: parsed.papo, perception: parsed.perception, source };
+    return { kind: "policy", config: parsed.policy, source };
+  }
+  return { kind: "policy", config: parsePolicyLossConfig(json, source), source };
 }
 
 /** The `loss` command. */
@@ -38,7 +57,8 @@ export const lossCommand: Command = {
     config: {
       type: "string",
       argument: "JSON|@file.json",
-      description: "policy-loss config in polgrad's snake_case JSON",
+      description:
+        "policy-loss config in polgrad's snake_case JSON; a perception block makes it PAPO (alone, or with --algorithm papo_g/papo_d)",
     },
     algorithm: {
       type: "string",
@@ -76,7 +96,7 @@ export const lossCommand: Command = {
     if (typeof values.algorithm === "string") {
       const { getAlgorithm } = await import("../../registry/index.js");
       const spec = getAlgorithm(values.algorithm);
-      if (spec.papo !== undefined) return runPapo(values, io, spec.name, spec.papo);
+      if (spec.papo !== undefined) return runPapo(values, io, spec);
     }
     if (values["papo-form"] !== undefined) {
       throw new UsageError(
@@ -85,7 +105,15 @@ export const lossCommand: Command = {
         `${fn}: --papo-form must come with --algorithm papo_g or papo_d; got --papo-form without a PAPO algorithm`,
       );
     }
-    const { config: base, source } = await resolveConfig(values);
+    const resolved = await resolveConfig(values);
+    if (resolved.kind === "papo")
+      return evaluatePapo(values, io, {
+        label: `config ${resolved.source}`,
+        algorithm: null,
+        config: resolved.config,
+        perception: resolved.perception,
+      });
+    const { config: base, source } = resolved;
     const normLen = intOption(values, "norm-len", "loss");
     const config: PolicyLossConfig = normLen === undefined ? base : { ...base, normLen };
     if (typeof values.batch !== "string") {
@@ -153,11 +181,96 @@ async function runFramework(
   return 0;
 }
 
+/**
+ * The `--config` value as parsed JSON: `@path` reads the file, anything else is inline JSON, both
+ * through the strict parser (the same steps as configOption.ts's readConfigOption, before its
+ * policy-loss parse, so that a perception block can be read).
+ */
+async function readConfigJson(fn: string, raw: string): Promise<{ json: unknown; source: string }> {
+  if (raw.startsWith("@")) {
+    const path = raw.slice(1);
+    if (path === "") {
+      throw new UsageError(
+        fn,
+        "--config",
+        mustBe(fn, "--config", "a JSON object or @file.json", `${fmtValue(raw)} (no file name)`),
+      );
+    }
+    const { readJsonFile } = await import("../../io/configJson.js");
+    return { json: readJsonFile(path, fn), source: path };
+  }
+  const { parseStrictJson } = await import("../../io/_internal/strictJson.js");
+  const parsed = parseStrictJson(raw);
+  if (!parsed.ok) {
+    throw new UsageError(
+      fn,
+      "--config",
+      mustBe(
+        fn,
+        "--config",
+        "a JSON object or @file.json",
+        `invalid JSON (${safeText(parsed.reason)} at line ${parsed.line}, column ${parsed.column})`,
+      ),
+    );
+  }
+  return { json: parsed.value, source: "--config" };
+}
+
+/** `--algorithm papo_g|papo_d`: the registered PAPO config, or the parent with a perception block. */
 async function runPapo(
   values: OptionValues,
   io: Parameters<Command["run"]>[2],
-  name: string,
-  papo: NonNullable<AlgorithmSpec["papo"]>,
+  spec: AlgorithmSpec,
+): Promise<number> {
+  const fn = "polgrad loss";
+  const papo = spec.papo as NonNullable<AlgorithmSpec["papo"]>;
+  if (typeof values.config === "string") {
+    if (values["papo-form"] !== undefined)
+      throw new UsageError(
+        fn,
+        "--papo-form",
+        `${fn}: --papo-form must not come with --config (the perception block's form or preset chooses the form); got both`,
+      );
+    const { json, source } = await readConfigJson(fn, values.config);
+    const { parseLossConfig } = await import("../../io/configJson.js");
+    const parsed = parseLossConfig(json, source, { config: spec.loss, name: spec.name });
+    return evaluatePapo(values, io, {
+      label: `algorithm ${spec.name} with ${source}`,
+      algorithm: spec.name,
+      config: parsed.papo as PapoConfig,
+      perception: parsed.perception as PerceptionJson,
+    });
+  }
+  const form = values["papo-form"] ?? "official";
+  if (form !== "official" && form !== "trl")
+    throw new UsageError(
+      fn,
+      "--papo-form",
+      `${fn}: --papo-form must be "trl" or "official"; got ${fmtValue(form)}`,
+    );
+  const config = papo[form];
+  const { perceptionToJson } = await import("../../io/configJson.js");
+  return evaluatePapo(values, io, {
+    label: `algorithm ${spec.name}`,
+    algorithm: spec.name,
+    config,
+    perception: perceptionToJson(
+      { perception: config.perception, doubleEntropy: config.doubleEntropy, beta: null },
+      null,
+    ),
+  });
+}
+
+/** Evaluate papoLoss on `--batch` and print the result (text, or the PAPO `--json` shape). */
+async function evaluatePapo(
+  values: OptionValues,
+  io: Parameters<Command["run"]>[2],
+  run: {
+    readonly label: string;
+    readonly algorithm: string | null;
+    readonly config: PapoConfig;
+    readonly perception: PerceptionJson;
+  },
 ): Promise<number> {
   const fn = "polgrad loss";
   if (typeof values.batch !== "string")
@@ -166,16 +279,9 @@ async function runPapo(
       "--batch",
       `${fn}: --batch must be a batch file (.safetensors or .json); got nothing`,
     );
-  const form = values["papo-form"] ?? "official";
-  if (form !== "official" && form !== "trl")
-    throw new UsageError(
-      fn,
-      "--papo-form",
-      `${fn}: --papo-form must be "trl" or "official"; got ${fmtValue(form)}`,
-    );
-  const base = papo[form];
   const normLen = intOption(values, "norm-len", "loss");
-  const config = normLen === undefined ? base : { ...base, normLen };
+  const config = normLen === undefined ? run.config : { ...run.config, normLen };
+  const form = config.perception.form;
   const { readBatch } = await import("../../io/index.js");
   const batch = readBatch(values.batch, { require: ["masked_logprobs"] });
   const { papoLoss } = await import("../../losses/papo.js");
@@ -185,12 +291,29 @@ async function runPapo(
     entropies: batch.entropies ?? null,
     maskedEntropies: batch.maskedEntropies ?? null,
   });
+  const { policyLossConfigToJson } = await import("../../io/configJson.js");
+  const { perception: _p, doubleEntropy: _d, ...parent } = config;
   if (values.json) {
-    writeJson(io, "loss", { algorithm: name, form, ...r });
+    writeJson(io, "loss", {
+      ...(run.algorithm === null ? {} : { algorithm: run.algorithm }),
+      form,
+      config: policyLossConfigToJson(parent),
+      perception: run.perception,
+      ...r,
+    });
     return 0;
   }
+  const p = run.perception;
+  const kl = parent.kl ?? null;
+  const settings =
+    `γ ${p.perception_loss_weight}, clamp ${p.perception_kl_clip ?? "none"}, ` +
+    `η1 ${p.der_loss_weight1 ?? "none"}, η2 ${p.der_loss_weight2 ?? "none"}, ` +
+    `KL ${kl === null ? "none" : `${kl.kind} ${kl.coef}`}` +
+    (p.beta === null ? " (the parent's)" : ` (β ${p.beta})`) +
+    (p.preset === null ? "" : `; preset ${p.preset}`);
   io.stdout(
-    `algorithm ${name} (${form} form), batch ${values.batch}\n` +
+    `${run.label} (${form} form), batch ${values.batch}\n` +
+      `settings         ${settings}\n` +
       `loss             ${r.loss}\n` +
       `policy loss      ${r.policyLoss} (the parent's)\n` +
       `perception term  ${r.perceptionTerm} (subtracted)\n` +
