@@ -7,6 +7,31 @@
  * (docs/conformance/drift.md#signature-contracts) live here too: pinned private-method signatures
  * and file hashes per release, checked against a checkout.
  */
+
+export { evaluateMethod, evaluateStricter, pythonTupleRepr } from "./adapter.js";
+export { type AdapterCheckOptions, checkAdapterContract } from "./adapterCheck.js";
+export {
+  ADAPTER_CONTRACTS,
+  adapterContractJson,
+  getAdapterContract,
+  parseAdapterContract,
+} from "./adapterFile.js";
+export { type AdapterTableOptions, adapterTable, compareVersionTags } from "./adapterTable.js";
+export { renderAdapterCheckText, renderAdapterTableText } from "./adapterText.js";
+export type {
+  AdapterCheckReport,
+  AdapterContract,
+  AdapterTable,
+  AdapterTableRow,
+  FilePin,
+  FilePinCheck,
+  MethodMessages,
+  MethodRule,
+  MethodVerdict,
+  PinStatus,
+  StricterFinding,
+  StricterRule,
+} from "./adapterTypes.js";
 export {
   type CheckReductionOptions,
   checkReduction,
@@ -29,9 +54,33 @@ export {
   type LivenessMeasure,
   type LivenessOptions,
   type LivenessReport,
+  PAPO_PROBE_MAX_DEGENERATE_BATCHES,
   papoLivenessMeasure,
   probeLiveness,
 } from "./liveness.js";
+export {
+  type AuthorsGradient,
+  type CalibratedGradient,
+  checkObservedReduction,
+  GAMMA_ZERO_GRADIENT_ABS_FLOOR,
+  GAMMA_ZERO_GRADIENT_REL_TOL,
+  type ObservedLoss,
+  type ObservedPosition,
+  type ObservedReduction,
+  type ObservedReductionCheck,
+  type ObservedReductionOptions,
+} from "./observed.js";
+export {
+  type BatchFile,
+  type LivenessForm,
+  observedLivenessMeasure,
+  orderBatchFiles,
+} from "./observedLiveness.js";
+export {
+  OBSERVED_TENSOR_NAMES,
+  type ObservedTensor,
+  observedFromTensors,
+} from "./observedTensors.js";
 export { CONTRACT_PINS } from "./pins.js";
 export {
   type CalibrationOptions,

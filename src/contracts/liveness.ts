@@ -9,6 +9,17 @@ import { ConfigError, VerificationError } from "../errors.js";
 import { type PapoInputs, papoLoss } from "../losses/papo.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
 
+/**
+ * The PAPO-G adapter authors' bound: "the probe fails after PAPO_PROBE_MAX_DEGENERATE_BATCHES = 20
+ * consecutive degenerate batches" — 20 consecutive image-invariant batches are tolerated, the 21st
+ * fails (the default `maxDegenerate` of {@link probeLiveness}).
+ *
+ * @derivation docs/contracts.md#liveness
+ * @enforcedBy test/contracts/livenessCli.test.ts > contract liveness > golden: 20 degenerate batches then a live one exits 0 and 21 degenerate exit 1
+ * @since 0.1.0
+ */
+export const PAPO_PROBE_MAX_DEGENERATE_BATCHES = 20;
+
 /** What a liveness measure returns for one batch. */
 export interface LivenessMeasure {
   /** The extension's term on the batch (e.g. γ·KL_prcp); exactly 0 marks a batch without signal. */
@@ -103,7 +114,7 @@ export function probeLiveness<B>(
   options: LivenessOptions<B>,
 ): LivenessReport {
   const fn = "probeLiveness";
-  const bound = checkBound(fn, options.maxDegenerate ?? 20);
+  const bound = checkBound(fn, options.maxDegenerate ?? PAPO_PROBE_MAX_DEGENERATE_BATCHES);
   let skipped = 0;
   let index = 0;
   for (const batch of batches) {

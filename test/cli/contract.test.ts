@@ -181,7 +181,86 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   ],
   contract: [
     // rows: contract check --contract / contract table (adapter contracts)
+    row(1, () => [
+      "contract",
+      "check",
+      "--checkout",
+      F.trl,
+      "--contract",
+      "papo-g-adapter",
+      "--json",
+    ]),
+    row(2, () => [
+      "contract",
+      "check",
+      "--checkout",
+      F.trl,
+      "--contract",
+      "papo-g-adapter",
+      "--vendored",
+      F.missing,
+    ]),
+    // polgrad's own repository has no TRL trainer: the authors' rule passes nowhere, exit 1.
+    row(
+      1,
+      () => ["contract", "table", "--git", join(fx, "../../../.git"), "--refs", "HEAD", "--json"],
+      true,
+    ),
+    row(2, () => ["contract", "table", "--git", F.missing]),
     // rows: contract reduce --observed / contract liveness
+    row(0, () => {
+      // A γ = 0 dump: child = parent (bit-equal losses), gradients of F.batch's logprobs [2, 3].
+      const g = [
+        [0.1, -0.2, 0.3],
+        [0.4, 0, 0],
+      ];
+      const p = join(dir, "observed.json");
+      writeFileSync(
+        p,
+        JSON.stringify({ parent_grad: g, child_grad: g, parent_loss: [0.5], child_loss: [0.5] }),
+      );
+      return [
+        "contract",
+        "reduce",
+        "papo_g_to_grpo",
+        "--observed",
+        p,
+        "--batch",
+        F.batch,
+        "--precision",
+        "fp32",
+        "--decide",
+        "calibrated",
+        "--json",
+      ];
+    }),
+    row(1, () => {
+      const p = join(dir, "observed-leak.json");
+      writeFileSync(p, JSON.stringify({ parent_grad: [1, 2], child_grad: [1, 3] }));
+      return ["contract", "reduce", "papo_g_to_grpo", "--observed", p];
+    }),
+    row(2, () => ["contract", "reduce", "papo_g_to_grpo", "--observed", F.missing, "--json"]),
+    row(0, () => {
+      const d = mkdtempSync(join(dir, "live-"));
+      writeFileSync(
+        join(d, "step_0.json"),
+        JSON.stringify({ perception_kl: [0], perception_gradient_norm: [0] }),
+      );
+      writeFileSync(
+        join(d, "step_1.json"),
+        JSON.stringify({ perception_kl: [0.1], perception_gradient_norm: [0.2] }),
+      );
+      return ["contract", "liveness", d, "--max-degenerate", "1", "--form", "official", "--json"];
+    }),
+    row(1, () => {
+      const d = mkdtempSync(join(dir, "dead-"));
+      writeFileSync(
+        join(d, "step_0.json"),
+        JSON.stringify({ perception_kl: [0], perception_gradient_norm: [0] }),
+      );
+      return ["contract", "liveness", d, "--max-degenerate", "0"];
+    }),
+    row(2, () => ["contract", "liveness", F.missing, "--json"]),
     row(1, () => ["contract", "check", "--checkout", F.trl, "--pin", "trl@v0.29.1", "--json"]),
     row(0, () => [
       "contract",

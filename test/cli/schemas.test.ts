@@ -5,12 +5,13 @@
  * schemas reject what the contract forbids (a non-finite number, a missing schema_version, an
  * unknown field, a multi-line error message).
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, test } from "vitest";
+import { SUBCOMMANDS } from "../../src/cli/commands/contract.js";
 import { COMMANDS } from "../../src/cli/main.js";
 import { runMain, SCHEMA_DIR, SCHEMA_FILES, schemaFileOf, VALIDATED, validatorOf } from "./_run.js";
 
@@ -20,6 +21,9 @@ const fx = fileURLToPath(new URL("../fixtures/python/", import.meta.url));
 const batchPath = join(dir, "batch.json");
 const papoPath = join(dir, "papo.json");
 const runDir = join(dir, "run");
+const livenessDir = join(dir, "liveness");
+/** The schema of an adapter contract file (docs/conformance/adapters.md), an input format. */
+const ADAPTER_FILE_SCHEMA = "adapter-contract.schema.json";
 
 const batch = {
   logprobs: [
@@ -54,6 +58,11 @@ beforeAll(async () => {
     }),
   );
   expect((await runMain(["demo-run", runDir, "--steps", "6", "--batch-size", "3"])).code).toBe(0);
+  mkdirSync(livenessDir);
+  writeFileSync(
+    join(livenessDir, "step_0.json"),
+    JSON.stringify({ perception_kl: [0.1], perception_gradient_norm: [0.2] }),
+  );
 });
 
 /** One invocation per `--json` document kind (the loss and diagnose schemas have three and two). */
@@ -88,6 +97,17 @@ const KINDS: readonly (() => string[])[] = [
     "fp32",
     "--json",
   ],
+  () => [
+    "contract",
+    "check",
+    "--checkout",
+    join(fx, "contract/v1.7.0"),
+    "--contract",
+    "papo-g-adapter",
+    "--json",
+  ],
+  () => ["contract", "table", "--git", join(testRoot, "../.git"), "--refs", "HEAD", "--json"],
+  () => ["contract", "liveness", livenessDir, "--json"],
   () => ["contracts", "--json"],
   () => ["algorithms", "--json"],
   () => ["describe", "gspo", "--json"],
@@ -122,13 +142,13 @@ describe("json schemas", () => {
   });
 
   test("identity: every command with --json has a success schema and every schema is used", () => {
-    const expected = new Set(["defs.schema.json", "error.schema.json"]);
+    // adapter-contract is the schema of a contract *file* (an input), not of a document.
+    const expected = new Set(["defs.schema.json", "error.schema.json", ADAPTER_FILE_SCHEMA]);
     for (const c of COMMANDS) {
       if (c.options.json === undefined) continue;
-      if (c.name === "contract") {
-        expected.add(schemaFileOf("contract check"));
-        expected.add(schemaFileOf("contract reduce"));
-      } else expected.add(schemaFileOf(c.name));
+      if (c.name === "contract")
+        for (const s of SUBCOMMANDS) expected.add(schemaFileOf(`contract ${s.name}`));
+      else expected.add(schemaFileOf(c.name));
     }
     expect([...expected].sort()).toEqual([...SCHEMA_FILES]);
   });
@@ -143,7 +163,9 @@ describe("json schemas", () => {
       ]);
     }
     const used = [...VALIDATED.keys()].sort();
-    expect(used).toEqual(SCHEMA_FILES.filter((f) => f !== "defs.schema.json"));
+    expect(used).toEqual(
+      SCHEMA_FILES.filter((f) => f !== "defs.schema.json" && f !== ADAPTER_FILE_SCHEMA),
+    );
   });
 
   test("identity: every test that runs the cli goes through the shared runner", () => {

@@ -1,18 +1,27 @@
 /**
  * `polgrad contract <subcommand>`: a dispatcher over {@link SUBCOMMANDS}, each in its own file —
- * `contract check` (signature contracts of a checkout, ./contractCheck.ts) and `contract reduce`
- * (a reduction contract on a batch, ./contractReduce.ts). Exit 0 ok, 1 broken, 2 bad input.
+ * `contract check` (signature and adapter contracts of a checkout, ./contractCheck.ts),
+ * `contract reduce` (a reduction contract on a batch or an observed run, ./contractReduce.ts),
+ * `contract table` (an adapter contract on every tag of a git directory, ./contractTable.ts) and
+ * `contract liveness` (the PAPO liveness probe over a folder of dumps, ./contractLiveness.ts). Exit 0 ok, 1 broken, 2 bad input.
  * An option belongs to the subcommands that list it; given to another one it is a usage error.
  */
 import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { Command, OptionSpec } from "../command.js";
 import { contractCheck } from "./contractCheck.js";
+import { contractLiveness } from "./contractLiveness.js";
 import { contractReduce } from "./contractReduce.js";
 import type { ContractSubcommand } from "./contractSubcommand.js";
+import { contractTable } from "./contractTable.js";
 
 /** Every `contract` subcommand, in help order. A new one is one file and one entry here. */
-export const SUBCOMMANDS: readonly ContractSubcommand[] = [contractCheck, contractReduce];
+export const SUBCOMMANDS: readonly ContractSubcommand[] = [
+  contractCheck,
+  contractReduce,
+  contractLiveness,
+  contractTable,
+];
 
 function usage(arg: string, rule: string, got: string): UsageError {
   return new UsageError(

@@ -1,6 +1,9 @@
 /**
  * `polgrad contract reduce NAME --batch FILE --precision P`: check one reduction contract on a
- * batch file. Exit 0 when it holds, 1 when it is violated, 2 on bad input.
+ * batch file; `polgrad contract reduce NAME --observed FILE [--precision P] [--batch FILE]
+ * [--decide authors|calibrated]`: check it on a run's dumped gradients (and losses) by the
+ * authors' rule and by our calibrated tolerance. Exit 0 when it holds, 1 when it is violated,
+ * 2 on bad input.
  */
 import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
@@ -19,7 +22,18 @@ export const CONTRACT_REDUCE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     type: "string",
     argument: "FILE",
     description:
-      "batch file (.safetensors or .json): the policy-loss tensors, plus masked_logprobs (and entropies, masked_entropies) for papo contracts",
+      "batch file (.safetensors or .json): the policy-loss tensors, plus masked_logprobs (and entropies, masked_entropies) for papo contracts; with --observed, the batch to calibrate on",
+  },
+  observed: {
+    type: "string",
+    argument: "FILE",
+    description:
+      "a run's dump: parent_grad, child_grad (and parent_loss, child_loss, response_mask), checked by the authors' rule and by our calibrated tolerance",
+  },
+  decide: {
+    type: "string",
+    argument: "authors|calibrated",
+    description: "with --observed: which verdict sets the exit code (default authors)",
   },
   precision: {
     type: "string",
@@ -52,7 +66,7 @@ export const CONTRACT_REDUCE_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 
 /** Usage line of `contract reduce`. */
 export const CONTRACT_REDUCE_USAGE: string =
-  "contract reduce NAME --batch FILE --precision bf16|fp16|fp32|fp64 [--seed N] [--pairs N] [--norm-len N] [--strict] [--json]";
+  "contract reduce NAME --batch FILE --precision bf16|fp16|fp32|fp64 [--seed N] [--pairs N] [--norm-len N] [--strict] [--json]\n   or: polgrad contract reduce NAME --observed FILE [--precision P] [--batch FILE] [--decide authors|calibrated] [--seed N] [--pairs N] [--json]";
 
 function usage(arg: string, rule: string, got: string): UsageError {
   return new UsageError(CMD, arg, `${CMD}: ${arg} must be ${rule}; got ${got}`);
@@ -93,6 +107,9 @@ export async function runContractReduce(
       `${args.length} arguments`,
     );
   }
+  if (values.observed !== undefined) return runObserved(values, args[0] as string, io);
+  if (values.decide !== undefined)
+    throw usage("--decide", "used with --observed only", fmtValue(values.decide));
   if (typeof values.batch !== "string" || values.batch === "") {
     throw usage("--batch", "a batch file (.safetensors or .json)", "nothing");
   }
@@ -126,6 +143,54 @@ export async function runContractReduce(
   else {
     const { renderReductionText } = await import("../../contracts/text.js");
     io.stdout(renderReductionText(check, contract));
+  }
+  return check.verdict === "holds" ? 0 : 1;
+}
+
+/**
+ * `contract reduce NAME --observed FILE`: read the dump (and the optional batch), check it by
+ * both tolerance sets and print the report; the `decide` set's verdict is the exit code.
+ */
+async function runObserved(values: OptionValues, name: string, io: CommandIO): Promise<number> {
+  if (typeof values.observed !== "string" || values.observed === "")
+    throw usage("--observed", "a dump file (.safetensors or .json)", "nothing");
+  for (const o of ["strict", "norm-len"] as const) {
+    if (values[o] !== undefined)
+      throw usage(`--${o}`, "used without --observed only", fmtValue(values[o]));
+  }
+  const precision = values.precision ?? "bf16";
+  if (typeof precision !== "string" || !PRECISIONS.includes(precision))
+    throw usage("--precision", `one of ${PRECISIONS.join(", ")}`, fmtValue(precision));
+  const decide = values.decide ?? "authors";
+  if (decide !== "authors" && decide !== "calibrated")
+    throw usage("--decide", "one of authors, calibrated", fmtValue(decide));
+  const seed = intOption(values, "seed", "contract reduce", 0) ?? 0;
+  const pairs = intOption(values, "pairs", "contract reduce") ?? 8;
+  if (pairs > MAX_PAIRS)
+    throw usage("--pairs", `a positive integer <= ${MAX_PAIRS}`, fmtValue(values.pairs));
+  const { getReduction } = await import("../../contracts/reductions.js");
+  const contract = getReduction(name);
+  const { readTensors } = await import("../../io/readTensors.js");
+  const { observedFromTensors } = await import("../../contracts/observedTensors.js");
+  const { checkObservedReduction } = await import("../../contracts/observed.js");
+  let batch = null;
+  if (typeof values.batch === "string" && values.batch !== "") {
+    const { toBatch } = await import("../../io/batch.js");
+    batch = toBatch(readTensors(values.batch));
+  } else if (values.batch !== undefined) {
+    throw usage("--batch", "a batch file (.safetensors or .json)", "nothing");
+  }
+  const observed = observedFromTensors(readTensors(values.observed), batch);
+  const check = checkObservedReduction(contract, observed, {
+    precision: precision as "bf16" | "fp16" | "fp32" | "fp64",
+    decide,
+    seed,
+    pairs,
+  });
+  if (values.json) writeJson(io, "contract reduce", check);
+  else {
+    const { renderObservedText } = await import("../../contracts/observedText.js");
+    io.stdout(renderObservedText(check, contract));
   }
   return check.verdict === "holds" ? 0 : 1;
 }
