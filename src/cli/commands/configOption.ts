@@ -8,22 +8,20 @@ import { UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 
 /**
- * Parse a `--config` value: `@path` reads the file (a regular file; strict JSON), anything else is
- * inline JSON parsed by the same strict parser.
+ * Read a `--config` value as JSON: `@path` reads the file (a regular file; strict JSON), anything
+ * else is inline JSON parsed by the same strict parser.
  *
  * @param fn - The command, e.g. `polgrad loss`, named in errors.
  * @param raw - The option's value.
- * @returns The config and where it came from (`--config` or the path).
+ * @returns The parsed JSON value and where it came from (`--config` or the path).
  * @throws {UsageError} E_USAGE for inline text that is not strict JSON (duplicate key, too deep,
  *   syntax), with the reason and column, or an empty `@`.
  * @throws {IoError} E_IO for an unreadable or invalid `@file`.
- * @throws {ConfigError} E_CONFIG (and E_UNKNOWN_NAME) as parsePolicyLossConfig.
  */
-export async function readConfigOption(
+export async function readConfigValue(
   fn: string,
   raw: string,
-): Promise<{ config: PolicyLossConfig; source: string }> {
-  const { parsePolicyLossConfig, readJsonFile } = await import("../../io/configJson.js");
+): Promise<{ json: unknown; source: string }> {
   if (raw.startsWith("@")) {
     const path = raw.slice(1);
     if (path === "") {
@@ -33,7 +31,8 @@ export async function readConfigOption(
         mustBe(fn, "--config", "a JSON object or @file.json", `${fmtValue(raw)} (no file name)`),
       );
     }
-    return { config: parsePolicyLossConfig(readJsonFile(path, fn), path), source: path };
+    const { readJsonFile } = await import("../../io/configJson.js");
+    return { json: readJsonFile(path, fn), source: path };
   }
   const { parseStrictJson } = await import("../../io/_internal/strictJson.js");
   const parsed = parseStrictJson(raw);
@@ -49,5 +48,24 @@ export async function readConfigOption(
       ),
     );
   }
-  return { config: parsePolicyLossConfig(parsed.value, "--config"), source: "--config" };
+  return { json: parsed.value, source: "--config" };
+}
+
+/**
+ * Parse a `--config` value as a policy-loss config ({@link readConfigValue}, then
+ * parsePolicyLossConfig).
+ *
+ * @param fn - The command, e.g. `polgrad loss`, named in errors.
+ * @param raw - The option's value.
+ * @returns The config and where it came from (`--config` or the path).
+ * @throws {UsageError} E_USAGE / {IoError} E_IO as {@link readConfigValue}.
+ * @throws {ConfigError} E_CONFIG (and E_UNKNOWN_NAME) as parsePolicyLossConfig.
+ */
+export async function readConfigOption(
+  fn: string,
+  raw: string,
+): Promise<{ config: PolicyLossConfig; source: string }> {
+  const { json, source } = await readConfigValue(fn, raw);
+  const { parsePolicyLossConfig } = await import("../../io/configJson.js");
+  return { config: parsePolicyLossConfig(json, source), source };
 }

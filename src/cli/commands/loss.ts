@@ -1,5 +1,5 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
-import { fmtValue, mustBe, safeText } from "../../core/message.js";
+import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
@@ -7,6 +7,7 @@ import type { PapoConfig } from "../../losses/papoConfig.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
+import { readConfigValue } from "./configOption.js";
 
 /** What `--config` or a non-PAPO `--algorithm` resolves to. */
 type Resolved =
@@ -34,7 +35,7 @@ async function resolveConfig(values: OptionValues): Promise<Resolved> {
     const spec = getAlgorithm(values.algorithm as string);
     return { kind: "policy", config: spec.loss, source: `algorithm ${spec.name}` };
   }
-  const { json, source } = await readConfigJson(fn, values.config as string);
+  const { json, source } = await readConfigValue(fn, values.config as string);
   const { parseLossConfig, parsePolicyLossConfig } = await import("../../io/configJson.js");
   // A config with a perception block is a PAPO config; without one, exactly the policy-loss
   // parse that readConfigOption applies.
@@ -181,41 +182,6 @@ async function runFramework(
   return 0;
 }
 
-/**
- * The `--config` value as parsed JSON: `@path` reads the file, anything else is inline JSON, both
- * through the strict parser (the same steps as configOption.ts's readConfigOption, before its
- * policy-loss parse, so that a perception block can be read).
- */
-async function readConfigJson(fn: string, raw: string): Promise<{ json: unknown; source: string }> {
-  if (raw.startsWith("@")) {
-    const path = raw.slice(1);
-    if (path === "") {
-      throw new UsageError(
-        fn,
-        "--config",
-        mustBe(fn, "--config", "a JSON object or @file.json", `${fmtValue(raw)} (no file name)`),
-      );
-    }
-    const { readJsonFile } = await import("../../io/configJson.js");
-    return { json: readJsonFile(path, fn), source: path };
-  }
-  const { parseStrictJson } = await import("../../io/_internal/strictJson.js");
-  const parsed = parseStrictJson(raw);
-  if (!parsed.ok) {
-    throw new UsageError(
-      fn,
-      "--config",
-      mustBe(
-        fn,
-        "--config",
-        "a JSON object or @file.json",
-        `invalid JSON (${safeText(parsed.reason)} at line ${parsed.line}, column ${parsed.column})`,
-      ),
-    );
-  }
-  return { json: parsed.value, source: "--config" };
-}
-
 /** `--algorithm papo_g|papo_d`: the registered PAPO config, or the parent with a perception block. */
 async function runPapo(
   values: OptionValues,
@@ -231,7 +197,7 @@ async function runPapo(
         "--papo-form",
         `${fn}: --papo-form must not come with --config (the perception block's form or preset chooses the form); got both`,
       );
-    const { json, source } = await readConfigJson(fn, values.config);
+    const { json, source } = await readConfigValue(fn, values.config);
     const { parseLossConfig } = await import("../../io/configJson.js");
     const parsed = parseLossConfig(json, source, { config: spec.loss, name: spec.name });
     return evaluatePapo(values, io, {
