@@ -23,17 +23,6 @@ import type {
   SignatureContractSpec,
 } from "./signatureTypes.js";
 
-export type {
-  FileHashCheck,
-  MethodCheck,
-  MethodStatus,
-  PinnedFileHash,
-  PinnedMethod,
-  SignatureContract,
-  SignatureContractReport,
-  SignatureContractSpec,
-} from "./signatureTypes.js";
-
 async function definitionsOf(
   fn: string,
   dir: string,

@@ -13,6 +13,7 @@ import { describe, expect, test } from "vitest";
 import { runContractReduce } from "../../src/cli/commands/contractReduce.js";
 import { REDUCTION_NAMES } from "../../src/contracts/index.js";
 import { IoError, PolgradError, UsageError } from "../../src/index.js";
+import { CLI_BATCH } from "../cli/_batch.js";
 import { runMain } from "../cli/_run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "polgrad-contracts-"));
@@ -33,26 +34,10 @@ function capture(): {
 }
 
 const base = {
-  logprobs: [
-    [-0.2, -1.0, -0.7],
-    [-0.5, "NaN", 123],
-  ],
-  old_logprobs: [
-    [-0.5, -0.7, -0.9],
-    [-0.6, "Infinity", 123],
-  ],
-  ref_logprobs: [
-    [-0.4, -1.1, -0.6],
-    [-0.3, 0, 0],
-  ],
+  ...CLI_BATCH,
   rollout_logprobs: [
     [-0.45, -0.8, -0.95],
     [-0.55, 0, 0],
-  ],
-  advantages: [1.5, -0.8],
-  response_mask: [
-    [true, true, true],
-    [true, false, false],
   ],
 };
 

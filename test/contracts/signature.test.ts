@@ -15,9 +15,11 @@ import {
   checkContract,
   recordContract,
   renderContractText,
-  type SignatureContract,
-  type SignatureContractSpec,
 } from "../../src/contracts/signature.js";
+import type {
+  SignatureContract,
+  SignatureContractSpec,
+} from "../../src/contracts/signatureTypes.js";
 import { UnknownNameError } from "../../src/errors.js";
 import { runMain } from "../cli/_run.js";
 

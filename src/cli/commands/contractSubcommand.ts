@@ -5,6 +5,22 @@
  */
 import type { CommandIO, OptionSpec, OptionValues } from "../command.js";
 
+/** `--contract` and `--vendored`, shared by `contract check` and `contract table`. */
+export const ADAPTER_CONTRACT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  contract: {
+    type: "string",
+    argument: "NAME|FILE",
+    description:
+      "check, table: adapter contract, a built-in (papo-g-adapter) or a contract file (docs/schemas/adapter-contract.schema.json)",
+  },
+  vendored: {
+    type: "string",
+    argument: "FILE",
+    description:
+      "check, table: the adapter's vendored copy of the contract's pinned file (a changed copy fails the check)",
+  },
+};
+
 /** A `polgrad contract <name>` subcommand. */
 export interface ContractSubcommand {
   /** The word after `contract`, e.g. `check`. */

@@ -8,7 +8,7 @@ import { fmtValue } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import { writeJson } from "../output.js";
 import { loadContractOption } from "./contractCheck.js";
-import type { ContractSubcommand } from "./contractSubcommand.js";
+import { ADAPTER_CONTRACT_OPTIONS, type ContractSubcommand } from "./contractSubcommand.js";
 
 const CMD = "polgrad contract table";
 
@@ -33,18 +33,7 @@ export const contractTable: ContractSubcommand = {
       description:
         "table: the refs to check, in this order (default: every tag by version, then HEAD)",
     },
-    contract: {
-      type: "string",
-      argument: "NAME|FILE",
-      description:
-        "check, table: adapter contract, a built-in (papo-g-adapter) or a contract file (docs/schemas/adapter-contract.schema.json)",
-    },
-    vendored: {
-      type: "string",
-      argument: "FILE",
-      description:
-        "check, table: the adapter's vendored copy of the contract's pinned file (a changed copy fails the check)",
-    },
+    ...ADAPTER_CONTRACT_OPTIONS,
   },
   async run(values, args, io) {
     if (args.length !== 0)
