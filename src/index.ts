@@ -191,8 +191,20 @@ export {
   type ToleranceCalibration,
   UNIT_ROUNDOFF,
 } from "./contracts/index.js";
-export type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "./core/tensor.js";
-export { maskToRows, toRows } from "./core/tensor.js";
+export {
+  type DenseLike,
+  type Mask,
+  type MaskLike,
+  type Matrix,
+  type MatrixLike,
+  mask,
+  maskToRows,
+  matrix,
+  type NumberRow,
+  type NumericTypedArray,
+  toRows,
+  type VectorLike,
+} from "./core/tensor.js";
 export {
   type DemoRunOptions,
   type DemoRunPlan,
@@ -201,6 +213,8 @@ export {
 } from "./demo/demoRun.js";
 export { type ClipReport, clipReport } from "./diagnostics/clipping.js";
 export {
+  type Alarm,
+  type AlarmCode,
   type BatchDiagnosis,
   DETECTORS,
   type DetectorName,
@@ -211,7 +225,6 @@ export {
 export {
   type DiagnoseRunOptions,
   diagnoseRun,
-  listRunSteps,
   type RunDiagnosis,
   type RunProblem,
   type RunStep,
@@ -283,8 +296,14 @@ export {
   contractBatchFromTensors,
   encodeSafetensors,
   type NamedTensor,
+  NPY_READER,
+  NPZ_READER,
   type PolicyLossConfigJson,
+  PT_READER,
+  parseNpy,
+  parseNpz,
   parsePolicyLossConfig,
+  parsePt,
   parseSafetensors,
   policyLossConfigToJson,
   REQUIRED_BATCH_TENSORS,
@@ -297,6 +316,7 @@ export {
   TENSOR_DTYPES,
   TENSOR_READERS,
   type TensorDtype,
+  type TensorFormat,
   type TensorReader,
   type TensorSet,
   type TensorsToWrite,
@@ -305,6 +325,17 @@ export {
   toBatch,
   writeSafetensors,
 } from "./io/index.js";
+export {
+  type CustomNameMap,
+  NAME_MAP_IDS,
+  type NameMapId,
+  type NameOptions,
+  type NameResolution,
+  type ResponseSlice,
+  resolveNames,
+} from "./io/names.js";
+export { readTensorsFromBytes } from "./io/readTensors.js";
+export { type RunScan, type RunStepEntry, scanRunFolder } from "./io/runFolder.js";
 export {
   KL_ESTIMATORS,
   type KLAggregateOptions,

@@ -145,7 +145,17 @@ export function makeTargets(api, { root, scratch }) {
       ]),
     ),
   ]);
+  // NumPy and torch files as their own writers produce them (recorded fixtures), so that the
+  // npy, npz and pt readers are mutated from valid files; the other targets splice only the
+  // json and safetensors seeds, as in the campaign of docs/fuzz.md.
   const allSeeds = [...readerSeeds.values()].flat();
+  const fixture = (p) => new Uint8Array(readFileSync(join(root, "test/fixtures/io", p)));
+  readerSeeds.set(
+    "npy",
+    ["npy/f4_le.npy", "npy/fortran_i4_be.npy", "npy/version3.npy", "npy/b1_na.npy"].map(fixture),
+  );
+  readerSeeds.set("npz", ["npy/savez.npz", "npy/savez_compressed.npz"].map(fixture));
+  readerSeeds.set("pt", ["pt/batch.pt", "pt/views.pt", "pt/state_dict.pt"].map(fixture));
   const bytesTarget = (name, seeds, run, finite = false) => ({
     name,
     seeds,

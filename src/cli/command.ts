@@ -19,6 +19,17 @@ export interface CommandIO {
   readonly stderr: (text: string) => void;
   /** Whether stderr is a terminal (progress bars are drawn only then). */
   readonly stderrIsTTY?: boolean;
+  /**
+   * Read all of standard input, at most `maxBytes` bytes (`--batch -`, `--config -`); throws an
+   * IoError for a terminal, more bytes than allowed, or a read error. Absent: no stdin.
+   */
+  readonly readStdin?: (maxBytes: number) => Uint8Array;
+  /**
+   * A notice for people (names read, tensors set aside): one line `polgrad <command>: …`,
+   * written to stderr when the command ends without an error (docs/cli.md#output-streams);
+   * absent, notices go to stderr at once.
+   */
+  readonly notice?: (text: string) => void;
 }
 
 /** Parsed options of one invocation. */

@@ -21,7 +21,7 @@ import { frameworksCommand } from "./commands/frameworks.js";
 import { lossCommand } from "./commands/loss.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
-import { processIO, renderError } from "./output.js";
+import { processIO, readProcessStdin, renderError } from "./output.js";
 
 /** Every command, in help order. */
 export const COMMANDS: readonly Command[] = [
@@ -62,6 +62,7 @@ const defaultIO: CommandIO = {
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
   stderrIsTTY: process.stderr.isTTY === true,
+  readStdin: readProcessStdin,
 };
 
 /** Longest name a did-you-mean suggestion is computed for (edit distance is quadratic). */
@@ -131,7 +132,13 @@ function parseCommandArgs(
     }
     const placeholder = spec.argument ?? "value";
     if (tok.value === undefined) throw fail(flag, `followed by ${placeholder}`, "nothing");
-    if (!tok.inlineValue && tok.value.startsWith("-") && !NEGATIVE_NUMBER.test(tok.value))
+    // "-" alone is a value: standard input (--batch -, --config -).
+    if (
+      !tok.inlineValue &&
+      tok.value !== "-" &&
+      tok.value.startsWith("-") &&
+      !NEGATIVE_NUMBER.test(tok.value)
+    )
       throw fail(
         flag,
         `followed by ${placeholder} (write ${flag}=VALUE for a value that starts with '-')`,
@@ -185,7 +192,17 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
       return 0;
     }
     const { values, positionals } = parseCommandArgs(cmd, rest);
-    return await cmd.run(values, positionals, io);
+    // Notices are held until the command ends: printed on success or a failed check, dropped
+    // under an error with --json (the error document is then the one stderr line).
+    const notices: string[] = [];
+    const code = await cmd
+      .run(values, positionals, { ...io, notice: (t) => notices.push(t) })
+      .catch((err: unknown) => {
+        if (!json) for (const n of notices) io.stderr(n);
+        throw err;
+      });
+    for (const n of notices) io.stderr(n);
+    return code;
   } catch (err) {
     const hints: string[] = [];
     if (err instanceof UsageError)

@@ -2,6 +2,7 @@
  * Shared CLI output: the `--json` document, option parsing helpers, error rendering (one capped,
  * escaped line per error) and the process streams (write errors and EPIPE; docs/cli.md#output-streams).
  */
+import { readSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { IoError, PolgradError, UnknownNameError, UsageError } from "../errors.js";
 import { toWire } from "../report/wire.js";
@@ -16,10 +17,14 @@ export const MAX_ERROR_LINE = 2000;
 /** Exit status after stdout or stderr was closed by the reader (EPIPE): 128 + SIGPIPE, quietly. */
 export const EXIT_BROKEN_PIPE = 141;
 
-/** Write the one `--json` document: `{schema_version, command, ok: true, result}`. */
-export function writeJson(io: CommandIO, command: string, result: unknown): void {
+/**
+ * Write the one `--json` document: `{schema_version, command, ok, result}`. `ok` is true iff the
+ * command exits 0: false when a check ran and failed (exit 1: an alarm, drift, a broken contract,
+ * a verification failure); docs/cli.md#json-output.
+ */
+export function writeJson(io: CommandIO, command: string, result: unknown, ok = true): void {
   io.stdout(
-    `${JSON.stringify({ schema_version: SCHEMA_VERSION, command, ok: true, result: toWire(result) }, null, 2)}\n`,
+    `${JSON.stringify({ schema_version: SCHEMA_VERSION, command, ok, result: toWire(result) }, null, 2)}\n`,
   );
 }
 
@@ -142,6 +147,7 @@ export function processIO(
     stdout: writer("stdout"),
     stderr: writer("stderr"),
     stderrIsTTY: process.stderr.isTTY === true,
+    readStdin: readProcessStdin,
   };
   const finish = async (code: number): Promise<number> => {
     if (pending > 0 && failure === null) await new Promise<void>((resolve) => (settle = resolve));
@@ -169,4 +175,52 @@ export function processIO(
     return 2;
   };
   return { io, finish };
+}
+
+/**
+ * Read the process's standard input to its end, at most `maxBytes` bytes, in 1 MiB chunks (a
+ * terminal is refused: `--batch -` waits for a pipe or a redirected file, never for typing).
+ */
+export function readProcessStdin(maxBytes: number): Uint8Array {
+  const fn = "polgrad";
+  if (process.stdin.isTTY === true) {
+    throw new IoError(
+      fn,
+      "stdin",
+      mustBe(fn, "stdin", "a pipe or a redirected file (for -)", "a terminal"),
+      "<stdin>",
+    );
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const buf = new Uint8Array(2 ** 20);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buf, 0, buf.length, null);
+    } catch (e) {
+      const code = String((e as NodeJS.ErrnoException)?.code ?? "EIO");
+      if (code === "EAGAIN") continue;
+      if (code === "EOF") break;
+      throw new IoError(fn, "stdin", mustBe(fn, "stdin", "readable", code), "<stdin>");
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > maxBytes) {
+      throw new IoError(
+        fn,
+        "stdin",
+        mustBe(fn, "stdin", `at most ${maxBytes} bytes`, `more than ${maxBytes} bytes`),
+        "<stdin>",
+      );
+    }
+    chunks.push(buf.slice(0, n));
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }

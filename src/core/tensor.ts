@@ -3,6 +3,8 @@
  * vectors, plus constructors from nested arrays. All arithmetic in polgrad is float64; float32
  * and half-precision inputs are upcast on read (docs/conventions.md#dtype).
  */
+import { MaskError, ShapeError } from "../errors.js";
+import { fmtValue, mustBe } from "./message.js";
 
 /** A `[rows, cols]` float64 matrix in row-major order: element (b, t) is `data[b * cols + t]`. */
 export interface Matrix {
@@ -18,14 +20,65 @@ export interface Mask {
   readonly data: Uint8Array;
 }
 
-/** A matrix given either as a {@link Matrix} or as nested rows of numbers. */
-export type MatrixLike = Matrix | readonly (readonly number[])[];
+/** Any typed array of numbers (what PyTorch/NumPy bridges and binary readers hand over). */
+export type NumericTypedArray =
+  | Float64Array
+  | Float32Array
+  | Int32Array
+  | Int16Array
+  | Int8Array
+  | Uint32Array
+  | Uint16Array
+  | Uint8Array
+  | Uint8ClampedArray;
 
-/** A mask given either as a {@link Mask} or as nested rows of booleans (or 0/1). */
-export type MaskLike = Mask | readonly (readonly (boolean | number)[])[];
+/** One row of numbers: a plain array or a typed array. */
+export type NumberRow = readonly number[] | NumericTypedArray;
 
-/** A `[B]` vector given as a Float64Array or a plain array of numbers. */
-export type VectorLike = Float64Array | readonly number[];
+/**
+ * A dense `[rows, cols]` tensor in row-major order with any numeric data (a Float32Array, a plain
+ * array, 0/1 numbers or booleans for a mask); converted to float64 (or 0/1 bytes) on entry. Build
+ * one with {@link matrix} or {@link mask}.
+ */
+export interface DenseLike {
+  readonly rows: number;
+  readonly cols: number;
+  readonly data: NumericTypedArray | readonly number[] | readonly boolean[];
+}
+
+/** A matrix given as a {@link Matrix}, a {@link DenseLike} or nested rows (arrays or typed arrays). */
+export type MatrixLike = Matrix | DenseLike | readonly NumberRow[];
+
+/** A mask given as a {@link Mask}, a {@link DenseLike} of 0/1, or nested rows of booleans or 0/1. */
+export type MaskLike =
+  | Mask
+  | DenseLike
+  | readonly (readonly (boolean | number)[] | NumericTypedArray)[];
+
+/** A `[B]` vector given as a typed array or a plain array of numbers. */
+export type VectorLike = NumericTypedArray | readonly number[];
+
+/** True for a typed array of numbers (not a DataView, not a BigInt64Array). */
+export function isNumericTypedArray(x: unknown): x is NumericTypedArray {
+  return (
+    ArrayBuffer.isView(x) &&
+    !(x instanceof DataView) &&
+    !(x instanceof BigInt64Array) &&
+    !(x instanceof BigUint64Array)
+  );
+}
+
+/** True for a {@link DenseLike}: integer rows and cols and an array-like `data`. */
+export function isDenseLike(x: unknown): x is DenseLike {
+  if (typeof x !== "object" || x === null || Array.isArray(x) || ArrayBuffer.isView(x))
+    return false;
+  const d = x as { rows?: unknown; cols?: unknown; data?: unknown };
+  return (
+    typeof d.rows === "number" &&
+    typeof d.cols === "number" &&
+    (Array.isArray(d.data) || isNumericTypedArray(d.data))
+  );
+}
 
 /** Allocate a zero-filled `[rows, cols]` matrix. */
 export function zeros(rows: number, cols: number): Matrix {
@@ -60,6 +113,109 @@ export function isMask(x: unknown): x is Mask {
     "data" in x &&
     (x as { data: unknown }).data instanceof Uint8Array
   );
+}
+
+/**
+ * Build a `[rows, cols]` matrix from flat row-major data (a Float32Array from a tensor bridge, a
+ * Float64Array, a plain array): values are copied into float64 exactly (a Float64Array is used
+ * as is).
+ *
+ * Format: element (b, t) is `data[b * cols + t]`.
+ *
+ * @param rows - B ≥ 1.
+ * @param cols - T ≥ 1.
+ * @param data - rows·cols numbers.
+ * @returns The matrix.
+ * @throws {ShapeError} E_SHAPE when rows or cols is not a positive integer or data's length is not rows·cols, or a value is not a number.
+ * @derivation docs/conventions.md#shapes
+ * @enforcedBy test/core/inputs.test.ts > matrix > golden: flat float32, float64 and plain data become a float64 matrix
+ * @since 0.1.0
+ */
+export function matrix(
+  rows: number,
+  cols: number,
+  data: NumericTypedArray | readonly number[],
+): Matrix {
+  const fn = "matrix";
+  checkDims(fn, rows, cols, data);
+  if (data instanceof Float64Array) return { rows, cols, data };
+  const out = new Float64Array(rows * cols);
+  for (let i = 0; i < out.length; i++) {
+    const v = data[i];
+    if (typeof v !== "number") {
+      throw new ShapeError(
+        fn,
+        "data",
+        mustBe(fn, "data", "numbers", `${fmtValue(v)} at flat index ${i}`),
+      );
+    }
+    out[i] = v;
+  }
+  return { rows, cols, data: out };
+}
+
+/**
+ * Build a `[rows, cols]` mask from flat row-major data: 0/1 numbers of any typed array, or booleans.
+ *
+ * Format: element (b, t) is `data[b * cols + t]`; 1 (true) marks a response token.
+ *
+ * @param rows - B ≥ 1.
+ * @param cols - T ≥ 1.
+ * @param data - rows·cols values, each 0, 1, false or true.
+ * @returns The mask (a Uint8Array of 0/1 is used as is).
+ * @throws {ShapeError} E_SHAPE for bad dimensions or length; {@link MaskError} E_MASK for a value other than 0/1.
+ * @derivation docs/conventions.md#masks
+ * @enforcedBy test/core/inputs.test.ts > mask > golden: uint8, float64 0/1 and boolean data become a mask
+ * @since 0.1.0
+ */
+export function mask(
+  rows: number,
+  cols: number,
+  data: NumericTypedArray | readonly number[] | readonly boolean[],
+): Mask {
+  const fn = "mask";
+  checkDims(fn, rows, cols, data);
+  const out = data instanceof Uint8Array ? data : new Uint8Array(rows * cols);
+  for (let i = 0; i < rows * cols; i++) {
+    const v = data[i];
+    if (v === 1 || v === true) out[i] = 1;
+    else if (v === 0 || v === false) out[i] = 0;
+    else {
+      throw new MaskError(
+        fn,
+        "data",
+        mustBe(fn, "data", "0/1 valued (or booleans)", `${fmtValue(v)} at flat index ${i}`),
+      );
+    }
+  }
+  return { rows, cols, data: out };
+}
+
+function checkDims(fn: string, rows: unknown, cols: unknown, data: { length: number }): void {
+  for (const [arg, v] of [
+    ["rows", rows],
+    ["cols", cols],
+  ] as const) {
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, "a positive integer", fmtValue(v)));
+    }
+  }
+  if (
+    typeof data !== "object" ||
+    data === null ||
+    data.length !== (rows as number) * (cols as number)
+  ) {
+    throw new ShapeError(
+      fn,
+      "data",
+      mustBe(
+        fn,
+        "data",
+        `rows × cols = ${(rows as number) * (cols as number)} values`,
+        typeof data === "object" && data !== null ? `${data.length} values` : fmtValue(data),
+      ),
+    );
+  }
 }
 
 /** Element (b, t) of a matrix. */

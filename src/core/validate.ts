@@ -7,8 +7,11 @@
 import { MaskError, NonFiniteError, ShapeError } from "../errors.js";
 import { fmtIndices, fmtShape, fmtValue, mustBe } from "./message.js";
 import {
+  type DenseLike,
+  isDenseLike,
   isMask,
   isMatrix,
+  isNumericTypedArray,
   type Mask,
   type MaskLike,
   type Matrix,
@@ -18,22 +21,50 @@ import {
 
 /** Describe the shape of an arbitrary nested-array value for a message, e.g. `[4]` or `[2, 3]`. */
 export function describeShape(x: unknown): string {
-  if (isMatrix(x) || isMask(x)) return fmtShape([x.rows, x.cols]);
-  if (x instanceof Float64Array) return fmtShape([x.length]);
+  if (isMatrix(x) || isMask(x) || isDenseLike(x)) return fmtShape([x.rows, x.cols]);
+  if (isNumericTypedArray(x)) return fmtShape([x.length]);
   if (!Array.isArray(x)) return x === null ? "null" : typeof x;
   // Iterative, and at most MAX_RANK dimensions printed: an array nested 1e5 deep is described in
   // a short line, never by recursion (no RangeError) nor by a 300 kB shape.
   const dims: number[] = [];
   let depth = 0;
   let cur: unknown = x;
-  while (Array.isArray(cur)) {
+  while (Array.isArray(cur) || isNumericTypedArray(cur)) {
     if (depth < MAX_RANK) dims.push(cur.length);
     depth++;
-    cur = cur[0];
+    cur = (cur as ArrayLike<unknown>)[0];
   }
   return depth > MAX_RANK
     ? `${fmtShape(dims).slice(0, -1)}, …] (nested ${depth} deep)`
     : fmtShape(dims);
+}
+
+/**
+ * Describe what was received for a tensor argument, accurately: `shape [4, 6]` for arrays and
+ * tensors, `a flat Float32Array of length 24 (build a matrix with matrix(rows, cols, data))`,
+ * `{rows: 4, cols: 6} with 20 values`, `undefined`, `a string "x"`.
+ * @enforcedBy test/core/inputs.test.ts > describeInput > golden: every kind of received value is named accurately
+ */
+export function describeInput(x: unknown): string {
+  if (x === undefined) return "undefined";
+  if (x === null) return "null";
+  if (isNumericTypedArray(x)) {
+    return `a flat ${x.constructor.name} of length ${x.length} (give 2-D data as matrix(rows, cols, data) or mask(rows, cols, data))`;
+  }
+  if (ArrayBuffer.isView(x)) return `a ${x.constructor.name}`;
+  if (isDenseLike(x) || isMatrix(x) || isMask(x)) {
+    const d = x as { rows: number; cols: number; data: { length: number } };
+    const n = d.rows * d.cols;
+    return d.data.length === n
+      ? `shape ${fmtShape([d.rows, d.cols])}`
+      : `{rows: ${fmtValue(d.rows)}, cols: ${fmtValue(d.cols)}} with ${d.data.length} values`;
+  }
+  if (Array.isArray(x)) return `shape ${describeShape(x)}`;
+  if (typeof x === "object") {
+    const keys = Object.keys(x).slice(0, 5);
+    return keys.length === 0 ? "an empty object" : `an object with keys ${keys.join(", ")}`;
+  }
+  return `a ${typeof x} ${fmtValue(x)}`;
 }
 
 /** Dimensions {@link describeShape} prints before eliding the rest. */
@@ -55,11 +86,49 @@ export function requireRecord(fn: string, arg: string, x: unknown, what: string)
   if (typeof x !== "object" || x === null || Array.isArray(x)) {
     throw new ShapeError(fn, arg, mustBe(fn, arg, what, fmtValue(x)));
   }
+  // polgrad's file and Python names are snake_case; the TypeScript fields are camelCase. A
+  // snake_case key whose camelCase field is absent is a porting slip, not a missing tensor.
+  for (const key of Object.keys(x)) {
+    if (!key.includes("_")) continue;
+    const c = camel(key);
+    if (INPUT_FIELDS.has(c) && !Object.hasOwn(x, c)) {
+      throw new ShapeError(
+        fn,
+        `${arg}.${c}`,
+        mustBe(
+          fn,
+          `${arg}.${c}`,
+          `given under its camelCase name (the TypeScript API; snake_case is the file and Python name, docs/porting.md)`,
+          `the snake_case key ${fmtValue(key)} (did you mean "${c}"?)`,
+        ),
+      );
+    }
+  }
 }
 
-function isRows(x: unknown): x is readonly (readonly unknown[])[] {
-  return Array.isArray(x) && x.length > 0 && x.every((r) => Array.isArray(r));
+function isRows(x: unknown): x is readonly ArrayLike<unknown>[] {
+  return (
+    Array.isArray(x) && x.length > 0 && x.every((r) => Array.isArray(r) || isNumericTypedArray(r))
+  );
 }
+
+/** The camelCase fields of the inputs records (PolicyLossInputs, PapoInputs, batches). */
+const INPUT_FIELDS: ReadonlySet<string> = new Set([
+  "logprobs",
+  "oldLogprobs",
+  "advantages",
+  "responseMask",
+  "refLogprobs",
+  "rolloutLogprobs",
+  "values",
+  "oldValues",
+  "returns",
+  "entropies",
+  "maskedLogprobs",
+  "maskedEntropies",
+]);
+
+const camel = (k: string): string => k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 /**
  * Validate and convert a `[B, T]` matrix argument. Nested rows must be rectangular and hold numbers
@@ -69,6 +138,28 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
   if (isMatrix(x)) {
     checkDense(fn, arg, x);
     return x;
+  }
+  if (isDenseLike(x)) {
+    checkDense(fn, arg, x);
+    const data = new Float64Array(x.rows * x.cols);
+    for (let i = 0; i < data.length; i++) {
+      const v = x.data[i];
+      if (typeof v !== "number") {
+        const b = Math.floor(i / x.cols);
+        throw new ShapeError(
+          fn,
+          arg,
+          mustBe(
+            fn,
+            arg,
+            "a [B, T] array of numbers",
+            `${cellText(v)} at (${b}, ${i - b * x.cols})`,
+          ),
+        );
+      }
+      data[i] = v;
+    }
+    return { rows: x.rows, cols: x.cols, data };
   }
   return fromRows(fn, arg, x, Float64Array, (v, b, t) => {
     if (typeof v === "number") return v;
@@ -80,7 +171,7 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
   });
 }
 
-function checkDense(fn: string, arg: string, x: Matrix | Mask): void {
+function checkDense(fn: string, arg: string, x: Matrix | Mask | DenseLike): void {
   if (
     !Number.isInteger(x.rows) ||
     !Number.isInteger(x.cols) ||
@@ -88,11 +179,7 @@ function checkDense(fn: string, arg: string, x: Matrix | Mask): void {
     x.cols < 1 ||
     x.data.length !== x.rows * x.cols
   ) {
-    throw new ShapeError(
-      fn,
-      arg,
-      mustBe(fn, arg, "2-D [B, T] with B, T >= 1", `shape ${describeShape(x)}`),
-    );
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with B, T >= 1", describeInput(x)));
   }
 }
 
@@ -104,14 +191,13 @@ function fromRows<A extends Float64Array | Uint8Array>(
   Ctor: new (n: number) => A,
   cell: (v: unknown, b: number, t: number) => number,
 ): { rows: number; cols: number; data: A } {
-  if (!isRows(x))
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+  if (!isRows(x)) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
   const rows = x.length;
-  const cols = (x[0] as readonly unknown[]).length;
+  const cols = (x[0] as ArrayLike<unknown>).length;
   if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
   const data = new Ctor(rows * cols);
   for (let b = 0; b < rows; b++) {
-    const row = x[b] as readonly unknown[];
+    const row = x[b] as ArrayLike<unknown>;
     if (row.length !== cols) {
       throw new ShapeError(
         fn,
@@ -128,7 +214,7 @@ function fromRows<A extends Float64Array | Uint8Array>(
       const v = row[t];
       // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
       if (Array.isArray(v)) {
-        throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", `shape ${describeShape(x)}`));
+        throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
       }
       data[b * cols + t] = cell(v, b, t);
     }
@@ -139,11 +225,17 @@ function fromRows<A extends Float64Array | Uint8Array>(
 /** Validate and convert a `[B]` vector argument (any float values; finiteness checked separately). */
 export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
   if (x instanceof Float64Array) return x;
+  if (isNumericTypedArray(x)) return Float64Array.from(x);
   if (!Array.isArray(x) || x.some((v) => typeof v !== "number")) {
     throw new ShapeError(
       fn,
       arg,
-      mustBe(fn, arg, "1-D [B] of numbers", `shape ${describeShape(x)}`),
+      mustBe(
+        fn,
+        arg,
+        "1-D [B] of numbers",
+        Array.isArray(x) ? `shape ${describeShape(x)}` : describeInput(x),
+      ),
     );
   }
   return Float64Array.from(x);
@@ -175,6 +267,27 @@ export function toMask(
     }
     checkDense(fn, arg, x);
     mask = x;
+  } else if (isDenseLike(x)) {
+    checkDense(fn, arg, x);
+    const data = new Uint8Array(x.rows * x.cols);
+    for (let i = 0; i < data.length; i++) {
+      const v = x.data[i];
+      if (v === true || v === 1) data[i] = 1;
+      else if (v !== false && v !== 0) {
+        const b = Math.floor(i / x.cols);
+        throw new MaskError(
+          fn,
+          arg,
+          mustBe(
+            fn,
+            arg,
+            "boolean (true/false or 1/0)",
+            `${cellText(v)} at (${b}, ${i - b * x.cols})`,
+          ),
+        );
+      }
+    }
+    mask = { rows: x.rows, cols: x.cols, data };
   } else {
     mask = fromRows(fn, arg, x, Uint8Array, (v, b, t) => {
       if (v === true || v === 1) return 1;
@@ -286,7 +399,7 @@ export function broadcastAdvantages(
   const out = new Float64Array(rows * cols);
   const m = mask.data;
   const isVec =
-    advantages instanceof Float64Array ||
+    isNumericTypedArray(advantages) ||
     (Array.isArray(advantages) && advantages.every((v) => typeof v === "number"));
   if (isVec) {
     const v = toVector(fn, arg, advantages as VectorLike);
@@ -309,12 +422,8 @@ export function broadcastAdvantages(
     }
     return { rows, cols, data: out };
   }
-  if (!isMatrix(advantages) && !isRows(advantages)) {
-    throw new ShapeError(
-      fn,
-      arg,
-      mustBe(fn, arg, "[B] or [B, T]", `shape ${describeShape(advantages)}`),
-    );
+  if (!isMatrix(advantages) && !isDenseLike(advantages) && !isRows(advantages)) {
+    throw new ShapeError(fn, arg, mustBe(fn, arg, "[B] or [B, T]", describeInput(advantages)));
   }
   const a = toMatrix(fn, arg, advantages as MatrixLike);
   if (a.rows !== rows || a.cols !== cols) {

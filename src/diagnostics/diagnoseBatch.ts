@@ -52,6 +52,24 @@ export interface BatchDiagnosis {
   readonly entropy: EntropyReport | null;
   readonly lengthBias: LengthBiasReport | null;
   readonly skipped: readonly SkippedDetector[];
+  /** The alarms that fired (docs/diagnostics/run.md#alarms); `polgrad diagnose` exits 1 iff any. */
+  readonly alarms: readonly Alarm[];
+}
+
+/** What an alarm is about (docs/diagnostics/run.md#alarms). */
+export type AlarmCode =
+  | "entropy_changepoint"
+  | "catastrophic_tokens"
+  | "mismatch_overflow"
+  | "ess_low"
+  | "length_bias";
+
+/** One alarm: its code, a one-line reading, and the (first) step it concerns in a run. */
+export interface Alarm {
+  readonly code: AlarmCode;
+  readonly message: string;
+  /** The step the alarm points at (a run), or null (one batch). */
+  readonly step: number | null;
 }
 
 const DEFAULT_CLIP: ClipConfig = { epsLow: 0.2, epsHigh: 0.2, ratioCap: 3 };
@@ -148,5 +166,24 @@ export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}
       normLen: options.normLen ?? null,
     }),
   );
-  return { ess, mismatch, clip, entropy, lengthBias, skipped };
+  const alarms: Alarm[] = [];
+  if (mismatch !== null && mismatch.catastrophicCount > 0)
+    alarms.push({
+      code: "catastrophic_tokens",
+      message: `${mismatch.catastrophicCount} catastrophic token(s) (|trainer − rollout| > ${options.catastrophicGap ?? 5} nats)`,
+      step: null,
+    });
+  if (skipped.some((s) => s.detector === "mismatch" && s.code === "E_OVERFLOW"))
+    alarms.push({
+      code: "mismatch_overflow",
+      message: "rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64)",
+      step: null,
+    });
+  if (lengthBias !== null && (lengthBias.ciLow > 0 || lengthBias.ciHigh < 0))
+    alarms.push({
+      code: "length_bias",
+      message: `length-bias slope ${lengthBias.slope} with a 95% CI [${lengthBias.ciLow}, ${lengthBias.ciHigh}] that excludes 0`,
+      step: null,
+    });
+  return { ess, mismatch, clip, entropy, lengthBias, skipped, alarms };
 }

@@ -1,19 +1,25 @@
 /**
- * Diagnose a whole run on disk: a folder of per-step batch files `step_<n>.safetensors` or
- * `step_<n>.json`, read one at a time in step order (docs/diagnostics/run.md#a-run). Per step it
+ * Diagnose a whole run on disk: a run folder of per-step batch files or step folders
+ * (io/runFolder.ts: `step_N`, `global_step_N/`, `iter_N`, … in any registered format), read one at a
+ * time in step order (docs/diagnostics/run.md#a-run). Per step it
  * keeps only scalars (ESS/n, mismatch spread, catastrophic tokens, entropy, clip census, length
  * slope); across steps it computes trends, so memory stays flat in the number of steps.
  */
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { ConfigError, IoError, PolgradError } from "../errors.js";
-import { toPartialBatch } from "../io/batch.js";
-import { readTensors } from "../io/readTensors.js";
-import { type DetectorName, type DiagnoseOptions, diagnoseBatch } from "./diagnoseBatch.js";
-import { MAX_THEIL_SEN_POINTS, type TrendReport, theilSenSlope, trendTest } from "./trend.js";
+import { toPartialBatchAs } from "../io/batch.js";
+import type { NameOptions } from "../io/names.js";
+import { readTensorsAs } from "../io/readTensors.js";
+import { type RunProblem, type RunScan, scanRunFolder } from "../io/runFolder.js";
+import {
+  type Alarm,
+  type DetectorName,
+  type DiagnoseOptions,
+  diagnoseBatch,
+} from "./diagnoseBatch.js";
+import { MAX_THEIL_SEN_POINTS, type SeriesTrend, seriesTrend, theilSenSlope } from "./trend.js";
 
 /** Per-step scalars kept for the run (null where the detector was skipped). */
 export interface RunStep {
@@ -31,12 +37,7 @@ export interface RunStep {
   readonly lengthCiHigh: number | null;
 }
 
-/** A step file that could not be read or diagnosed, or a step missing from the sequence. */
-export interface RunProblem {
-  readonly file: string;
-  readonly step: number | null;
-  readonly message: string;
-}
+export type { RunProblem } from "../io/runFolder.js";
 
 /** First, last, extremes and Theil–Sen slope of one per-step series. */
 export interface SeriesSummary {
@@ -45,7 +46,7 @@ export interface SeriesSummary {
   readonly last: { readonly step: number; readonly value: number };
   readonly min: { readonly step: number; readonly value: number };
   readonly max: { readonly step: number; readonly value: number };
-  /** Theil–Sen slope per series index (per step when steps are consecutive), over the last 4096 points. */
+  /** Theil–Sen slope per training step (the steps' numbers as abscissa), over the last 4096 points. */
   readonly slope: number;
 }
 
@@ -53,6 +54,18 @@ export interface SeriesSummary {
 export interface RunDiagnosis {
   readonly dir: string;
   readonly steps: readonly RunStep[];
+  /** The dump stride: the most common distance between consecutive steps (null below 2 steps). */
+  readonly stride: number | null;
+  /** How the steps' names were read: the maps used (and on how many steps), unused tensors, notes. */
+  readonly names: {
+    readonly maps: readonly {
+      readonly map: string;
+      readonly detected: boolean;
+      readonly steps: number;
+    }[];
+    readonly ignored: readonly { readonly name: string; readonly steps: number }[];
+    readonly notes: readonly string[];
+  };
   readonly problems: readonly RunProblem[];
   /** Detectors skipped on some steps: detector, reason, and on how many steps. */
   readonly skipped: readonly {
@@ -67,10 +80,11 @@ export interface RunDiagnosis {
     readonly clipKilledFrac: SeriesSummary | null;
     readonly lengthSlope: SeriesSummary | null;
   };
-  /** CUSUM/permutation changepoint test on the trailing entropy window; `changepointStep` maps the index to a step number. */
-  readonly entropyTrend:
-    | (TrendReport & { readonly window: number; readonly changepointStep: number | null })
-    | null;
+  /**
+   * The entropy series' trend over the trailing window, per training step (Theil–Sen slope with
+   * its Mann–Kendall test) and the changepoint test on the residual after that trend.
+   */
+  readonly entropyTrend: SeriesTrend | null;
   readonly catastrophic: {
     readonly total: number;
     readonly steps: readonly number[];
@@ -81,12 +95,12 @@ export interface RunDiagnosis {
     readonly firstExcludingZero: number | null;
     readonly lastExcludesZero: boolean;
   } | null;
-  /** Human-readable alarms; the CLI exits 1 when there is one. */
-  readonly alarms: readonly string[];
+  /** The alarms that fired (docs/diagnostics/run.md#alarms); the CLI exits 1 iff there is one. */
+  readonly alarms: readonly Alarm[];
 }
 
 /** Options of {@link diagnoseRun}. */
-export interface DiagnoseRunOptions extends DiagnoseOptions {
+export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
   /** Trailing window of the entropy changepoint test (default min(S, 4096, max(20, round(0.6·S)))). */
   readonly window?: number;
   readonly nPerm?: number;
@@ -95,60 +109,6 @@ export interface DiagnoseRunOptions extends DiagnoseOptions {
   readonly seed?: number;
   /** Alarm when the last step's ESS/n is below this (default 0.5). */
   readonly essAlarm?: number;
-}
-
-const STEP_FILE = /^step_(\d+)\.(safetensors|json)$/;
-
-/**
- * List a run directory's step files in step order.
- *
- * @param dir - The run directory.
- * @returns Step number and file name of each step file; duplicates (the same step twice) are
- *   returned as problems.
- * @throws {IoError} E_IO when `dir` is not a readable directory.
- * @derivation docs/diagnostics/run.md#a-run
- * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > rejects: a corrupt and a missing step are reported by name and the rest is diagnosed
- * @since 0.1.0
- */
-export function listRunSteps(dir: string): {
-  files: { step: number; file: string }[];
-  problems: RunProblem[];
-} {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    throw new IoError(
-      "diagnoseRun",
-      "dir",
-      mustBe(
-        "diagnoseRun",
-        "dir",
-        "a readable directory of step files",
-        `${(e as NodeJS.ErrnoException).code ?? "error"} (${safeText(String(dir))})`,
-      ),
-      String(dir),
-    );
-  }
-  const seen = new Map<number, string>();
-  const problems: RunProblem[] = [];
-  for (const name of names.sort()) {
-    const m = STEP_FILE.exec(name);
-    if (!m) continue;
-    const step = Number(m[1]);
-    const prev = seen.get(step);
-    if (prev !== undefined) {
-      problems.push({
-        file: name,
-        step,
-        message: `step ${step} is also in ${prev}; ${name} is ignored`,
-      });
-      continue;
-    }
-    seen.set(step, name);
-  }
-  const files = [...seen].map(([step, file]) => ({ step, file })).sort((a, b) => a.step - b.step);
-  return { files, problems };
 }
 
 function summarize(points: readonly { step: number; value: number }[]): SeriesSummary | null {
@@ -168,28 +128,36 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
     // Theil–Sen sorts n(n − 1)/2 slopes: past MAX_THEIL_SEN_POINTS steps, the trailing ones.
     slope:
       points.length >= 2
-        ? theilSenSlope(points.slice(-MAX_THEIL_SEN_POINTS).map((p) => p.value))
+        ? theilSenSlope(
+            points.slice(-MAX_THEIL_SEN_POINTS).map((p) => p.value),
+            points.slice(-MAX_THEIL_SEN_POINTS).map((p) => p.step),
+          )
         : 0,
   };
 }
 
 /**
- * Diagnose every step file of a run directory, one step in memory at a time, and compute the
- * cross-step trends.
+ * Diagnose every step of a run folder, one step in memory at a time, and compute the cross-step
+ * trends per training step.
  *
- * Formula: per step, diagnoseBatch; across steps, Theil–Sen slopes of each series and the
- * entropy changepoint test (trendTest: CUSUM vs the m-th largest of nPerm permuted CUSUMs, exact
- * level ≤ α) on the trailing window.
- * Null distributions: docs/diagnostics/*.md; alarms fire on a detected entropy changepoint, any
- * catastrophic token, a last-step ESS/n below `essAlarm`, and a last-step length-slope CI that
- * excludes 0.
+ * Formula: steps from scanRunFolder (numbers from the names, so a run dumped every k steps has
+ * stride k and no gaps); per step, the tensors' names resolved (resolveNames: a framework's names
+ * detected or given) and diagnoseBatch; across steps, Theil–Sen slopes of each series against the
+ * step numbers, and on the trailing entropy window seriesTrend: the Theil–Sen trend with its
+ * Mann–Kendall test, and the CUSUM permutation changepoint test on the residual after that trend
+ * (a steady linear decline is a trend, not a changepoint).
+ * Null distributions: docs/diagnostics/*.md; alarms (docs/diagnostics/run.md#alarms) fire on an
+ * entropy changepoint beyond the trend, any catastrophic token, a mismatch KL overflow, a
+ * last-step ESS/n below `essAlarm`, and a last-step length-slope CI that excludes 0.
  *
- * @param dir - The run directory.
- * @param options - Detector options, trend window/permutations/seed, ESS alarm level.
- * @param onStep - Called after each step file (for a progress display).
- * @returns The run diagnosis; unreadable or invalid step files are listed in `problems` and the
- *   other steps are still diagnosed.
- * @throws {IoError} E_IO when `dir` is not a directory or holds no step files.
+ * @param dir - The run folder.
+ * @param options - Detector options, name options (names, rename, strict, responseSlice), trend
+ *   window/permutations/seed, ESS alarm level.
+ * @param onStep - Called after each step (for a progress display).
+ * @returns The run diagnosis; unreadable or invalid steps, duplicates and missing dumps are
+ *   listed in `problems` and the other steps are still diagnosed.
+ * @throws {IoError} E_IO when `dir` is not a folder, holds no step, or no step could be read and
+ *   diagnosed (the message names what was found and why each step was skipped).
  * @throws {ConfigError} E_CONFIG for invalid trend options (window ≤ 4096, nPerm ≤ 1e6 and
  *   nPerm·window ≤ 1e8 are capped), a non-object options or a non-function onStep.
  * @throws {OverflowError} E_OVERFLOW when a cross-step slope or trend statistic exceeds float64.
@@ -197,6 +165,8 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > golden: the demo run fires every detector at its injection point
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseRun > rejects: a corrupt and a missing step are reported by name and the rest is diagnosed
  * @enforcedBy test/diagnostics/hardening.test.ts > diagnoseRun > regression: a rollout gap beyond 709 nats raises an alarm instead of passing as a skipped detector
+ * @enforcedBy test/diagnostics/runLayouts.test.ts > diagnoseRun > regression: a run dumped every 10 steps reports slopes per step and no gaps
+ * @enforcedBy test/diagnostics/runLayouts.test.ts > diagnoseRun > regression: a folder where every step is unreadable is an error naming each reason
  * @since 0.1.0
  */
 export function diagnoseRun(
@@ -204,58 +174,43 @@ export function diagnoseRun(
   options: DiagnoseRunOptions = {},
   onStep?: (done: number, total: number) => void,
 ): RunDiagnosis {
-  const opts = checkObject("diagnoseRun", "options", options);
+  const fn = "diagnoseRun";
+  const opts = checkObject(fn, "options", options);
   if (onStep !== undefined && typeof onStep !== "function") {
     throw new ConfigError(
-      "diagnoseRun",
+      fn,
       "onStep",
-      mustBe("diagnoseRun", "onStep", "a function or undefined", fmtValue(onStep)),
-    );
-  }
-  const { files, problems } = listRunSteps(dir);
-  if (files.length === 0) {
-    throw new IoError(
-      "diagnoseRun",
-      "dir",
-      mustBe(
-        "diagnoseRun",
-        "dir",
-        "a directory holding step_<n>.safetensors or step_<n>.json files",
-        `none in ${safeText(dir)}`,
-      ),
-      dir,
+      mustBe(fn, "onStep", "a function or undefined", fmtValue(onStep)),
     );
   }
   const essAlarm = opts.essAlarm ?? 0.5;
   if (typeof essAlarm !== "number" || !(essAlarm >= 0 && essAlarm <= 1)) {
-    throw new ConfigError(
-      "diagnoseRun",
-      "essAlarm",
-      mustBe("diagnoseRun", "essAlarm", "in [0, 1]", fmtValue(essAlarm)),
-    );
+    throw new ConfigError(fn, "essAlarm", mustBe(fn, "essAlarm", "in [0, 1]", fmtValue(essAlarm)));
   }
-  for (let i = 1; i < files.length; i++) {
-    const a = (files[i - 1] as { step: number }).step;
-    const b = (files[i] as { step: number }).step;
-    if (b - a > 1) {
-      const gap = b - a - 1;
-      problems.push({
-        file: `step ${a + 1}${gap > 1 ? `..${b - 1}` : ""}`,
-        step: a + 1,
-        message: `${gap} step file(s) missing between steps ${a} and ${b}`,
-      });
-    }
-  }
+  const scan = scanRunFolder(dir, fn);
+  if (scan.steps.length === 0) throw noSteps(fn, scan, []);
+  const problems: RunProblem[] = [...scan.problems];
+  const unreadable: RunProblem[] = [];
   const steps: RunStep[] = [];
   const skipCounts = new Map<string, { detector: DetectorName; reason: string; steps: number }>();
+  const ignored = new Map<string, number>();
+  const notes = new Set<string>();
+  const maps = new Map<string, { map: string; detected: boolean; steps: number }>();
   // Steps whose rollout↔trainer gap is so large (|Δ| > 709.78) that the mismatch KL overflows:
   // catastrophic by any threshold, so they raise an alarm rather than pass as a skipped detector.
   const mismatchOverflowSteps: number[] = [];
-  files.forEach(({ step, file }, k) => {
+  scan.steps.forEach(({ step, name, path }, k) => {
     try {
-      const d = diagnoseBatch(toPartialBatch(readTensors(join(dir, file))), opts);
-      if (d.skipped.some((s) => s.detector === "mismatch" && s.code === "E_OVERFLOW"))
-        mismatchOverflowSteps.push(step);
+      const batch = toPartialBatchAs(fn, readTensorsAs(fn, path, {}), opts);
+      const r = batch.source.names;
+      const key = `${r.map}\u0000${r.detected}`;
+      const m = maps.get(key) ?? { map: r.map, detected: r.detected, steps: 0 };
+      m.steps++;
+      maps.set(key, m);
+      for (const n of r.ignored) ignored.set(n, (ignored.get(n) ?? 0) + 1);
+      for (const n of r.notes) notes.add(n);
+      const d = diagnoseBatch(batch, opts);
+      if (d.alarms.some((a) => a.code === "mismatch_overflow")) mismatchOverflowSteps.push(step);
       for (const s of d.skipped) {
         const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
         const key = `${s.detector}\u0000${reason}`;
@@ -265,7 +220,7 @@ export function diagnoseRun(
       }
       steps.push({
         step,
-        file,
+        file: name,
         essRatio: d.ess?.essRatio ?? null,
         mismatchGapStd: d.mismatch?.gapStd ?? null,
         catastrophicCount: d.mismatch?.catastrophicCount ?? null,
@@ -278,10 +233,13 @@ export function diagnoseRun(
       });
     } catch (e) {
       if (!(e instanceof PolgradError)) throw e;
-      problems.push({ file, step, message: e.message });
+      const p = { file: name, step, message: e.message };
+      problems.push(p);
+      unreadable.push(p);
     }
-    onStep?.(k + 1, files.length);
+    onStep?.(k + 1, scan.steps.length);
   });
+  if (steps.length === 0) throw noSteps(fn, scan, unreadable);
   const series = (pick: (s: RunStep) => number | null) =>
     steps.flatMap((s) => {
       const v = pick(s);
@@ -293,24 +251,17 @@ export function diagnoseRun(
     const S = entropyPoints.length;
     const window =
       opts.window ?? Math.min(S, MAX_THEIL_SEN_POINTS, Math.max(20, Math.round(0.6 * S)));
-    const t = trendTest(
+    entropyTrend = seriesTrend(
       entropyPoints.map((p) => p.value),
+      entropyPoints.map((p) => p.step),
       {
         window: Math.min(window, S),
         nPerm: opts.nPerm ?? 999,
         alpha: opts.alpha ?? 0.05,
         rng: createRng(opts.seed ?? 1),
       },
-      { fn: "diagnoseRun", arg: "entropy series" },
+      { fn, arg: "entropy series" },
     );
-    entropyTrend = {
-      ...t,
-      window: Math.min(window, S),
-      changepointStep:
-        t.changepointIndex === null
-          ? null
-          : (entropyPoints[t.changepointIndex] as { step: number }).step,
-    };
   }
   const catSteps = steps.filter((s) => (s.catastrophicCount ?? 0) > 0);
   const positions = new Map<string, [number, number]>();
@@ -327,23 +278,49 @@ export function diagnoseRun(
           lastExcludesZero: excludes(withCi[withCi.length - 1] as RunStep),
         };
   const essSummary = summarize(series((s) => s.essRatio));
-  const alarms: string[] = [];
+  const alarms: Alarm[] = [];
   if (entropyTrend?.changepointStep != null)
-    alarms.push(`entropy changepoint after step ${entropyTrend.changepointStep}`);
+    alarms.push({
+      code: "entropy_changepoint",
+      message: `entropy changepoint after step ${entropyTrend.changepointStep} (beyond the linear trend of ${entropyTrend.slope} nats per step)`,
+      step: entropyTrend.changepointStep,
+    });
   const total = catSteps.reduce((a, s) => a + (s.catastrophicCount as number), 0);
-  if (total > 0) alarms.push(`${total} catastrophic token(s) on ${catSteps.length} step(s)`);
+  if (total > 0)
+    alarms.push({
+      code: "catastrophic_tokens",
+      message: `${total} catastrophic token(s) on ${catSteps.length} step(s), first at step ${(catSteps[0] as RunStep).step}`,
+      step: (catSteps[0] as RunStep).step,
+    });
   if (mismatchOverflowSteps.length > 0)
-    alarms.push(
-      `rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64) on ${mismatchOverflowSteps.length} step(s), first at step ${mismatchOverflowSteps[0]}`,
-    );
+    alarms.push({
+      code: "mismatch_overflow",
+      message: `rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64) on ${mismatchOverflowSteps.length} step(s), first at step ${mismatchOverflowSteps[0]}`,
+      step: mismatchOverflowSteps[0] as number,
+    });
   if (essSummary !== null && essSummary.last.value < essAlarm)
-    alarms.push(
-      `ESS/n ${essSummary.last.value.toFixed(3)} < ${essAlarm} at step ${essSummary.last.step}`,
-    );
-  if (lengthBias?.lastExcludesZero) alarms.push("length-bias slope CI excludes 0 at the last step");
+    alarms.push({
+      code: "ess_low",
+      message: `ESS/n ${essSummary.last.value.toFixed(3)} < ${essAlarm} at step ${essSummary.last.step}`,
+      step: essSummary.last.step,
+    });
+  if (lengthBias?.lastExcludesZero) {
+    const last = withCi[withCi.length - 1] as RunStep;
+    alarms.push({
+      code: "length_bias",
+      message: `length-bias slope CI excludes 0 at the last step (${last.step})`,
+      step: last.step,
+    });
+  }
   return {
     dir,
     steps,
+    stride: scan.stride,
+    names: {
+      maps: [...maps.values()],
+      ignored: [...ignored].map(([name, n]) => ({ name, steps: n })),
+      notes: [...notes],
+    },
     problems: problems.sort((a, b) => (a.step ?? -1) - (b.step ?? -1)),
     skipped: [...skipCounts.values()],
     series: {
@@ -358,4 +335,44 @@ export function diagnoseRun(
     lengthBias,
     alarms,
   };
+}
+
+/** Most reasons a "nothing diagnosed" message lists before "and N more". */
+const MAX_REASONS = 5;
+
+/**
+ * The error of a run folder where no step could be diagnosed (exit 2 in the CLI): what was found
+ * and why each step was skipped.
+ */
+function noSteps(fn: string, scan: RunScan, unreadable: readonly RunProblem[]): IoError {
+  const listed = (items: readonly string[], count: number) =>
+    `${items.slice(0, MAX_REASONS).join("; ")}${count > MAX_REASONS ? `; and ${count - MAX_REASONS} more` : ""}`;
+  let actual: string;
+  if (scan.steps.length === 0) {
+    const skipped = scan.problems.map((p) => `${p.file}: ${p.message}`);
+    const others =
+      scan.others.count === 0
+        ? "nothing else"
+        : `only ${listed(
+            scan.others.names.map((n) => safeText(n, 60)),
+            scan.others.count,
+          )}`;
+    actual = `no step file or folder in ${safeText(scan.dir)} (${skipped.length > 0 ? `${listed(skipped, skipped.length)}; ` : ""}${others})`;
+  } else {
+    actual = `${scan.steps.length} step(s) in ${safeText(scan.dir)}, none diagnosed: ${listed(
+      unreadable.map((p) => `${p.file}: ${p.message.replace(/^[^:]*: /, "")}`),
+      unreadable.length,
+    )}`;
+  }
+  return new IoError(
+    fn,
+    "dir",
+    mustBe(
+      fn,
+      "dir",
+      "a run folder with at least one readable step (step_N, step-N, global_step_N/, iter_N: .safetensors, .json, .npy, .npz, .pt)",
+      actual,
+    ),
+    scan.dir,
+  );
 }

@@ -4,46 +4,35 @@
  * snake_case file names to camelCase fields. Non-finite values are kept: finiteness is a rule
  * of response positions only, checked by the losses.
  */
-import { fmtShape, fmtValue } from "../core/message.js";
-import { closestNames, didYouMean } from "../core/names.js";
+import { fmtShape } from "../core/message.js";
 import type { Mask, Matrix } from "../core/tensor.js";
 import type { IoError } from "../errors.js";
 import { ioError } from "./_internal/ioError.js";
+import { BATCH_TENSOR_NAMES, type BatchTensorName, REQUIRED_BATCH_TENSORS } from "./batchNames.js";
+import { ignoredHint, type NameOptions, type NameResolution, resolveNames } from "./names.js";
 import { readTensorsAs } from "./readTensors.js";
-import { FLOAT_DTYPES, type NamedTensor, type ReadOptions, type TensorSet } from "./tensorTypes.js";
+import {
+  FLOAT_DTYPES,
+  type NamedTensor,
+  type ReadOptions,
+  type TensorFormat,
+  type TensorSet,
+} from "./tensorTypes.js";
 
-/** Every tensor name a batch file may hold (polgrad's snake_case). */
-export const BATCH_TENSOR_NAMES = [
-  "logprobs",
-  "old_logprobs",
-  "advantages",
-  "response_mask",
-  "ref_logprobs",
-  "rollout_logprobs",
-  "values",
-  "old_values",
-  "returns",
-  "entropies",
-  "masked_logprobs",
-  "masked_entropies",
-] as const;
-
-/** One batch tensor name. */
-export type BatchTensorName = (typeof BATCH_TENSOR_NAMES)[number];
-
-/** The tensors every batch must hold (a policy loss needs all four). */
-export const REQUIRED_BATCH_TENSORS: readonly BatchTensorName[] = [
-  "logprobs",
-  "old_logprobs",
-  "advantages",
-  "response_mask",
-];
+export {
+  BATCH_TENSOR_NAMES,
+  type BatchTensorName,
+  REQUIRED_BATCH_TENSORS,
+} from "./batchNames.js";
 
 /** Where a batch came from: the file, its format and each tensor's stored dtype. */
 export interface BatchSource {
   readonly path: string;
-  readonly format: "safetensors" | "json";
+  readonly format: TensorFormat;
+  /** Each tensor's stored dtype, under polgrad's names. */
   readonly dtypes: Readonly<Record<string, string>>;
+  /** How the file's names were read: the map, renames, ignored tensors, notes. */
+  readonly names: NameResolution;
 }
 
 /** A validated batch: `[B, T]` float64 matrices, `[B]` or `[B, T]` advantages and a 0/1 mask. */
@@ -64,8 +53,8 @@ export interface Batch {
   readonly source: BatchSource;
 }
 
-/** Options of {@link toBatch}. */
-export interface ToBatchOptions {
+/** Options of {@link toBatch}: required names plus how to read the file's names. */
+export interface ToBatchOptions extends NameOptions {
   /** Names required in addition to the four of {@link REQUIRED_BATCH_TENSORS}. */
   readonly require?: readonly BatchTensorName[];
 }
@@ -85,17 +74,6 @@ const OPTIONAL_FIELDS = {
 } as const;
 
 type Fail = (arg: string, rule: string, actual: string) => IoError;
-
-/** A typo such as `old_logprob` must not be silently ignored: reject names not in the batch schema. */
-function rejectUnknownNames(fail: Fail, set: TensorSet): void {
-  const known: readonly string[] = BATCH_TENSOR_NAMES;
-  for (const name of set.tensors.keys()) {
-    if (known.includes(name)) continue;
-    const near = closestNames(name, known);
-    const hint = didYouMean(near);
-    throw fail(name, `a batch tensor name (${known.join(", ")})`, `${fmtValue(name)}${hint}`);
-  }
-}
 
 function floatMatrix(fail: Fail, name: string, t: NamedTensor, like: Matrix | undefined): Matrix {
   if (!FLOAT_DTYPES.includes(t.dtype) || !(t.data instanceof Float64Array)) {
@@ -166,7 +144,9 @@ function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
 /**
  * Validate named tensors as a batch and map them to camelCase fields.
  *
- * Format: names from {@link BATCH_TENSOR_NAMES}; value tensors float `[B, T]` (the shape of
+ * Format: the file's names read as polgrad's (resolveNames: a framework's map, detected or
+ * given, renames; unused tensors set aside in `source.names.ignored`, an error with `strict`),
+ * then names from {@link BATCH_TENSOR_NAMES}; value tensors float `[B, T]` (the shape of
  * `logprobs`); `advantages` float `[B]` or `[B, T]`; `response_mask` `[B, T]` of any dtype whose
  * values are exactly 0 or 1; the log-probability streams (logprobs, old_logprobs, ref_logprobs,
  * rollout_logprobs, masked_logprobs) ≤ 0 at every response position (a finite value above 0 is
@@ -174,10 +154,12 @@ function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
  * reject them).
  *
  * @param tensors - The tensors, e.g. from {@link readTensors}.
- * @param options - `require`: names needed beyond logprobs, old_logprobs, advantages, response_mask.
+ * @param options - `require`: names needed beyond logprobs, old_logprobs, advantages,
+ *   response_mask; and the name options (names, rename, strict, responseSlice).
  * @returns The batch (matrices share the tensors' Float64Arrays) with its source.
- * @throws {IoError} E_IO for an unknown name (with a did-you-mean suggestion), missing required
- *   names (listing the missing and the present), a wrong rank, shape or dtype, mask values
+ * @throws {IoError} E_IO for an unused name under `strict` (with a did-you-mean suggestion),
+ *   ambiguous or conflicting names, missing required names (listing the missing, the present
+ *   and ignored near misses), a wrong rank, shape or dtype, mask values
  *   other than 0/1, or a log-probability above 0 at a response position (naming tensor and
  *   position).
  * @derivation docs/io.md#batches
@@ -190,9 +172,9 @@ export function toBatch(tensors: TensorSet, options: ToBatchOptions = {}): Batch
   return toBatchAs("toBatch", tensors, options);
 }
 
-function toBatchAs(fn: string, set: TensorSet, options: ToBatchOptions): Batch {
-  const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
-  rejectUnknownNames(fail, set);
+function toBatchAs(fn: string, file: TensorSet, options: ToBatchOptions): Batch {
+  const fail: Fail = (arg, rule, actual) => ioError(fn, file.path, arg, rule, actual);
+  const { set, names } = resolveNames(fn, file, options);
   const present = [...set.tensors.keys()];
   const required = [...new Set([...REQUIRED_BATCH_TENSORS, ...(options.require ?? [])])];
   const missing = required.filter((n) => !set.tensors.has(n));
@@ -200,7 +182,7 @@ function toBatchAs(fn: string, set: TensorSet, options: ToBatchOptions): Batch {
     throw fail(
       "tensors",
       `a set including ${required.join(", ")} (missing ${missing.join(", ")})`,
-      present.length > 0 ? `only ${present.join(", ")}` : "no tensors",
+      `${present.length > 0 ? `only ${present.join(", ")}` : "no tensors"}${names.map === "polgrad" ? "" : ` under ${names.map} names`}${ignoredHint(names)}`,
     );
   }
   // logprobs fixes [B, T]; every other tensor is checked against it.
@@ -211,16 +193,24 @@ function toBatchAs(fn: string, set: TensorSet, options: ToBatchOptions): Batch {
     undefined,
   );
   // All four required names are present, so the assembled batch is a full Batch.
-  return assemble(fail, set, set.tensors.get("response_mask") as NamedTensor, logprobs) as Batch;
+  return assemble(
+    fail,
+    set,
+    names,
+    set.tensors.get("response_mask") as NamedTensor,
+    logprobs,
+  ) as Batch;
 }
 
 /**
- * Read a batch file (`.safetensors` or `.json`) and validate it as a {@link Batch}.
+ * Read a batch file (any registered format) or a folder of tensor files and validate it as a
+ * {@link Batch}.
  *
  * Format: {@link readTensors} then {@link toBatch}; see docs/io.md#batches.
  *
- * @param path - The file path, ending in `.safetensors` or `.json`.
- * @param options - `require` (extra required names) and `maxBytes` (size limit, checked first).
+ * @param path - The file or folder path.
+ * @param options - `require` (extra required names), `maxBytes` (size limit, checked first) and
+ *   the name options (names, rename, strict, responseSlice).
  * @returns The validated batch with its source (path, format, stored dtypes).
  * @throws {IoError} E_IO for any read or validation failure (see {@link readTensors}, {@link toBatch}).
  * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
@@ -266,23 +256,26 @@ export interface PartialBatch {
  * @enforcedBy test/io/partialBatch.test.ts > toPartialBatch > golden: any subset of tensors with a mask is accepted
  * @since 0.1.0
  */
-export function toPartialBatch(tensors: TensorSet): PartialBatch {
-  const fn = "toPartialBatch";
-  const set = tensors;
-  const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
-  rejectUnknownNames(fail, set);
+export function toPartialBatch(tensors: TensorSet, options: NameOptions = {}): PartialBatch {
+  return toPartialBatchAs("toPartialBatch", tensors, options);
+}
+
+/** {@link toPartialBatch} reporting errors as `fn`. @internal */
+export function toPartialBatchAs(fn: string, file: TensorSet, options: NameOptions): PartialBatch {
+  const fail: Fail = (arg, rule, actual) => ioError(fn, file.path, arg, rule, actual);
+  const { set, names } = resolveNames(fn, file, options);
   const m = set.tensors.get("response_mask");
   if (m === undefined) {
     throw fail(
       "tensors",
       "a set including response_mask",
-      [...set.tensors.keys()].join(", ") || "no tensors",
+      `${[...set.tensors.keys()].join(", ") || "no tensors"}${names.map === "polgrad" ? "" : ` under ${names.map} names`}${ignoredHint(names)}`,
     );
   }
   const [rows = 0, cols = 0] = m.shape;
   if (m.shape.length !== 2 || rows < 1 || cols < 1)
     throw fail("response_mask", "2-D [B, T] with B, T >= 1", `shape ${fmtShape(m.shape)}`);
-  return assemble(fail, set, m, { rows, cols, data: new Float64Array(0) });
+  return assemble(fail, set, names, m, { rows, cols, data: new Float64Array(0) });
 }
 
 /** The log-probability streams of a batch file: each must be ≤ 0 at every response position. */
@@ -319,12 +312,18 @@ function checkLogprobs(fail: Fail, set: TensorSet, mask: Mask): void {
 }
 
 /** Validate every present tensor against the `[B, T]` of `like` and map names to fields. */
-function assemble(fail: Fail, set: TensorSet, mask: NamedTensor, like: Matrix): PartialBatch {
+function assemble(
+  fail: Fail,
+  set: TensorSet,
+  names: NameResolution,
+  mask: NamedTensor,
+  like: Matrix,
+): PartialBatch {
   const dtypes: Record<string, string> = {};
   for (const [name, t] of set.tensors) dtypes[name] = t.dtype;
   const out: { -readonly [K in keyof PartialBatch]: PartialBatch[K] } = {
     responseMask: maskOf(fail, mask, like),
-    source: { path: set.path, format: set.format, dtypes },
+    source: { path: set.path, format: set.format, dtypes, names },
   };
   const lp = set.tensors.get("logprobs");
   if (lp !== undefined) out.logprobs = floatMatrix(fail, "logprobs", lp, like);

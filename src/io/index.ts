@@ -27,6 +27,8 @@ export {
   policyLossConfigToJson,
 } from "./configJson.js";
 export { contractBatchFromTensors } from "./contractBatch.js";
+export { NPY_READER, parseNpy } from "./npy.js";
+export { NPZ_READER, parseNpz } from "./npz.js";
 export { readerFor, SNIFF_BYTES, TENSOR_READERS, type TensorReader } from "./readers.js";
 export { readJsonFile } from "./readJsonFile.js";
 export { readSafetensors } from "./readSafetensors.js";
@@ -43,8 +45,10 @@ export {
   type ReadOptions,
   TENSOR_DTYPES,
   type TensorDtype,
+  type TensorFormat,
   type TensorSet,
 } from "./tensorTypes.js";
+export { PT_READER, parsePt } from "./torchPt.js";
 export {
   encodeSafetensors,
   type TensorsToWrite,

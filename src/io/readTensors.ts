@@ -4,28 +4,39 @@
  * opened; safetensors files are read header first, other formats whole and parsed by their pure
  * reader.
  */
-import { closeSync } from "node:fs";
-import { checkFileSize, checkMaxBytes, openForRead, readRange } from "./_internal/files.js";
-import { readerByExtension, readerFor, SNIFF_BYTES } from "./readers.js";
+import { closeSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import {
+  checkFileSize,
+  checkMaxBytes,
+  fsError,
+  ioError,
+  openForRead,
+  readRange,
+} from "./_internal/files.js";
+import { readerByExtension, readerFor, SNIFF_BYTES, tensorsFromBytesAs } from "./readers.js";
 import { readOpenSafetensors } from "./readSafetensors.js";
-import type { ReadOptions, TensorSet } from "./tensorTypes.js";
+import type { NamedTensor, ReadOptions, TensorSet } from "./tensorTypes.js";
 import { DEFAULT_MAX_SAFETENSORS_BYTES } from "./tensorTypes.js";
 
 /**
- * Read all named tensors of a `.safetensors` or `.json` batch file.
+ * Read all named tensors of a batch file (`.safetensors`, `.json`, `.npy`, `.npz`, `.pt`/`.pth`)
+ * or of a folder of tensor files.
  *
  * Format: chosen by the extension (case-insensitive), else by the first bytes (docs/io.md#readers);
- * see docs/io.md#safetensors and docs/io.md#json-batches. Non-finite values are kept as read
- * (padding may hold junk). The path must be a regular file (a FIFO is rejected before open).
+ * see docs/io.md#safetensors, #json-batches, #npy, #npz and #pt. A folder: every file with a
+ * registered extension (not hidden), in name order, merged; a name in two files is an error
+ * (docs/io.md#folders-and-standard-input). Non-finite values are kept as read (padding may hold
+ * junk). A file must be a regular file (a FIFO is rejected before open).
  *
- * @param path - The file path, ending in `.safetensors` or `.json`.
+ * @param path - The file or folder path.
  * @param options - `maxBytes`: refuse larger files (defaults 4 GiB / 256 MiB), checked first.
  * @returns Every tensor by name, in file order, with the file's metadata.
- * @throws {IoError} E_IO for an unrecognised format, a file that is not a regular file, or any
- *   reader error of the chosen format.
+ * @throws {IoError} E_IO for an unrecognised format, a file that is not a regular file, a
+ *   folder without tensor files or with a name in two files, or any reader error.
  * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
  * @derivation docs/io.md#tensor-sets
- * @enforcedBy test/io/batch.test.ts > readTensors > rejects: an extension other than .safetensors or .json
+ * @enforcedBy test/io/batch.test.ts > readTensors > rejects: an extension no reader owns, with bytes no reader recognises
  * @enforcedBy test/hardening/bounded.test.ts > file readers > regression: a fifo, a directory and a device are rejected before open
  * @since 0.1.0
  */
@@ -35,6 +46,85 @@ export function readTensors(path: string, options: ReadOptions = {}): TensorSet 
 
 /** {@link readTensors} reporting errors as `fn`. @internal */
 export function readTensorsAs(fn: string, path: string, options: ReadOptions): TensorSet {
+  if (typeof path === "string" && isDirectory(path)) return readTensorDirAs(fn, path, options);
+  return readTensorFileAs(fn, path, options);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false; // the file reader reports a missing path with its own message
+  }
+}
+
+/** The tensor files of a folder (a registered extension, not hidden), sorted by name. @internal */
+export function tensorFilesOf(fn: string, dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw fsError(fn, dir, e);
+  }
+  return names.filter((n) => !n.startsWith(".") && readerByExtension(n) !== undefined).sort();
+}
+
+/**
+ * Read a folder holding one tensor file per tensor (or several files of tensors), e.g. a verl
+ * step folder of `.npy` files: every file with a registered extension, in name order, merged.
+ */
+function readTensorDirAs(fn: string, dir: string, options: ReadOptions): TensorSet {
+  const files = tensorFilesOf(fn, dir);
+  if (files.length === 0) {
+    const exts = ".safetensors, .json, .npy, .npz, .pt or .pth";
+    throw ioError(
+      fn,
+      dir,
+      "path",
+      `a batch file, or a folder of tensor files (${exts})`,
+      "a folder with none",
+    );
+  }
+  const tensors = new Map<string, NamedTensor>();
+  const metadata: Record<string, string> = {};
+  const origin = new Map<string, string>();
+  const formats = new Set<TensorSet["format"]>();
+  for (const f of files) {
+    const set = readTensorFileAs(fn, join(dir, f), options);
+    formats.add(set.format);
+    for (const [name, t] of set.tensors) {
+      const prev = origin.get(name);
+      if (prev !== undefined) {
+        throw ioError(fn, dir, name, "in one file of the folder only", `in ${prev} and ${f}`);
+      }
+      origin.set(name, f);
+      tensors.set(name, t);
+    }
+    Object.assign(metadata, set.metadata);
+  }
+  // A folder of mixed formats is reported by its first file's format.
+  return { path: dir, format: [...formats][0] as TensorSet["format"], tensors, metadata };
+}
+
+/**
+ * Parse the bytes of a batch held in memory (the CLI's `--batch -`), the format sniffed from the
+ * first bytes.
+ *
+ * Format: as {@link readTensors}; `label` names the source in errors (e.g. `<stdin>`).
+ *
+ * @param bytes - The whole file.
+ * @param label - The name of the source in errors. @defaultValue "<bytes>"
+ * @returns Every tensor by name, in file order.
+ * @throws {IoError} E_IO when no reader recognises the bytes, or any reader error.
+ * @derivation docs/io.md#readers
+ * @enforcedBy test/io/names.test.ts > readTensorsFromBytes > golden: every format is sniffed from its bytes
+ * @since 0.1.0
+ */
+export function readTensorsFromBytes(bytes: Uint8Array, label = "<bytes>"): TensorSet {
+  return tensorsFromBytesAs("readTensorsFromBytes", bytes, label);
+}
+
+function readTensorFileAs(fn: string, path: string, options: ReadOptions): TensorSet {
   let reader = readerByExtension(path);
   if (reader === undefined && typeof path !== "string") reader = readerFor(fn, path);
   const limit = checkMaxBytes(

@@ -3,11 +3,13 @@
  * file extensions it owns, a sniff of the first bytes, and a pure parse of the whole file's bytes
  * (no `node:` import anywhere below this module, so the same parsers can serve a browser entry).
  * The file readers, `polgrad` commands and the fuzz suite all go through {@link TENSOR_READERS};
- * a new format (npy, npz, pt) is one more entry here.
+ * a new format is one more entry here.
  */
 import { fmtValue } from "../core/message.js";
 import { ioError } from "./_internal/ioError.js";
 import { parseJsonBytes } from "./_internal/jsonText.js";
+import { NPY_READER } from "./npy.js";
+import { NPZ_READER } from "./npz.js";
 import { parseSafetensorsAs } from "./safetensors.js";
 import { tensorsFromJsonAs } from "./tensorsFromJson.js";
 import {
@@ -16,6 +18,7 @@ import {
   MAX_SAFETENSORS_HEADER_BYTES,
   type TensorSet,
 } from "./tensorTypes.js";
+import { PT_READER } from "./torchPt.js";
 
 /** One tensor-file format: how to recognise it and how to parse its bytes. */
 export interface TensorReader {
@@ -58,8 +61,10 @@ function sniffJson(head: Uint8Array): boolean {
 /**
  * Every registered reader, in sniff order.
  *
- * Format: safetensors (docs/io.md#safetensors: u64 LE header length, JSON header, byte buffer)
- * and JSON batches (docs/io.md#json-batches: an object of nested arrays).
+ * Format: safetensors (docs/io.md#safetensors: u64 LE header length, JSON header, byte buffer),
+ * JSON batches (docs/io.md#json-batches: an object of nested arrays), NumPy `.npy` (one array,
+ * named after the file) and `.npz` (a zip of `.npy`), and PyTorch `.pt`/`.pth` (a `torch.save`
+ * zip read by a restricted unpickler that executes nothing; docs/io.md#pt).
  *
  * @derivation docs/io.md#readers
  * @enforcedBy test/io/readers.test.ts > TENSOR_READERS > property: every reader's parse returns a tensor set or throws a PolgradError on any bytes
@@ -82,6 +87,9 @@ export const TENSOR_READERS: readonly TensorReader[] = Object.freeze([
     parse: (fn: string, bytes: Uint8Array, path: string) =>
       tensorsFromJsonAs(fn, parseJsonBytes(fn, bytes, path), path),
   }),
+  NPY_READER,
+  NPZ_READER,
+  PT_READER,
 ]);
 
 /** The lower-cased extension of a path as node's `extname` gives it (`""` for `.json` alone). */
@@ -111,7 +119,7 @@ export function readerByExtension(path: string): TensorReader | undefined {
  * @throws {IoError} E_IO (arg `path`) when neither the extension nor the bytes are recognised.
  * @derivation docs/io.md#readers
  * @enforcedBy test/io/readers.test.ts > readerFor > golden: the extension wins, then the sniff
- * @enforcedBy test/io/batch.test.ts > readTensors > rejects: an extension other than .safetensors or .json
+ * @enforcedBy test/io/batch.test.ts > readTensors > rejects: an extension no reader owns, with bytes no reader recognises
  * @since 0.1.0
  */
 export function readerFor(fn: string, path: string, head?: Uint8Array): TensorReader {
@@ -128,4 +136,21 @@ export function readerFor(fn: string, path: string, head?: Uint8Array): TensorRe
     `a ${exts.join(" or ")} file (or bytes recognised as one)`,
     ext === "" ? `no extension (${fmtValue(path)})` : `extension ${ext}`,
   );
+}
+
+/**
+ * Parse bytes whose format is sniffed (the extension of `label`, if any, first). @internal
+ */
+export function tensorsFromBytesAs(fn: string, bytes: Uint8Array, label: string): TensorSet {
+  const reader = readerFor(fn, label, bytes.subarray(0, SNIFF_BYTES));
+  if (bytes.length > reader.defaultMaxBytes) {
+    throw ioError(
+      fn,
+      label,
+      "size",
+      `at most ${reader.defaultMaxBytes} bytes (${reader.format})`,
+      `${bytes.length} bytes`,
+    );
+  }
+  return reader.parse(fn, bytes, label);
 }

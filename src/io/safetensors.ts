@@ -253,14 +253,28 @@ function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
     case "I32":
       for (let i = 0; i < n; i++) out[i] = view.getInt32(4 * i, true);
       break;
-    case "I64": {
+    case "I16":
+      for (let i = 0; i < n; i++) out[i] = view.getInt16(2 * i, true);
+      break;
+    case "I8":
+      for (let i = 0; i < n; i++) out[i] = view.getInt8(i);
+      break;
+    case "U32":
+      for (let i = 0; i < n; i++) out[i] = view.getUint32(4 * i, true);
+      break;
+    case "U16":
+      for (let i = 0; i < n; i++) out[i] = view.getUint16(2 * i, true);
+      break;
+    case "I64":
+    case "U64": {
       const limit = 2n ** 53n;
       for (let i = 0; i < n; i++) {
-        const v = view.getBigInt64(8 * i, true);
+        const v =
+          e.dtype === "I64" ? view.getBigInt64(8 * i, true) : view.getBigUint64(8 * i, true);
         if (v > limit || v < -limit) {
           throw fail(
             e.name,
-            "I64 values within ±2^53 (exact in float64)",
+            `${e.dtype} values within ±2^53 (exact in float64)`,
             `${v} at flat index ${i}`,
           );
         }

@@ -5,7 +5,21 @@
  */
 
 /** The dtypes polgrad reads from safetensors files (and reports for JSON tensors). */
-export const TENSOR_DTYPES = ["F64", "F32", "BF16", "F16", "BOOL", "U8", "I64", "I32"] as const;
+export const TENSOR_DTYPES = [
+  "F64",
+  "F32",
+  "BF16",
+  "F16",
+  "BOOL",
+  "U8",
+  "I64",
+  "I32",
+  "I16",
+  "I8",
+  "U64",
+  "U32",
+  "U16",
+] as const;
 
 /** One of the supported storage dtypes. */
 export type TensorDtype = (typeof TENSOR_DTYPES)[number];
@@ -20,6 +34,11 @@ export const DTYPE_BYTES: Readonly<Record<TensorDtype, number>> = {
   U8: 1,
   I64: 8,
   I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
 };
 
 /** The floating-point dtypes (values tensors must have one of these). */
@@ -38,12 +57,15 @@ export interface NamedTensor {
   readonly data: Float64Array | Uint8Array;
 }
 
+/** The tensor-file formats of the reader registry (docs/io.md#readers). */
+export type TensorFormat = "safetensors" | "json" | "npy" | "npz" | "pt";
+
 /** Every named tensor of one file, in file order, plus its string metadata. */
 export interface TensorSet {
   /** The file the tensors came from (as given to the reader). */
   readonly path: string;
   /** The file format. */
-  readonly format: "safetensors" | "json";
+  readonly format: TensorFormat;
   /** The tensors by name, in the order the file lists them. */
   readonly tensors: ReadonlyMap<string, NamedTensor>;
   /** The `__metadata__` string map (empty when the file has none). */

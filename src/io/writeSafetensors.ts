@@ -26,6 +26,15 @@ export type TensorsToWrite =
   | ReadonlyMap<string, TensorToWrite>
   | Readonly<Record<string, TensorToWrite>>;
 
+/** The value range of the narrow and unsigned integer dtypes (U64 within 2^53: exact in float64). */
+const INT_RANGE = {
+  I16: [-(2 ** 15), 2 ** 15 - 1],
+  I8: [-128, 127],
+  U64: [0, 2 ** 53],
+  U32: [0, 2 ** 32 - 1],
+  U16: [0, 2 ** 16 - 1],
+} as const;
+
 function checkValue(fn: string, name: string, dtype: TensorDtype, v: number, i: number): void {
   const bad = (rule: string): never => {
     throw new ConfigError(
@@ -49,6 +58,16 @@ function checkValue(fn: string, name: string, dtype: TensorDtype, v: number, i: 
     case "I64":
       if (!Number.isInteger(v) || Math.abs(v) > 2 ** 53) bad("integers within ±2^53 for dtype I64");
       break;
+    case "I16":
+    case "I8":
+    case "U64":
+    case "U32":
+    case "U16": {
+      const [lo, hi] = INT_RANGE[dtype];
+      if (!Number.isInteger(v) || v < lo || v > hi)
+        bad(`integers in [${lo}, ${hi}] for dtype ${dtype}`);
+      break;
+    }
     default:
   }
 }
@@ -76,6 +95,21 @@ function put(view: DataView, dtype: TensorDtype, off: number, v: number): void {
       break;
     case "I64":
       view.setBigInt64(off, BigInt(v), true);
+      break;
+    case "I16":
+      view.setInt16(off, v, true);
+      break;
+    case "I8":
+      view.setInt8(off, v);
+      break;
+    case "U64":
+      view.setBigUint64(off, BigInt(v), true);
+      break;
+    case "U32":
+      view.setUint32(off, v, true);
+      break;
+    case "U16":
+      view.setUint16(off, v, true);
       break;
   }
 }

@@ -1,5 +1,5 @@
 /** Render batch and run diagnoses as terminal text (pure: returns text, prints nothing). */
-import type { BatchDiagnosis } from "../diagnostics/diagnoseBatch.js";
+import type { Alarm, BatchDiagnosis } from "../diagnostics/diagnoseBatch.js";
 import type { RunDiagnosis, SeriesSummary } from "../diagnostics/diagnoseRun.js";
 import { renderClipText } from "./clipText.js";
 import { renderEntropyText } from "./entropyText.js";
@@ -18,7 +18,7 @@ import { renderMismatchText } from "./mismatchText.js";
  * @since 0.1.0
  */
 export function renderBatchDiagnosisText(d: BatchDiagnosis, path: string): string {
-  const parts: string[] = [`polgrad diagnose ${path}`, ""];
+  const parts: string[] = [`polgrad diagnose ${path}`, alarmLine(d.alarms), ""];
   if (d.ess) parts.push(renderEssText(d.ess));
   if (d.mismatch) parts.push(renderMismatchText(d.mismatch));
   // The census text reads only the fractions; the per-token mask is not kept in a diagnosis.
@@ -32,7 +32,15 @@ export function renderBatchDiagnosisText(d: BatchDiagnosis, path: string): strin
   if (d.entropy) parts.push(renderEntropyText(d.entropy));
   if (d.lengthBias) parts.push(renderLengthBiasText(d.lengthBias));
   for (const s of d.skipped) parts.push(`skipped ${s.detector}: ${s.reason}\n`);
+  parts.push(alarmLine(d.alarms));
   return parts.map((p) => (p.endsWith("\n") || p === "" ? p : `${p}\n`)).join("");
+}
+
+/** The alarm line, at the top and the bottom of a report: every alarm by code and reading. */
+function alarmLine(alarms: readonly Alarm[]): string {
+  return alarms.length === 0
+    ? "alarms: none"
+    : `alarms (${alarms.length}): ${alarms.map((a) => `[${a.code}] ${a.message}`).join("; ")}`;
 }
 
 function trend(label: string, s: SeriesSummary | null, unit = ""): string | null {
@@ -53,7 +61,8 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
   const first = d.steps[0];
   const last = d.steps[d.steps.length - 1];
   const lines: string[] = [
-    `polgrad diagnose ${d.dir}: ${d.steps.length} step(s) diagnosed${first && last ? ` (steps ${first.step}..${last.step})` : ""}, ${d.problems.length} problem(s)`,
+    `polgrad diagnose ${d.dir}: ${d.steps.length} step(s) diagnosed${first && last ? ` (steps ${first.step}..${last.step}${d.stride !== null && d.stride > 1 ? `, every ${d.stride} steps` : ""})` : ""}, ${d.problems.length} problem(s)`,
+    alarmLine(d.alarms),
   ];
   for (const p of d.problems) lines.push(`  problem: ${p.file}: ${p.message}`);
   for (const s of d.skipped)
@@ -70,7 +79,8 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
   const t = d.entropyTrend;
   if (t !== null) {
     lines.push(
-      `entropy changepoint test (trailing ${t.window} steps, CUSUM vs ${t.nPerm} permutations, alpha ${t.alpha}): stat ${g4(t.cusumStat)} vs threshold ${g4(t.threshold)} -> ${t.changepointStep === null ? "no changepoint" : `changepoint after step ${t.changepointStep}`}`,
+      `entropy trend (trailing ${t.window} dumped steps): Theil-Sen slope ${g4(t.slope)} nats per training step, Mann-Kendall p = ${g4(t.mannKendall.pValue)} -> ${t.trendSignificant ? "a significant trend" : "no significant trend"} at alpha ${t.alpha}`,
+      `entropy changepoint test on the residual after the trend (CUSUM vs ${t.nPerm} refitted permutations): stat ${g4(t.cusumStat)} vs threshold ${g4(t.threshold)} -> ${t.changepointStep === null ? "no changepoint beyond the trend" : `changepoint after step ${t.changepointStep}`}`,
     );
   }
   const c = d.catastrophic;
@@ -92,8 +102,6 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
     );
   }
   lines.push("");
-  lines.push(
-    d.alarms.length === 0 ? "alarms: none" : `alarms (${d.alarms.length}): ${d.alarms.join("; ")}`,
-  );
+  lines.push(alarmLine(d.alarms));
   return `${lines.join("\n")}\n`;
 }

@@ -13,6 +13,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { contractViolations as check, MAX_LINE } from "../../scripts/fuzz/contract.mjs";
 import { main } from "../../src/cli/main.js";
 import { MAX_ERROR_LINE } from "../../src/cli/output.js";
+import { IoError } from "../../src/errors.js";
 
 if (MAX_LINE !== MAX_ERROR_LINE)
   throw new Error("scripts/fuzz/contract.mjs MAX_LINE must equal MAX_ERROR_LINE");
@@ -88,10 +89,17 @@ export function validateDocuments(run: CliRun): void {
   }
 }
 
-/** Run `main()` in-process with a captured CommandIO; validates `--json` documents. */
-export async function runMain(args: readonly string[]): Promise<CliRun> {
+/**
+ * Run `main()` in-process with a captured CommandIO; validates `--json` documents. `stdin`, when
+ * given, is what `-` reads (bounded like the process's stdin); without it, `-` has no stdin.
+ */
+export async function runMain(
+  args: readonly string[],
+  options: { readonly stdin?: Uint8Array } = {},
+): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
+  const { stdin } = options;
   const code = await main(args, {
     stdout: (t) => {
       stdout += t;
@@ -100,6 +108,20 @@ export async function runMain(args: readonly string[]): Promise<CliRun> {
       stderr += t;
     },
     stderrIsTTY: false,
+    ...(stdin === undefined
+      ? {}
+      : {
+          readStdin: (maxBytes: number) => {
+            if (stdin.length > maxBytes)
+              throw new IoError(
+                "polgrad",
+                "stdin",
+                `polgrad: stdin must be at most ${maxBytes} bytes; got more`,
+                "<stdin>",
+              );
+            return stdin;
+          },
+        }),
   });
   const run = { args, code, stdout, stderr };
   validateDocuments(run);
@@ -119,10 +141,20 @@ export interface BinRun extends CliRun {
  */
 export function runBin(
   args: readonly string[],
-  options: { readonly timeoutMs?: number; readonly env?: Record<string, string> } = {},
+  options: {
+    readonly timeoutMs?: number;
+    readonly env?: Record<string, string>;
+    /** Bytes piped to the child's stdin (default: an empty stdin). */
+    readonly input?: Uint8Array;
+    /** Another build of the binary (an installed package's bin/polgrad.js). */
+    readonly bin?: string;
+    readonly cwd?: string;
+  } = {},
 ): BinRun {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
+  const r = spawnSync(process.execPath, [options.bin ?? BIN, ...args], {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     encoding: "utf8",
+    input: options.input ?? new Uint8Array(0),
     env: { ...process.env, NO_COLOR: "1", POLGRAD_DEBUG: "", ...options.env },
     timeout: options.timeoutMs ?? 60_000,
     maxBuffer: 64 * 2 ** 20,

@@ -109,6 +109,9 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["which", "--batch", F.batch, "--norm-len", "8", "--json"]),
     row(2, () => ["which", "--norm-len", "0"]),
     row(2, () => ["which", "--batch", F.missing, "--json"], true),
+    row(0, () => ["which", "--batch", F.batch, "--names", "polgrad", "--strict"]),
+    row(2, () => ["which", "--batch", F.batch, "--name", "logprobs=nope"]),
+    row(2, () => ["which", "--batch", F.batch, "--response-slice", "x"]),
   ],
   loss: [
     row(0, () => ["loss", "--config", CFG, "--batch", F.batch, "--json"], true),
@@ -135,6 +138,28 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["loss", "--algorithm", "grpo"]),
     row(2, () => ["loss", "--algorithm", "grpo", "--papo-form", "trl", "--batch", F.batch]),
     row(2, () => ["loss", "--config", "{", "--batch", F.batch, "--json"]),
+    row(0, () => [
+      "loss",
+      "--algorithm",
+      "dapo",
+      "--batch",
+      F.batch,
+      "--names",
+      "polgrad",
+      "--strict",
+      "--json",
+    ]),
+    row(0, () => [
+      "loss",
+      "--algorithm",
+      "dapo",
+      "--batch",
+      F.batch,
+      "--name",
+      "logprobs=logprobs",
+    ]),
+    row(0, () => ["loss", "--algorithm", "dapo", "--batch", F.batch, "--response-slice", "last"]),
+    row(2, () => ["loss", "--algorithm", "dapo", "--batch", F.batch, "--names", "nope", "--json"]),
   ],
   verify: [
     row(0, () => ["verify", "--algorithm", "grpo", "--cases", "1", "--json"]),
@@ -154,6 +179,9 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["diagnose", F.batch, "--agg", "token_meen"]),
     row(2, () => ["diagnose", F.batch, "--clip", "a,b"]),
     row(2, () => ["diagnose", F.batch, "--clip", ","]),
+    row(0, () => ["diagnose", F.run, "--names", "polgrad", "--strict", "--window", "4"]),
+    row(2, () => ["diagnose", F.batch, "--name", "=x"]),
+    row(2, () => ["diagnose", F.batch, "--response-slice", "3:1", "--json"]),
   ],
   "demo-run": [
     row(0, () => [

@@ -264,7 +264,8 @@ describe("polgrad drift", () => {
     const a = await runMain(["drift", "--checkout", pinDir, "--framework", "verl", "--json"]);
     expect(a.code).toBe(1);
     const doc = JSON.parse(a.stdout);
-    expect(doc).toMatchObject({ schema_version: 1, command: "drift", ok: true });
+    // ok is true iff the exit code is 0 (docs/cli.md#json-output): drift is a failed check.
+    expect(doc).toMatchObject({ schema_version: 1, command: "drift", ok: false });
     expect(doc.result).toMatchObject({ framework: "verl", drift_detected: true });
     expect(doc.result.counts).toEqual({ unchanged: 0, changed: 0, missing: 15, total: 15 });
     rmSync(pinDir, { recursive: true });

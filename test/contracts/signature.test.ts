@@ -248,7 +248,8 @@ describe("polgrad contract", () => {
     // The v1.7.0 signatures hold; only the PAPO file (absent from the fixture) breaks it.
     expect(a.code).toBe(1);
     const doc = JSON.parse(a.stdout);
-    expect(doc).toMatchObject({ schema_version: 1, command: "contract check", ok: true });
+    // ok is true iff the exit code is 0 (docs/cli.md#json-output): a broken contract is not.
+    expect(doc).toMatchObject({ schema_version: 1, command: "contract check", ok: false });
     expect(doc.result.methods.map((m: { status: string }) => m.status)).toEqual(["ok", "ok"]);
     const b = await runMain([
       "contract",

@@ -122,8 +122,12 @@ describe("diagnoseRun", () => {
     writeFileSync(join(small, "notes.txt"), "not a step");
     const r = diagnoseRun(small);
     expect(r.steps.map((s) => s.step)).toEqual([0, 1, 2, 4, 6, 7, 8, 9, 10, 11]);
-    expect(r.problems.map((p) => p.file)).toEqual(["step_000003.safetensors", "step 5"]);
-    expect(r.problems[0]?.message).toMatch(/^readTensors: /);
-    expect(() => diagnoseRun(join(small, "nope"))).toThrow(/readable directory/);
+    // Step 3 is there but unreadable; step 5 is missing from the run's stride of 1.
+    expect(r.problems.map((p) => p.file)).toEqual(["step_000003.safetensors", "steps 4..6"]);
+    expect(r.problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/^diagnoseRun: file must be at least 8 bytes/),
+      "1 dump(s) missing between steps 4 and 6 (the run dumps every step)",
+    ]);
+    expect(() => diagnoseRun(join(small, "nope"))).toThrow(/an existing file/);
   });
 });

@@ -26,7 +26,6 @@ import {
   klInReward,
   klLoss,
   lengthBiasProbe,
-  listRunSteps,
   logprobMismatch,
   OverflowError,
   PolgradError,
@@ -35,6 +34,7 @@ import {
   reinforcePPAdvantages,
   reverseKlGradSurrogate,
   rlooAdvantages,
+  scanRunFolder,
   slidingEss,
   theilSenSlope,
   tokenEntropyEstimate,
@@ -376,7 +376,7 @@ describe("diagnostics", () => {
       ["trendTest series", () => trendTest(null as never, { window: 2, rng })],
       ["diagnoseRun options", () => diagnoseRun("/nonexistent", null as never)],
       ["diagnoseRun onStep", () => diagnoseRun("/nonexistent", {}, 5 as never)],
-      ["listRunSteps dir", () => listRunSteps(null as never)],
+      ["scanRunFolder dir", () => scanRunFolder(null as never)],
     ];
     const bad = cases
       .map(([label, f]) => ({ label, ...thrown(f) }))
@@ -426,12 +426,16 @@ describe("diagnoseRun", () => {
     writeSafetensors(join(dir, "step_000002.safetensors"), step(-0.5));
     const r = diagnoseRun(dir);
     expect(r.steps.length).toBe(3);
-    expect(r.alarms).toContain(
-      "rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64) on 1 step(s), first at step 1",
-    );
+    expect(r.alarms).toContainEqual({
+      code: "mismatch_overflow",
+      message:
+        "rollout/trainer logprob gap beyond 709 nats (the mismatch KL overflows float64) on 1 step(s), first at step 1",
+      step: 1,
+    });
     const batch = diagnoseBatch(toPartialBatch(readTensors(join(dir, "step_000001.safetensors"))));
     expect(batch.mismatch).toBeNull();
     expect(batch.skipped.find((s) => s.detector === "mismatch")?.code).toBe("E_OVERFLOW");
+    expect(batch.alarms.map((a) => a.code)).toEqual(["mismatch_overflow"]);
     rmSync(dir, { recursive: true });
   });
 });

@@ -51,10 +51,10 @@ const BASE = {
 };
 
 describe("readTensors", () => {
-  test("rejects: an extension other than .safetensors or .json", () => {
-    const path = writeFile(tmp("batch.pt"), "x");
+  test("rejects: an extension no reader owns, with bytes no reader recognises", () => {
+    const path = writeFile(tmp("batch.bin"), "x");
     expect(expectIoError(() => readTensors(path), "path").message).toContain(
-      ".safetensors or .json",
+      ".safetensors or .json or .npy or .npz or .pt or .pth",
     );
     expectIoError(() => readTensors(writeFile(tmp("batch"), "{}")), "path");
   });
@@ -76,7 +76,7 @@ describe("toBatch", () => {
   test("rejects: an unknown tensor name with a suggestion", () => {
     const { old_logprobs, ...rest } = BASE;
     const e = expectIoError(
-      () => toBatch(jsonSet({ ...rest, old_logprob: old_logprobs })),
+      () => toBatch(jsonSet({ ...rest, old_logprob: old_logprobs }), { strict: true }),
       "old_logprob",
     );
     expect(e.message).toContain('did you mean "old_logprobs"');
@@ -293,6 +293,7 @@ describe("readBatch", () => {
       path,
       format: "json",
       dtypes: { logprobs: "F64", old_logprobs: "F64", advantages: "F64", response_mask: "BOOL" },
+      names: { map: "polgrad", detected: true, renamed: {}, ignored: [], notes: [] },
     });
   });
 

@@ -25,7 +25,14 @@ describe("toPartialBatch", () => {
       toPartialBatch(tensorsFromJson({ response_mask: [[1, 1]], logprobs: [[-1]] }, "b.json")),
     ).toThrow(IoError);
     expect(() =>
-      toPartialBatch(tensorsFromJson({ response_mask: [[1]], entropie: [[1]] }, "c.json")),
+      toPartialBatch(tensorsFromJson({ response_mask: [[1]], entropie: [[1]] }, "c.json"), {
+        strict: true,
+      }),
     ).toThrow(/did you mean "entropies"/);
+    // Without strict the unknown name is set aside, and listed.
+    const lax = toPartialBatch(
+      tensorsFromJson({ response_mask: [[1]], entropie: [[1]] }, "c.json"),
+    );
+    expect(lax.source.names.ignored).toEqual(["entropie"]);
   });
 });

@@ -28,9 +28,14 @@ const SAFETENSORS = encodeSafetensors(
 const JSON_BATCH = new TextEncoder().encode(
   JSON.stringify({ logprobs: [[-0.5, "NaN"]], response_mask: [[true, false]] }),
 );
+const fixture = (path: string) =>
+  new Uint8Array(readFileSync(join(root, "test/fixtures/io", path)));
 const VALID: Readonly<Record<string, Uint8Array>> = {
   safetensors: SAFETENSORS,
   json: JSON_BATCH,
+  npy: fixture("npy/f4_le.npy"),
+  npz: fixture("npy/savez_compressed.npz"),
+  pt: fixture("pt/batch.pt"),
 };
 
 /** Parse with `reader`; pass on a result or a PolgradError, fail on any other throw. */
@@ -65,7 +70,13 @@ function hostileBytes(valid: Uint8Array): fc.Arbitrary<Uint8Array> {
 
 describe("TENSOR_READERS", () => {
   test("property: every reader's parse returns a tensor set or throws a PolgradError on any bytes", () => {
-    expect(TENSOR_READERS.map((r) => r.format)).toEqual(["safetensors", "json"]);
+    expect(TENSOR_READERS.map((r) => r.format)).toEqual([
+      "safetensors",
+      "json",
+      "npy",
+      "npz",
+      "pt",
+    ]);
     for (const reader of TENSOR_READERS) {
       const valid = VALID[reader.format] as Uint8Array;
       fc.assert(
@@ -131,8 +142,8 @@ describe("readerFor", () => {
     expect(() => readerFor("f", "dir/.json")).toThrow(IoError);
     // Neither: an IoError on the path (an empty object holds no tensors and is not sniffed).
     for (const head of [new Uint8Array(0), new TextEncoder().encode("{}"), new Uint8Array(9)]) {
-      const e = expectIoError(() => readerFor("f", "batch.pt", head), "path");
-      expect(e.message).toContain(".safetensors or .json");
+      const e = expectIoError(() => readerFor("f", "batch.bin", head), "path");
+      expect(e.message).toContain(".safetensors or .json or .npy or .npz or .pt or .pth");
     }
     // readTensors sniffs a file without a known extension.
     const noExt = writeFile(tmp("step_000001"), SAFETENSORS);

@@ -6,14 +6,56 @@
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
+import type { CommandIO, OptionValues } from "../command.js";
+
+/** Largest config read from standard input. */
+const MAX_STDIN_CONFIG_BYTES = 2 ** 20;
+
+async function readConfigStdin(
+  fn: string,
+  io: CommandIO | undefined,
+): Promise<{ json: unknown; source: string }> {
+  if (io?.readStdin === undefined) {
+    throw new UsageError(
+      fn,
+      "--config",
+      mustBe(fn, "--config", "JSON or @file.json here (no stdin)", "-"),
+    );
+  }
+  const { parseJsonBytes } = await import("../../io/_internal/jsonText.js");
+  return {
+    json: parseJsonBytes(fn, io.readStdin(MAX_STDIN_CONFIG_BYTES), "<stdin>"),
+    source: "<stdin>",
+  };
+}
 
 /**
- * Read a `--config` value as JSON: `@path` reads the file (a regular file; strict JSON), anything
- * else is inline JSON parsed by the same strict parser.
+ * Refuse `--batch -` with `--config -`: standard input holds one of them. @internal
+ */
+export function checkOneStdin(fn: string, values: OptionValues): void {
+  if (values.batch === "-" && values.config === "-") {
+    throw new UsageError(
+      fn,
+      "--config",
+      mustBe(
+        fn,
+        "--config",
+        "a JSON text or @file.json when --batch is - (stdin holds one input)",
+        "- with --batch -",
+      ),
+    );
+  }
+}
+
+/**
+ * Read a `--config` value as JSON: `@path` reads the file (a regular file; strict JSON), `-` reads
+ * standard input (at most 1 MiB, strict JSON), anything else is inline JSON parsed by the same
+ * strict parser.
  *
  * @param fn - The command, e.g. `polgrad loss`, named in errors.
  * @param raw - The option's value.
- * @returns The parsed JSON value and where it came from (`--config` or the path).
+ * @param io - The command's streams (standard input for `-`).
+ * @returns The parsed JSON value and where it came from (`--config`, the path or `<stdin>`).
  * @throws {UsageError} E_USAGE for inline text that is not strict JSON (duplicate key, too deep,
  *   syntax), with the reason and column, or an empty `@`.
  * @throws {IoError} E_IO for an unreadable or invalid `@file`.
@@ -21,7 +63,9 @@ import type { PolicyLossConfig } from "../../losses/config.js";
 export async function readConfigValue(
   fn: string,
   raw: string,
+  io?: CommandIO,
 ): Promise<{ json: unknown; source: string }> {
+  if (raw === "-") return readConfigStdin(fn, io);
   if (raw.startsWith("@")) {
     const path = raw.slice(1);
     if (path === "") {
@@ -64,8 +108,9 @@ export async function readConfigValue(
 export async function readConfigOption(
   fn: string,
   raw: string,
+  io?: CommandIO,
 ): Promise<{ config: PolicyLossConfig; source: string }> {
-  const { json, source } = await readConfigValue(fn, raw);
+  const { json, source } = await readConfigValue(fn, raw, io);
   const { parsePolicyLossConfig } = await import("../../io/configJson.js");
   return { config: parsePolicyLossConfig(json, source), source };
 }

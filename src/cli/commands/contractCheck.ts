@@ -98,7 +98,7 @@ export const contractCheck: ContractSubcommand = {
         values.checkout,
         vendored === undefined ? {} : { vendored },
       );
-      if (values.json) writeJson(io, "contract check", report);
+      if (values.json) writeJson(io, "contract check", report, report.ok);
       else {
         const { renderAdapterCheckText } = await import("../../contracts/adapterText.js");
         io.stdout(renderAdapterCheckText(report));
@@ -108,7 +108,7 @@ export const contractCheck: ContractSubcommand = {
     const { checkContract, renderContractText } = await import("../../contracts/signature.js");
     const pin = typeof values.pin === "string" ? values.pin : "trl@v0.29.1";
     const report = await checkContract(values.checkout, pin);
-    if (values.json) writeJson(io, "contract check", report);
+    if (values.json) writeJson(io, "contract check", report, report.ok);
     else io.stdout(renderContractText(report));
     return report.ok ? 0 : 1;
   },

@@ -131,7 +131,7 @@ export async function runContractLiveness(
     message,
     batches: probed,
   };
-  if (values.json) writeJson(io, "contract liveness", report);
+  if (values.json) writeJson(io, "contract liveness", report, status === "live");
   else {
     const lines = probed.map(
       (p) =>

@@ -139,7 +139,7 @@ export async function runContractReduce(
     normLen,
     impose: values.strict !== true,
   });
-  if (values.json) writeJson(io, "contract reduce", check);
+  if (values.json) writeJson(io, "contract reduce", check, check.verdict === "holds");
   else {
     const { renderReductionText } = await import("../../contracts/text.js");
     io.stdout(renderReductionText(check, contract));
@@ -187,7 +187,7 @@ async function runObserved(values: OptionValues, name: string, io: CommandIO): P
     seed,
     pairs,
   });
-  if (values.json) writeJson(io, "contract reduce", check);
+  if (values.json) writeJson(io, "contract reduce", check, check.verdict === "holds");
   else {
     const { renderObservedText } = await import("../../contracts/observedText.js");
     io.stdout(renderObservedText(check, contract));

@@ -56,7 +56,7 @@ export const contractTable: ContractSubcommand = {
       ...(refs === undefined ? {} : { refs }),
       ...(vendored === undefined ? {} : { vendored }),
     });
-    if (values.json) writeJson(io, "contract table", table);
+    if (values.json) writeJson(io, "contract table", table, table.authors.firstPassing !== null);
     else {
       const { renderAdapterTableText } = await import("../../contracts/adapterText.js");
       io.stdout(renderAdapterTableText(table));

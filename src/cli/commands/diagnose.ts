@@ -1,8 +1,9 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
 import { statSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
-import { IoError, UsageError } from "../../errors.js";
+import { UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
+import { NAME_OPTIONS, nameNotice, nameOptionsOf, readBatchTensors } from "../batchInput.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 import { progressBar } from "../progress.js";
@@ -36,9 +37,9 @@ function clipOption(values: OptionValues): ClipConfig | undefined {
 export const diagnoseCommand: Command = {
   name: "diagnose",
   summary:
-    "Run every pathology detector whose inputs are present on a batch file or a run directory of step files.",
+    "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose PATH [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--json]",
+    "diagnose PATH|- [--names MAP] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--json]",
   positionals: 1,
   options: {
     clip: {
@@ -66,81 +67,103 @@ export const diagnoseCommand: Command = {
       description: "seed of the permutation test (runs)",
       default: "1",
     },
-    json: { type: "boolean", description: "print one JSON document" },
+    ...NAME_OPTIONS,
+    json: {
+      type: "boolean",
+      description: "print one JSON document (ok: true iff no alarm fired)",
+    },
   },
   async run(values, positionals, io) {
+    const fn = "polgrad diagnose";
     const path = positionals[0];
     if (path === undefined || positionals.length > 1) {
       throw new UsageError(
-        "polgrad diagnose",
+        fn,
         "PATH",
-        `polgrad diagnose: PATH must be exactly one batch file or run directory; got ${positionals.length} arguments`,
+        `${fn}: PATH must be exactly one batch file, step folder, run folder or - (stdin); got ${positionals.length} arguments`,
       );
     }
-    let isDir = false;
-    try {
-      isDir = statSync(path).isDirectory();
-    } catch {
-      // Not found: readTensors reports the missing file below with its own message.
-    }
     const { checkAggregation } = await import("../../aggregate/aggregation.js");
+    const names = await nameOptionsOf(fn, values);
     const options = {
       ...(values.clip !== undefined ? { clip: clipOption(values) as ClipConfig } : {}),
       ...(values.agg !== undefined
-        ? { aggregation: checkAggregation("polgrad diagnose", "--agg", values.agg) }
+        ? { aggregation: checkAggregation(fn, "--agg", values.agg) }
         : {}),
       normLen: intOption(values, "norm-len", "diagnose") ?? null,
     };
-    if (isDir) {
-      const { diagnoseRun, listRunSteps } = await import("../../diagnostics/diagnoseRun.js");
+    if (path !== "-" && (await isRunFolder(path))) {
+      const { diagnoseRun } = await import("../../diagnostics/diagnoseRun.js");
       const bar = progressBar(io, "diagnosing", io.stderrIsTTY === true && !values.json);
       const window = intOption(values, "window", "diagnose");
       const d = diagnoseRun(
         path,
         {
           ...options,
+          ...names,
           ...(window !== undefined ? { window } : {}),
           seed: intOption(values, "seed", "diagnose", 0) ?? 1,
         },
         bar.tick,
       );
       bar.finish();
-      if (d.steps.length === 0) {
-        // Nothing was diagnosed: an input error (exit 2), never a clean report.
-        const unreadable = listRunSteps(path).files.length;
-        throw new IoError(
-          "polgrad diagnose",
-          "PATH",
-          mustBe(
-            "polgrad diagnose",
-            "PATH",
-            "a run directory with at least one readable step file",
-            `${unreadable} step file(s), every one unreadable or invalid, in ${safeText(path)}`,
-          ),
-          path,
-        );
-      }
-      if (values.json) writeJson(io, "diagnose", d);
+      const notice = runNotice(fn, d);
+      if (notice !== "") (io.notice ?? io.stderr)(notice);
+      if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
       else {
         const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");
         io.stdout(renderRunDiagnosisText(d));
       }
       return d.alarms.length > 0 ? 1 : 0;
     }
-    const { readTensors } = await import("../../io/readTensors.js");
     const { toPartialBatch } = await import("../../io/batch.js");
     const { diagnoseBatch } = await import("../../diagnostics/diagnoseBatch.js");
-    const d = diagnoseBatch(toPartialBatch(readTensors(path)), options);
-    if (values.json) writeJson(io, "diagnose", d);
+    const batch = toPartialBatch(await readBatchTensors(fn, path, io), names);
+    const notice = nameNotice(fn, batch.source.names);
+    if (notice !== "") (io.notice ?? io.stderr)(notice);
+    const d = diagnoseBatch(batch, options);
+    if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
     else {
       const { renderBatchDiagnosisText } = await import("../../report/diagnoseText.js");
-      io.stdout(renderBatchDiagnosisText(d, path));
+      io.stdout(renderBatchDiagnosisText(d, path === "-" ? "<stdin>" : path));
     }
-    // A mismatch KL that overflows (a gap beyond 709 nats) is catastrophic by any threshold.
-    const alarm =
-      (d.mismatch?.catastrophicCount ?? 0) > 0 ||
-      d.skipped.some((s) => s.detector === "mismatch" && s.code === "E_OVERFLOW") ||
-      (d.lengthBias !== null && (d.lengthBias.ciLow > 0 || d.lengthBias.ciHigh < 0));
-    return alarm ? 1 : 0;
+    return d.alarms.length > 0 ? 1 : 0;
   },
 };
+
+/**
+ * A folder is a run when it holds step entries (step_N, global_step_N/, …) or no tensor file of
+ * its own; a folder of tensor files (one `.npy` per tensor) is one batch.
+ */
+async function isRunFolder(path: string): Promise<boolean> {
+  let isDir = false;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch {
+    return false; // the batch reader reports the missing path with its own message
+  }
+  if (!isDir) return false;
+  const { scanRunFolder } = await import("../../io/runFolder.js");
+  const scan = scanRunFolder(path, "polgrad diagnose");
+  if (scan.steps.length > 0 || scan.problems.length > 0) return true;
+  const { tensorFilesOf } = await import("../../io/readTensors.js");
+  return tensorFilesOf("polgrad diagnose", path).length === 0;
+}
+
+/** The run's one stderr notice: the names read and the tensors set aside, over all steps. */
+function runNotice(fn: string, d: import("../../diagnostics/diagnoseRun.js").RunDiagnosis): string {
+  const parts: string[] = [];
+  const maps = d.names.maps.filter((m) => m.map !== "polgrad");
+  if (maps.length > 0)
+    parts.push(
+      `read ${maps.map((m) => `${m.map} names (${m.detected ? "detected" : "given"}) on ${m.steps} step(s)`).join(", ")}`,
+    );
+  for (const n of d.names.notes) parts.push(n);
+  if (d.names.ignored.length > 0) {
+    const list = d.names.ignored.slice(0, 20).map((i) => safeText(i.name, 60));
+    parts.push(
+      `ignored ${d.names.ignored.length} tensor name(s) the batch does not use: ${list.join(", ")}${d.names.ignored.length > 20 ? ", …" : ""} (--strict makes this an error)`,
+    );
+  }
+  return parts.length === 0 ? "" : `${fn}: ${parts.join("; ")}\n`;
+}

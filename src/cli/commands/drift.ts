@@ -26,7 +26,7 @@ export const driftCommand: Command = {
     }
     const { driftCheck, renderDriftText } = await import("../../conformance/drift.js");
     const report = await driftCheck(values.checkout as string, values.framework as string);
-    if (values.json) writeJson(io, "drift", report);
+    if (values.json) writeJson(io, "drift", report, !report.driftDetected);
     else io.stdout(renderDriftText(report));
     return report.driftDetected ? 1 : 0;
   },

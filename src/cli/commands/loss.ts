@@ -5,9 +5,10 @@ import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PapoConfig } from "../../losses/papoConfig.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
+import { NAME_OPTIONS, readCliBatch } from "../batchInput.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
-import { readConfigValue } from "./configOption.js";
+import { checkOneStdin, readConfigValue } from "./configOption.js";
 
 /** What `--config` or a non-PAPO `--algorithm` resolves to. */
 type Resolved =
@@ -19,7 +20,10 @@ type Resolved =
       readonly source: string;
     };
 
-async function resolveConfig(values: OptionValues): Promise<Resolved> {
+async function resolveConfig(
+  values: OptionValues,
+  io: Parameters<Command["run"]>[2],
+): Promise<Resolved> {
   const fn = "polgrad loss";
   const hasConfig = typeof values.config === "string";
   const hasAlgo = typeof values.algorithm === "string";
@@ -35,7 +39,7 @@ async function resolveConfig(values: OptionValues): Promise<Resolved> {
     const spec = getAlgorithm(values.algorithm as string);
     return { kind: "policy", config: spec.loss, source: `algorithm ${spec.name}` };
   }
-  const { json, source } = await readConfigValue(fn, values.config as string);
+  const { json, source } = await readConfigValue(fn, values.config as string, io);
   const { parseLossConfig, parsePolicyLossConfig } = await import("../../io/configJson.js");
   // A config with a perception block is a PAPO config; without one, exactly the policy-loss
   // parse that readConfigOption applies.
@@ -53,13 +57,13 @@ export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
   usage:
-    "loss (--config JSON|@file.json | --algorithm NAME | --framework ID) --batch FILE [--norm-len N] [--json]",
+    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--json]",
   options: {
     config: {
       type: "string",
-      argument: "JSON|@file.json",
+      argument: "JSON|@file.json|-",
       description:
-        "policy-loss config in polgrad's snake_case JSON; a perception block makes it PAPO (alone, or with --algorithm papo_g/papo_d)",
+        "policy-loss config (- reads stdin) in polgrad's snake_case JSON; a perception block makes it PAPO (alone, or with --algorithm papo_g/papo_d)",
     },
     algorithm: {
       type: "string",
@@ -80,19 +84,21 @@ export const lossCommand: Command = {
     },
     batch: {
       type: "string",
-      argument: "FILE",
+      argument: "FILE|DIR|-",
       description:
-        "batch file (.safetensors or .json) with logprobs, old_logprobs, advantages, response_mask",
+        "batch file (.safetensors, .json, .npy, .npz, .pt), a folder of tensor files, or - for stdin, with logprobs, old_logprobs, advantages, response_mask (any framework's names)",
     },
     "norm-len": {
       type: "string",
       argument: "N",
       description: "set the config's norm_len (the token_sum_norm budget, e.g. for dr_grpo)",
     },
+    ...NAME_OPTIONS,
     json: { type: "boolean", description: "print one JSON document with every result field" },
   },
   async run(values, _p, io) {
     const fn = "polgrad loss";
+    checkOneStdin(fn, values);
     if (typeof values.framework === "string") return runFramework(values, io);
     if (typeof values.algorithm === "string") {
       const { getAlgorithm } = await import("../../registry/index.js");
@@ -106,7 +112,7 @@ export const lossCommand: Command = {
         `${fn}: --papo-form must come with --algorithm papo_g or papo_d; got --papo-form without a PAPO algorithm`,
       );
     }
-    const resolved = await resolveConfig(values);
+    const resolved = await resolveConfig(values, io);
     if (resolved.kind === "papo")
       return evaluatePapo(values, io, {
         label: `config ${resolved.source}`,
@@ -117,16 +123,8 @@ export const lossCommand: Command = {
     const { config: base, source } = resolved;
     const normLen = intOption(values, "norm-len", "loss");
     const config: PolicyLossConfig = normLen === undefined ? base : { ...base, normLen };
-    if (typeof values.batch !== "string") {
-      throw new UsageError(
-        fn,
-        "--batch",
-        `${fn}: --batch must be a batch file (.safetensors or .json); got nothing`,
-      );
-    }
-    const { readBatch } = await import("../../io/index.js");
     const { policyLoss } = await import("../../losses/policyLoss.js");
-    const batch = readBatch(values.batch);
+    const batch = await readCliBatch(fn, values, io);
     const result = policyLoss(config, batch);
     if (values.json) {
       const { policyLossConfigToJson } = await import("../../io/configJson.js");
@@ -134,7 +132,7 @@ export const lossCommand: Command = {
       return 0;
     }
     const { renderLossText } = await import("../../report/lossText.js");
-    io.stdout(renderLossText(config, source, values.batch, result, batch.responseMask));
+    io.stdout(renderLossText(config, source, values.batch as string, result, batch.responseMask));
     return 0;
   },
 };
@@ -152,16 +150,9 @@ async function runFramework(
       `${fn}: --framework takes no --config, --algorithm or --norm-len (a model's settings are frozen at its pin); got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
     );
   }
-  if (typeof values.batch !== "string")
-    throw new UsageError(
-      fn,
-      "--batch",
-      `${fn}: --batch must be a batch file (.safetensors or .json); got nothing`,
-    );
   const { getFrameworkModel } = await import("../../conformance/frameworks/registry.js");
-  const { readBatch } = await import("../../io/index.js");
   const model = getFrameworkModel(values.framework as string);
-  const batch = readBatch(values.batch);
+  const batch = await readCliBatch(fn, values, io);
   const r = model.evaluate(batch);
   if (values.json) {
     writeJson(io, "loss", {
@@ -197,7 +188,7 @@ async function runPapo(
         "--papo-form",
         `${fn}: --papo-form must not come with --config (the perception block's form or preset chooses the form); got both`,
       );
-    const { json, source } = await readConfigValue(fn, values.config);
+    const { json, source } = await readConfigValue(fn, values.config, io);
     const { parseLossConfig } = await import("../../io/configJson.js");
     const parsed = parseLossConfig(json, source, { config: spec.loss, name: spec.name });
     return evaluatePapo(values, io, {
@@ -239,17 +230,10 @@ async function evaluatePapo(
   },
 ): Promise<number> {
   const fn = "polgrad loss";
-  if (typeof values.batch !== "string")
-    throw new UsageError(
-      fn,
-      "--batch",
-      `${fn}: --batch must be a batch file (.safetensors or .json); got nothing`,
-    );
   const normLen = intOption(values, "norm-len", "loss");
   const config = normLen === undefined ? run.config : { ...run.config, normLen };
   const form = config.perception.form;
-  const { readBatch } = await import("../../io/index.js");
-  const batch = readBatch(values.batch, { require: ["masked_logprobs"] });
+  const batch = await readCliBatch(fn, values, io, ["masked_logprobs"]);
   const { papoLoss } = await import("../../losses/papo.js");
   const r = papoLoss(config, {
     ...batch,

@@ -2,7 +2,7 @@
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
-import type { Command, OptionValues } from "../command.js";
+import type { Command, CommandIO, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
 const FN = "polgrad verify";
@@ -35,6 +35,7 @@ async function parseReplay(
 
 async function targets(
   values: OptionValues,
+  io: CommandIO,
 ): Promise<{ name: string; config: PolicyLossConfig; flag: string }[]> {
   const given = ["config", "algorithm", "all"].filter((k) => values[k] !== undefined);
   if (given.length !== 1) {
@@ -65,7 +66,7 @@ async function targets(
   }
   const raw = values.config as string;
   const { readConfigOption } = await import("./configOption.js");
-  const { config } = await readConfigOption("polgrad verify", raw);
+  const { config } = await readConfigOption("polgrad verify", raw, io);
   return [{ name: "config", config: withNorm(config), flag: `--config '${safeText(raw)}'` }];
 }
 
@@ -121,7 +122,7 @@ export const verifyCommand: Command = {
     const replay = await parseReplay(values.replay);
     const results: { name: string; reference: unknown; gradcheck: unknown; ok: boolean }[] = [];
     const failures: string[] = [];
-    for (const t of await targets(values)) {
+    for (const t of await targets(values, io)) {
       const cmd = `polgrad verify ${t.flag} --replay {seed}:{B}x{T}`;
       const run = <R>(f: () => R): R | { ok: false; error: string; seed: number | null } => {
         try {
@@ -141,7 +142,7 @@ export const verifyCommand: Command = {
       results.push({ name: t.name, reference, gradcheck: gc, ok: reference.ok && gc.ok });
     }
     const ok = results.every((r) => r.ok);
-    if (values.json) writeJson(io, "verify", { ok, seed, results });
+    if (values.json) writeJson(io, "verify", { ok, seed, results }, ok);
     else {
       const { renderVerifyText } = await import("../../report/verifyText.js");
       io.stdout(renderVerifyText(results as Parameters<typeof renderVerifyText>[0]));

@@ -1,4 +1,6 @@
 /** `polgrad which`: the disagreement table on the built-in batch or on the user's batch. */
+
+import { NAME_OPTIONS, readCliBatch } from "../batchInput.js";
 import type { Command } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
@@ -7,14 +9,16 @@ export const whichCommand: Command = {
   name: "which",
   summary:
     "Show how the losses that share the name GRPO disagree on one batch (loss and per-sequence gradient mass).",
-  usage: "which [--batch FILE] [--norm-len N] [--json]",
+  usage: "which [--batch FILE|DIR|-] [--names MAP] [--norm-len N] [--json]",
   options: {
     batch: {
       type: "string",
-      argument: "FILE",
-      description: "batch file (.safetensors or .json)",
+      argument: "FILE|DIR|-",
+      description:
+        "batch file (.safetensors, .json, .npy, .npz, .pt), a folder of tensor files, or - for stdin",
       default: "the built-in ragged batch",
     },
+    ...NAME_OPTIONS,
     "norm-len": {
       type: "string",
       argument: "N",
@@ -27,10 +31,7 @@ export const whichCommand: Command = {
     const { whichTable, BUILTIN_BATCH } = await import("../../which/index.js");
     const normLen = intOption(values, "norm-len", "which");
     let batch = BUILTIN_BATCH;
-    if (typeof values.batch === "string") {
-      const { readBatch } = await import("../../io/index.js");
-      batch = readBatch(values.batch);
-    }
+    if (typeof values.batch === "string") batch = await readCliBatch("polgrad which", values, io);
     const report = whichTable(batch, { normLen: normLen ?? null });
     if (values.json) writeJson(io, "which", report);
     else {

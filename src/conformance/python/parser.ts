@@ -1,8 +1,8 @@
 /**
  * The Python parser behind definition extraction: tree-sitter's Python grammar (the
  * `tree-sitter-python` 0.25.0 WASM build, shipped inside `@vscode/tree-sitter-wasm` together with
- * the web-tree-sitter runtime). No native build, no network: both `.wasm` files come from the
- * installed package.
+ * the web-tree-sitter runtime). No native build, no network: the runtime and the one grammar are
+ * vendored into the package at build time (vendor/tree-sitter/, with their licence and SHA-256s).
  *
  * Every source is parsed in a fresh instance of the WASM runtime (about 25 ms). The fuzzer found
  * that tree-sitter's module heap is not isolated between parses: parsing one small source with a
@@ -11,6 +11,7 @@
  * A new Parser on the same module does not help; only a new module does (docs/conformance/drift.md#the-parser).
  */
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { mustBe, safeText } from "../../core/message.js";
 import { IoError, PolgradError } from "../../errors.js";
 import { MAX_BRACKET_DEPTH, MAX_INDENT_LEVELS, pythonNestingViolation } from "./nesting.js";
@@ -57,8 +58,15 @@ export const PYTHON_PARSE_BUDGET_MS: number = 5000;
 export const MAX_PYTHON_SOURCE_CHARS: number = 8 * 2 ** 20;
 
 const require = createRequire(import.meta.url);
-const RUNTIME = require.resolve("@vscode/tree-sitter-wasm");
-const GRAMMAR = require.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-python.wasm");
+/**
+ * The vendored runtime and grammar (vendor/tree-sitter/ at the package root, copied from
+ * @vscode/tree-sitter-wasm by scripts/vendorTreeSitter.mjs at build time): only the Python
+ * grammar ships, not the package's 19 (docs/packaging.md). Both src/ and dist/ sit three levels
+ * below the root.
+ */
+const VENDOR = new URL("../../../vendor/tree-sitter/", import.meta.url);
+const RUNTIME = fileURLToPath(new URL("tree-sitter.js", VENDOR));
+const GRAMMAR = fileURLToPath(new URL("tree-sitter-python.wasm", VENDOR));
 
 interface Runtime {
   readonly Parser: {

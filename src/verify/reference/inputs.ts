@@ -9,10 +9,10 @@ import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor
 
 /** Nested rows of a `[B, T]` matrix given as a Matrix or as rows. @internal */
 export function rowsOf(x: MatrixLike): readonly (readonly number[])[] {
-  if (!("data" in x)) return x;
+  if (!("data" in x)) return x.map((row) => Array.from(row));
   const out: number[][] = [];
   for (let b = 0; b < x.rows; b++)
-    out.push(Array.from(x.data.subarray(b * x.cols, (b + 1) * x.cols)));
+    out.push(Array.from(x.data.slice(b * x.cols, (b + 1) * x.cols), Number));
   return out;
 }
 
@@ -27,12 +27,14 @@ export function maskRowsOf(m: MaskLike): boolean[][] {
     }
     return out;
   }
-  return m.map((row) => row.map((v) => v === true || v === 1));
+  return m.map((row) =>
+    Array.from(row as ArrayLike<number | boolean>, (v) => v === true || v === 1),
+  );
 }
 
 /** Advantage A[b, t] from `[B]` (broadcast along the row) or `[B, T]` advantages. @internal */
 export function advantageAt(adv: VectorLike | MatrixLike): (b: number, t: number) => number {
-  if (adv instanceof Float64Array) return (b) => adv[b];
+  if (ArrayBuffer.isView(adv)) return (b) => (adv as ArrayLike<number>)[b] as number;
   if (Array.isArray(adv) && adv.every((v) => typeof v === "number")) {
     const v = adv as readonly number[];
     return (b) => v[b];

@@ -1,0 +1,196 @@
+/**
+ * The batch input of `loss`, `which` and `diagnose` (docs/cli.md#batch-input): `--batch FILE|DIR|-`
+ * (a file of any registered format, a folder of tensor files, or standard input sniffed from its
+ * magic bytes) and how to read its names: `--names verl|trl|openrlhf|polgrad|FILE.json`,
+ * `--name ours=theirs[,…]`, `--strict`, `--response-slice last|START:END`. One notice line on
+ * stderr says which names were read and which tensors were set aside.
+ */
+import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { closestNames, didYouMean } from "../core/names.js";
+import { UsageError } from "../errors.js";
+import type { BatchTensorName } from "../io/batchNames.js";
+import type { CustomNameMap, NameOptions, NameResolution, ResponseSlice } from "../io/names.js";
+import type { TensorSet } from "../io/tensorTypes.js";
+import type { CommandIO, OptionSpec, OptionValues } from "./command.js";
+
+/** The name options every batch-reading command takes (merged into its option table). */
+export const NAME_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  names: {
+    type: "string",
+    argument: "MAP",
+    description:
+      "read tensor names as verl, trl, openrlhf or polgrad, or by a FILE.json of polgrad name → tensor name",
+    default: "detected from the names",
+  },
+  name: {
+    type: "string",
+    argument: "OURS=THEIRS[,...]",
+    description: "one-off renames: read the file's tensor THEIRS as polgrad's OURS",
+  },
+  strict: {
+    type: "boolean",
+    description: "make tensors the batch does not use an error instead of a notice",
+  },
+  "response-slice": {
+    type: "string",
+    argument: "last|START:END",
+    description:
+      "cut the response columns out of a mask over prompt + response (last: the last T columns, verl's layout)",
+  },
+};
+
+/** Largest batch read from standard input (the safetensors file limit). */
+export const MAX_STDIN_BYTES: number = 4 * 2 ** 30;
+
+const SLICE = /^(\d{1,9}):(\d{1,9})$/;
+
+function usage(fn: string, flag: string, rule: string, got: unknown): UsageError {
+  return new UsageError(fn, flag, mustBe(fn, flag, rule, fmtValue(got)));
+}
+
+/**
+ * Parse the name options of a command line.
+ *
+ * @param fn - The command (`polgrad loss`) named in errors.
+ * @param values - The parsed options.
+ * @returns The NameOptions for toBatch / diagnoseRun.
+ * @throws {UsageError} E_USAGE for a malformed `--name` or `--response-slice`.
+ * @throws {IoError} E_IO for an unreadable or invalid `--names FILE.json`.
+ */
+export async function nameOptionsOf(fn: string, values: OptionValues): Promise<NameOptions> {
+  const out: { -readonly [K in keyof NameOptions]: NameOptions[K] } = {};
+  const names = values.names;
+  if (typeof names === "string") {
+    const { NAME_MAP_IDS } = await import("../io/names.js");
+    if ((NAME_MAP_IDS as readonly string[]).includes(names))
+      out.names = names as NonNullable<NameOptions["names"]>;
+    else if (/\.json$/i.test(names)) {
+      const { readJsonFile } = await import("../io/readJsonFile.js");
+      out.names = readJsonFile(names, fn, { maxBytes: 2 ** 20 }) as CustomNameMap;
+    } else {
+      throw usage(
+        fn,
+        "--names",
+        `one of ${NAME_MAP_IDS.join(", ")} or a FILE.json`,
+        `${names}${didYouMean(closestNames(names, NAME_MAP_IDS))}`,
+      );
+    }
+  }
+  if (typeof values.name === "string") {
+    const rename: Partial<Record<BatchTensorName, string>> = {};
+    for (const item of values.name.split(",")) {
+      const eq = item.indexOf("=");
+      if (eq <= 0 || eq === item.length - 1) {
+        throw usage(
+          fn,
+          "--name",
+          "OURS=THEIRS[,OURS=THEIRS...] (polgrad name = tensor name)",
+          values.name,
+        );
+      }
+      const ours = item.slice(0, eq).trim() as BatchTensorName;
+      if (Object.hasOwn(rename, ours))
+        throw usage(fn, "--name", "one THEIRS per OURS", values.name);
+      rename[ours] = item.slice(eq + 1).trim();
+    }
+    out.rename = rename;
+  }
+  if (values.strict === true) out.strict = true;
+  const slice = values["response-slice"];
+  if (typeof slice === "string") {
+    const m = SLICE.exec(slice);
+    let parsed: ResponseSlice | undefined;
+    if (slice === "last") parsed = "last";
+    else if (m !== null && Number(m[2]) > Number(m[1]))
+      parsed = { start: Number(m[1]), end: Number(m[2]) };
+    if (parsed === undefined)
+      throw usage(fn, "--response-slice", "last or START:END with START < END", slice);
+    out.responseSlice = parsed;
+  }
+  return out;
+}
+
+/**
+ * Read the tensors of `--batch`: a path (file or folder), or `-` for standard input.
+ *
+ * @param fn - The command named in errors.
+ * @param path - The option's value.
+ * @param io - The command's streams (standard input for `-`).
+ * @returns The tensors, not yet validated as a batch.
+ * @throws {IoError} E_IO for any read error; {@link UsageError} when `-` has no stdin.
+ */
+export async function readBatchTensors(
+  fn: string,
+  path: string,
+  io: CommandIO,
+): Promise<TensorSet> {
+  if (path === "-") {
+    if (io.readStdin === undefined)
+      throw usage(fn, "--batch", "a file (this caller has no stdin)", "-");
+    const { readTensorsFromBytes } = await import("../io/readTensors.js");
+    return readTensorsFromBytes(io.readStdin(MAX_STDIN_BYTES), "<stdin>");
+  }
+  const { readTensors } = await import("../io/readTensors.js");
+  return readTensors(path);
+}
+
+/**
+ * The one stderr notice of how a batch's names were read, or "" when they are polgrad's own and
+ * every tensor was used.
+ *
+ * @param fn - The command, the notice's prefix.
+ * @param names - The resolution (batch.source.names).
+ * @returns One line ending with a newline, or "".
+ */
+export function nameNotice(fn: string, names: NameResolution): string {
+  const parts: string[] = [];
+  const renamed = Object.entries(names.renamed);
+  if (names.map !== "polgrad" || renamed.length > 0) {
+    const how = names.detected ? "detected" : "given";
+    const pairs = renamed.map(([ours, theirs]) => `${safeText(theirs, 60)} → ${ours}`).join(", ");
+    parts.push(`read ${names.map} names (${how})${pairs === "" ? "" : `: ${pairs}`}`);
+  }
+  for (const n of names.notes) parts.push(n);
+  if (names.ignored.length > 0) {
+    const list = names.ignored.slice(0, 20).map((n) => safeText(n, 60));
+    const more = names.ignored.length > 20 ? `, and ${names.ignored.length - 20} more` : "";
+    parts.push(
+      `ignored ${names.ignored.length} tensor(s) the batch does not use: ${list.join(", ")}${more} (--strict makes this an error)`,
+    );
+  }
+  return parts.length === 0 ? "" : `${fn}: ${parts.join("; ")}\n`;
+}
+
+/**
+ * `--batch` read and validated as a full batch under the command's name options, with the notice
+ * written to stderr.
+ *
+ * @param fn - The command named in errors and the notice.
+ * @param values - The parsed options (`batch`, `names`, `name`, `strict`, `response-slice`).
+ * @param io - The command's streams.
+ * @param require - Tensors needed beyond the four of every batch.
+ * @returns The batch.
+ * @throws {UsageError} E_USAGE without `--batch`, or for malformed name options.
+ * @throws {IoError} E_IO for any read, name or validation error.
+ */
+export async function readCliBatch(
+  fn: string,
+  values: OptionValues,
+  io: CommandIO,
+  require: readonly BatchTensorName[] = [],
+): Promise<import("../io/batch.js").Batch> {
+  const path = values.batch;
+  if (typeof path !== "string") {
+    throw new UsageError(
+      fn,
+      "--batch",
+      `${fn}: --batch must be a batch file, a folder of tensor files or - (stdin); got nothing`,
+    );
+  }
+  const options = await nameOptionsOf(fn, values);
+  const { toBatch } = await import("../io/batch.js");
+  const batch = toBatch(await readBatchTensors(fn, path, io), { ...options, require });
+  const notice = nameNotice(fn, batch.source.names);
+  if (notice !== "") (io.notice ?? io.stderr)(notice);
+  return batch;
+}

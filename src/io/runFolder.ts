@@ -1,0 +1,189 @@
+/**
+ * Run folders as trainers lay them out (docs/io.md#run-folders): per-step batch files or folders
+ * named `step_N`, `step-N`, `stepN`, `global_step_N`, `iter_N`, `iteration_N` (any zero padding,
+ * an optional `<prefix>_` in front), in any format of the reader registry. Step numbers come from
+ * the names; the dump stride is the most common distance between consecutive steps, so a run
+ * dumped every k steps has no gaps.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fmtValue, safeText } from "../core/message.js";
+import { fsError } from "./_internal/files.js";
+import { extensionOf, readerByExtension } from "./readers.js";
+import { tensorFilesOf } from "./readTensors.js";
+
+/** One step of a run: its number and the file or folder holding its tensors. */
+export interface RunStepEntry {
+  readonly step: number;
+  /** The entry's name in the run folder (`step_000120.pt`, `global_step_120`). */
+  readonly name: string;
+  /** The path to read (readTensors reads a file or a folder of tensor files). */
+  readonly path: string;
+  readonly kind: "file" | "folder";
+}
+
+/** An entry of the run folder that is not diagnosed, or a gap in the dump sequence. */
+export interface RunProblem {
+  readonly file: string;
+  readonly step: number | null;
+  readonly message: string;
+}
+
+/** What a run folder holds. */
+export interface RunScan {
+  readonly dir: string;
+  /** The steps, in step order. */
+  readonly steps: readonly RunStepEntry[];
+  /** Duplicates, empty step folders, unusable step numbers and gaps, by name. */
+  readonly problems: readonly RunProblem[];
+  /** The dump stride: the most common distance between consecutive steps (null below 2 steps). */
+  readonly stride: number | null;
+  /** Entries whose names are no step (at most 20, for messages), and how many there were. */
+  readonly others: { readonly names: readonly string[]; readonly count: number };
+}
+
+/** A step name: optional `<prefix>_` or `<prefix>-`, a step word, an optional separator, digits. */
+const STEP_NAME =
+  /^(?:.*[_-])?(?:global_step|global-step|step|steps|iter|iteration|it)[_-]?(\d+)$/i;
+
+/** Steps beyond this are no step numbers (they lose integer exactness long before 2^53). */
+const MAX_STEP_DIGITS = 15;
+
+/** The step number a file or folder name carries, or null. @internal */
+export function stepOfName(name: string, isFolder: boolean): number | null | "too long" {
+  let stem = name;
+  if (!isFolder) {
+    if (readerByExtension(name) === undefined) return null;
+    stem = name.slice(0, name.length - extensionOf(name).length);
+  }
+  const m = STEP_NAME.exec(stem);
+  if (m === null) return null;
+  const digits = m[1] as string;
+  const trimmed = digits.replace(/^0+(?=\d)/, "");
+  if (trimmed.length > MAX_STEP_DIGITS) return "too long";
+  return Number(trimmed);
+}
+
+/** The most common consecutive difference (the smallest of equally common ones). */
+function strideOf(steps: readonly number[]): number | null {
+  if (steps.length < 2) return null;
+  const counts = new Map<number, number>();
+  for (let i = 1; i < steps.length; i++) {
+    const d = (steps[i] as number) - (steps[i - 1] as number);
+    counts.set(d, (counts.get(d) ?? 0) + 1);
+  }
+  let best = 0;
+  let bestCount = 0;
+  for (const [d, c] of counts)
+    if (c > bestCount || (c === bestCount && d < best)) [best, bestCount] = [d, c];
+  return best;
+}
+
+/**
+ * List the steps of a run folder.
+ *
+ * Format: entries named `[prefix_]{step|global_step|iter|iteration|it}[_|-]N` — files with a
+ * registered extension (`.safetensors`, `.json`, `.npy`, `.npz`, `.pt`, `.pth`) or folders holding
+ * at least one such file; N any zero-padded decimal. The same step twice is a problem (the first
+ * by name is kept); a step folder without tensor files is a problem; with stride s (the most
+ * common distance between consecutive steps), a distance d > s is reported as (d/s − 1) missing
+ * dumps when s divides d, else as an irregular interval.
+ *
+ * @param dir - The run folder.
+ * @param fn - The public function named in errors. @defaultValue "scanRunFolder"
+ * @returns The steps in step order, the problems, the stride, and the names of other entries.
+ * @throws {IoError} E_IO when `dir` is not a readable folder.
+ * @derivation docs/io.md#run-folders
+ * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > golden: every layout trainers write is read with its step numbers
+ * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > golden: a run dumped every 10 steps has stride 10 and no gaps
+ * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > rejects: duplicates, empty step folders and missing dumps are named
+ * @since 0.1.0
+ */
+export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw fsError(fn, String(dir), e);
+  }
+  const found: RunStepEntry[] = [];
+  const problems: RunProblem[] = [];
+  const others: string[] = [];
+  let otherCount = 0;
+  for (const name of names.sort()) {
+    if (name.startsWith(".")) continue;
+    const path = join(dir, name);
+    let isFolder = false;
+    try {
+      isFolder = statSync(path).isDirectory();
+    } catch {
+      // A dangling link: its name decides; reading it reports the error as a step problem.
+    }
+    const step = stepOfName(name, isFolder);
+    if (step === null) {
+      otherCount++;
+      if (others.length < 20) others.push(name);
+      continue;
+    }
+    if (step === "too long") {
+      problems.push({
+        file: name,
+        step: null,
+        message: `step number of ${fmtValue(name)} has more than ${MAX_STEP_DIGITS} digits`,
+      });
+      continue;
+    }
+    if (isFolder && tensorFilesOf(fn, path).length === 0) {
+      problems.push({
+        file: `${name}/`,
+        step,
+        message: "step folder holds no tensor file (.safetensors, .json, .npy, .npz, .pt, .pth)",
+      });
+      continue;
+    }
+    found.push({
+      step,
+      name: isFolder ? `${name}/` : name,
+      path,
+      kind: isFolder ? "folder" : "file",
+    });
+  }
+  found.sort((a, b) => a.step - b.step || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const steps: RunStepEntry[] = [];
+  for (const e of found) {
+    const prev = steps[steps.length - 1];
+    if (prev !== undefined && prev.step === e.step) {
+      problems.push({
+        file: e.name,
+        step: e.step,
+        message: `step ${e.step} is also in ${safeText(prev.name)}; ${safeText(e.name)} is ignored`,
+      });
+      continue;
+    }
+    steps.push(e);
+  }
+  const stride = strideOf(steps.map((s) => s.step));
+  if (stride !== null) {
+    for (let i = 1; i < steps.length; i++) {
+      const a = (steps[i - 1] as RunStepEntry).step;
+      const b = (steps[i] as RunStepEntry).step;
+      const d = b - a;
+      if (d <= stride) continue;
+      const every = stride === 1 ? "every step" : `every ${stride} steps`;
+      problems.push(
+        d % stride === 0
+          ? {
+              file: `steps ${a}..${b}`,
+              step: a + stride,
+              message: `${d / stride - 1} dump(s) missing between steps ${a} and ${b} (the run dumps ${every})`,
+            }
+          : {
+              file: `steps ${a}..${b}`,
+              step: a,
+              message: `steps ${a} and ${b} are ${d} apart; the run dumps ${every}`,
+            },
+      );
+    }
+  }
+  return { dir, steps, problems, stride, others: { names: others, count: otherCount } };
+}

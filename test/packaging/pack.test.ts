@@ -1,0 +1,135 @@
+/**
+ * Enforces docs/packaging.md: the published package carries LICENSE, a repository field, README
+ * links that resolve inside the package, only the Python grammar of tree-sitter (vendored, with
+ * its licence and SHA-256s) and no runtime dependency on the 22 MB grammar bundle; `npm pack`
+ * then `npm install` in an empty folder runs every command. Uses the built dist/ (`npm test`
+ * builds first); packs with --ignore-scripts so the build is not repeated.
+ */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { contractViolations, runBin } from "../cli/_run.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const work = mkdtempSync(join(tmpdir(), "polgrad-pack-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+
+let files: string[] = [];
+let installed = "";
+
+beforeAll(() => {
+  const out = execFileSync(
+    NPM,
+    ["pack", "--ignore-scripts", "--json", "--pack-destination", work],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+    },
+  );
+  const [info] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
+  if (info === undefined) throw new Error("npm pack printed no package");
+  files = info.files.map((f) => f.path).sort();
+  const app = join(work, "app");
+  mkdirSync(app);
+  writeFileSync(join(app, "package.json"), '{"name": "app", "private": true}\n');
+  execFileSync(
+    NPM,
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", join(work, info.filename)],
+    { cwd: app, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+  );
+  installed = join(app, "node_modules", "polgrad");
+}, 240_000);
+
+describe("npm package", () => {
+  test("golden: the tarball carries the licence, docs and only the python grammar", () => {
+    expect(files).toContain("LICENSE");
+    expect(files).toContain("README.md");
+    expect(files).toContain("dist/index.js");
+    // The package's bin entry is in the tarball.
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
+      bin: { polgrad: string };
+    };
+    expect(files).toContain(manifest.bin.polgrad.replace(/^\.\//, ""));
+    const vendored = files.filter((f) => f.startsWith("vendor/"));
+    expect(vendored).toEqual([
+      "vendor/tree-sitter/LICENSE",
+      "vendor/tree-sitter/PROVENANCE.json",
+      "vendor/tree-sitter/package.json",
+      "vendor/tree-sitter/tree-sitter-python.wasm",
+      "vendor/tree-sitter/tree-sitter.js",
+      "vendor/tree-sitter/tree-sitter.wasm",
+    ]);
+    expect(files.filter((f) => f.endsWith(".wasm"))).toHaveLength(2);
+    // The vendored bytes are the ones PROVENANCE.json records.
+    const provenance = JSON.parse(
+      readFileSync(join(installed, "vendor/tree-sitter/PROVENANCE.json"), "utf8"),
+    ) as {
+      files: Record<string, string>;
+    };
+    for (const [name, sha] of Object.entries(provenance.files)) {
+      const bytes = readFileSync(join(installed, "vendor/tree-sitter", name));
+      expect([name, createHash("sha256").update(bytes).digest("hex")]).toEqual([name, sha]);
+    }
+    const pkg = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    expect(pkg.repository).toMatchObject({ type: "git" });
+    expect(Object.keys(pkg.dependencies as object).sort()).toEqual(["fflate", "pure-rand"]);
+    expect(existsSync(join(installed, "..", "@vscode", "tree-sitter-wasm"))).toBe(false);
+  });
+
+  test("golden: every relative readme link resolves inside the package", () => {
+    const readme = readFileSync(join(installed, "README.md"), "utf8");
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)]
+      .map((m) => m[1] as string)
+      .filter((l) => !/^[a-z]+:/.test(l));
+    expect(links.length).toBeGreaterThan(5);
+    expect(links.filter((l) => !existsSync(join(installed, l)))).toEqual([]);
+  });
+
+  test("golden: every command runs from the installed package", () => {
+    // As npx would: the installed package's bin entry.
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
+      bin: { polgrad: string };
+    };
+    const bin = join(installed, manifest.bin.polgrad);
+    const cwd = join(work, "run");
+    mkdirSync(cwd, { recursive: true });
+    const batch = join(ROOT, "test/fixtures/io/frameworks/trl.pt");
+    // A checkout with one tracked TRL file: drift parses it with the vendored grammar.
+    const checkout = join(cwd, "checkout");
+    mkdirSync(join(checkout, "trl/trainer"), { recursive: true });
+    writeFileSync(join(checkout, "trl/trainer/grpo_trainer.py"), "def f(x):\n    return x\n");
+    const runs: [string[], number][] = [
+      [["--help"], 0],
+      [["which"], 0],
+      [["loss", "--algorithm", "dapo", "--batch", batch], 0],
+      [["verify", "--algorithm", "grpo", "--cases", "2"], 0],
+      [["demo-run", join(cwd, "demo"), "--steps", "30"], 0],
+      [["diagnose", join(cwd, "demo")], 1],
+      [["frameworks"], 0],
+      [["deviations"], 0],
+      [["drift", "--checkout", checkout, "--framework", "trl"], 1],
+      [["contract", "check", "--contract", "papo-g-adapter", "--checkout", checkout], 1],
+      [["contracts"], 0],
+      [["algorithms"], 0],
+      [["describe", "grpo"], 0],
+    ];
+    // Through the shared runner: exit code, streams and --json schemas checked as for any run.
+    const results = runs.map(([args, expected]) => {
+      const r = runBin(args, { bin, cwd, timeoutMs: 120_000 });
+      return { args: args.join(" "), violations: contractViolations(r, expected) };
+    });
+    expect(results.filter((r) => r.violations.length > 0)).toEqual([]);
+    // Every command of the CLI is in the list above (contract's subcommands through check).
+    const help = runBin(["--help"], { bin }).stdout;
+    const commands = [...help.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]);
+    expect(commands.filter((c) => !runs.some(([a]) => a[0] === c))).toEqual([]);
+  });
+});
