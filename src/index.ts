@@ -252,6 +252,11 @@ export {
   lengthBiasProbe,
 } from "./diagnostics/lengthBias.js";
 export {
+  MANN_KENDALL_EXACT_MAX,
+  type MannKendallResult,
+  mannKendall,
+} from "./diagnostics/mannKendall.js";
+export {
   DEFAULT_CATASTROPHIC_GAP,
   type LogprobMismatchOptions,
   logprobMismatch,
@@ -259,11 +264,14 @@ export {
   type MismatchReport,
 } from "./diagnostics/mismatch.js";
 export { quantiles } from "./diagnostics/quantile.js";
+export { type SeriesTrend, seriesTrend } from "./diagnostics/seriesTrend.js";
 export {
   type CusumResult,
   cusumStatistic,
+  type TheilSenFit,
   type TrendOptions,
   type TrendReport,
+  theilSenFit,
   theilSenSlope,
   trendTest,
 } from "./diagnostics/trend.js";

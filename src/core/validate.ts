@@ -139,36 +139,32 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
     checkDense(fn, arg, x);
     return x;
   }
-  if (isDenseLike(x)) {
-    checkDense(fn, arg, x);
-    const data = new Float64Array(x.rows * x.cols);
-    for (let i = 0; i < data.length; i++) {
-      const v = x.data[i];
-      if (typeof v !== "number") {
-        const b = Math.floor(i / x.cols);
-        throw new ShapeError(
-          fn,
-          arg,
-          mustBe(
-            fn,
-            arg,
-            "a [B, T] array of numbers",
-            `${cellText(v)} at (${b}, ${i - b * x.cols})`,
-          ),
-        );
-      }
-      data[i] = v;
-    }
-    return { rows: x.rows, cols: x.cols, data };
-  }
-  return fromRows(fn, arg, x, Float64Array, (v, b, t) => {
+  const cell = (v: unknown, b: number, t: number): number => {
     if (typeof v === "number") return v;
     throw new ShapeError(
       fn,
       arg,
-      mustBe(fn, arg, "a [B, T] array of numbers", `${typeof v} at (${b}, ${t})`),
+      mustBe(fn, arg, "a [B, T] array of numbers", `${cellText(v)} at (${b}, ${t})`),
     );
-  });
+  };
+  return isDenseLike(x)
+    ? fromDense(fn, arg, x, Float64Array, cell)
+    : fromRows(fn, arg, x, Float64Array, cell);
+}
+
+/** Copy a {@link DenseLike}'s row-major data into a typed array, converting each cell with `cell`. */
+function fromDense<A extends Float64Array | Uint8Array>(
+  fn: string,
+  arg: string,
+  x: DenseLike,
+  Ctor: new (n: number) => A,
+  cell: (v: unknown, b: number, t: number) => number,
+): { rows: number; cols: number; data: A } {
+  checkDense(fn, arg, x);
+  const data = new Ctor(x.rows * x.cols);
+  for (let b = 0; b < x.rows; b++)
+    for (let t = 0; t < x.cols; t++) data[b * x.cols + t] = cell(x.data[b * x.cols + t], b, t);
+  return { rows: x.rows, cols: x.cols, data };
 }
 
 function checkDense(fn: string, arg: string, x: Matrix | Mask | DenseLike): void {
@@ -267,29 +263,8 @@ export function toMask(
     }
     checkDense(fn, arg, x);
     mask = x;
-  } else if (isDenseLike(x)) {
-    checkDense(fn, arg, x);
-    const data = new Uint8Array(x.rows * x.cols);
-    for (let i = 0; i < data.length; i++) {
-      const v = x.data[i];
-      if (v === true || v === 1) data[i] = 1;
-      else if (v !== false && v !== 0) {
-        const b = Math.floor(i / x.cols);
-        throw new MaskError(
-          fn,
-          arg,
-          mustBe(
-            fn,
-            arg,
-            "boolean (true/false or 1/0)",
-            `${cellText(v)} at (${b}, ${i - b * x.cols})`,
-          ),
-        );
-      }
-    }
-    mask = { rows: x.rows, cols: x.cols, data };
   } else {
-    mask = fromRows(fn, arg, x, Uint8Array, (v, b, t) => {
+    const cell = (v: unknown, b: number, t: number): number => {
       if (v === true || v === 1) return 1;
       if (v === false || v === 0) return 0;
       throw new MaskError(
@@ -297,7 +272,10 @@ export function toMask(
         arg,
         mustBe(fn, arg, "boolean (true/false or 1/0)", `${cellText(v)} at (${b}, ${t})`),
       );
-    });
+    };
+    mask = isDenseLike(x)
+      ? fromDense(fn, arg, x, Uint8Array, cell)
+      : fromRows(fn, arg, x, Uint8Array, cell);
   }
   if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
     throw new ShapeError(

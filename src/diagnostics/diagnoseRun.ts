@@ -19,7 +19,8 @@ import {
   type DiagnoseOptions,
   diagnoseBatch,
 } from "./diagnoseBatch.js";
-import { MAX_THEIL_SEN_POINTS, type SeriesTrend, seriesTrend, theilSenSlope } from "./trend.js";
+import { type SeriesTrend, seriesTrend } from "./seriesTrend.js";
+import { MAX_THEIL_SEN_POINTS, theilSenSlope } from "./trend.js";
 
 /** Per-step scalars kept for the run (null where the detector was skipped). */
 export interface RunStep {
@@ -282,7 +283,7 @@ export function diagnoseRun(
   if (entropyTrend?.changepointStep != null)
     alarms.push({
       code: "entropy_changepoint",
-      message: `entropy changepoint after step ${entropyTrend.changepointStep} (beyond the linear trend of ${entropyTrend.slope} nats per step)`,
+      message: `entropy changepoint after step ${entropyTrend.changepointStep} (beyond the linear trend of ${Number(entropyTrend.slope.toPrecision(4))} nats per step)`,
       step: entropyTrend.changepointStep,
     });
   const total = catSteps.reduce((a, s) => a + (s.catastrophicCount as number), 0);

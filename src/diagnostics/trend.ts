@@ -65,10 +65,11 @@ export interface CusumResult {
 export const MAX_THEIL_SEN_POINTS = 4096;
 /** The most permutations {@link trendTest} draws. */
 export const MAX_PERMUTATIONS = 1e6;
-/** The most CUSUM terms the permutation test evaluates, nPerm × window (about a second). */
+/** The most CUSUM terms a permutation test evaluates, nPerm × window (a few seconds at the cap). */
 export const MAX_PERMUTATION_WORK = 1e8;
 
-function checkSeries(fn: string, arg: string, x: ArrayLike<number>): void {
+/** @internal */
+export function checkSeries(fn: string, arg: string, x: ArrayLike<number>): void {
   checkSample(fn, arg, x);
   if (x.length < 2) {
     throw new ShapeError(fn, arg, mustBe(fn, arg, "of length >= 2", `length ${x.length}`));
@@ -106,7 +107,8 @@ function checkTheilSenSize(fn: string, arg: string, n: number): void {
  * overflow there. Slopes, CUSUM statistics and thresholds scale by s exactly, so decisions taken
  * on the scaled series are those of the exact series.
  */
-function scaled(x: ArrayLike<number>): { y: Float64Array; s: number; e: number } {
+/** @internal */
+export function scaled(x: ArrayLike<number>): { y: Float64Array; s: number; e: number } {
   const e = pow2Exponent(maxAbsOf(x));
   const s = 2 ** e;
   return { y: Float64Array.from(x, (v) => v * s), s, e };
@@ -123,7 +125,8 @@ function sortedMedian(s: Float64Array): number {
  * Require `steps` to be a 1-D array of n finite, strictly increasing numbers (the training step of
  * each value) and return it as a Float64Array.
  */
-function checkSteps(fn: string, arg: string, steps: unknown, n: number): Float64Array {
+/** @internal */
+export function checkSteps(fn: string, arg: string, steps: unknown, n: number): Float64Array {
   const t = Float64Array.from(checkSample(fn, arg, steps));
   if (t.length !== n) {
     throw new ShapeError(
@@ -155,13 +158,15 @@ function checkSteps(fn: string, arg: string, steps: unknown, n: number): Float64
  * differences are the plain ones): a slope computed on y = x·2^eX against t = s·2^e is the exact
  * slope times 2^(eX − e).
  */
-function scaledSteps(s: Float64Array): { t: Float64Array; e: number } {
+/** @internal */
+export function scaledSteps(s: Float64Array): { t: Float64Array; e: number } {
   const e = pow2Exponent(maxAbsOf(s));
   return { t: e === 0 ? s : s.map((v) => mulPow2(v, e)), e };
 }
 
 /** Map a slope of the scaled series back: slope·2^(eT − eX), the plain division when eT = 0. */
-function unscaleSlope(slope: number, sx: number, eX: number, eT: number): number {
+/** @internal */
+export function unscaleSlope(slope: number, sx: number, eX: number, eT: number): number {
   return eT === 0 ? slope / sx : mulPow2(slope, eT - eX);
 }
 
@@ -255,7 +260,8 @@ function theilSenFitOf(
 }
 
 /** median_i (y_i − b·t_i)/s for the scaled series y = x·s, scaled steps t and scaled slope b. */
-function interceptOf(
+/** @internal */
+export function interceptOf(
   fn: string,
   y: Float64Array,
   s: number,
@@ -268,7 +274,8 @@ function interceptOf(
 }
 
 /** Median of the pairwise slopes (x_j − x_i)/(t_j − t_i), t_i = i when t is null. */
-function theilSen(x: ArrayLike<number>, t: ArrayLike<number> | null): number {
+/** @internal */
+export function theilSen(x: ArrayLike<number>, t: ArrayLike<number> | null): number {
   const n = x.length;
   const slopes = new Float64Array((n * (n - 1)) / 2);
   let k = 0;
@@ -346,6 +353,21 @@ export function cusumStatistic(x: ArrayLike<number>): CusumResult {
 }
 
 /**
+ * Fill `order` with a uniform random permutation of 0…n−1 (Fisher–Yates from the identity, with
+ * the Rng's unbiased integers): the one shuffle of every permutation test. @internal
+ */
+export function shuffledIdentity(order: Int32Array, rng: Rng): void {
+  const n = order.length;
+  for (let i = 0; i < n; i++) order[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    const t = order[i] as number;
+    order[i] = order[j] as number;
+    order[j] = t;
+  }
+}
+
+/**
  * The m-th largest CUSUM statistic over `nPerm` uniform random permutations of a centred window
  * (Fisher–Yates with the Rng's unbiased integers). @internal
  */
@@ -354,20 +376,15 @@ export function permutationThreshold(d: Float64Array, nPerm: number, m: number, 
   const stats = new Float64Array(nPerm);
   const order = new Int32Array(n);
   for (let p = 0; p < nPerm; p++) {
-    for (let i = 0; i < n; i++) order[i] = i;
-    for (let i = n - 1; i > 0; i--) {
-      const j = rng.int(0, i);
-      const t = order[i] as number;
-      order[i] = order[j] as number;
-      order[j] = t;
-    }
+    shuffledIdentity(order, rng);
     stats[p] = cusumOf(d, order).stat;
   }
   stats.sort();
   return stats[nPerm - m] as number;
 }
 
-function isRng(x: unknown): x is Rng {
+/** @internal */
+export function isRng(x: unknown): x is Rng {
   return typeof x === "object" && x !== null && typeof (x as Rng).int === "function";
 }
 
@@ -381,7 +398,8 @@ interface CheckedTrendOptions {
   readonly rng: Rng;
 }
 
-function checkTrendOptions(
+/** @internal */
+export function checkTrendOptions(
   fn: string,
   arg: string,
   S: number,
@@ -509,475 +527,5 @@ export function trendTest(
     threshold: finiteOr(fn, "threshold", threshold / s, undefined, why),
     alpha,
     nPerm,
-  };
-}
-
-/**
- * The longest series whose Mann–Kendall p-value is read off the exact permutation distribution of
- * S; longer ones use the normal approximation with continuity correction, whose two-sided p-value
- * is then within 1e-3 of the exact one (docs/diagnostics/entropy.md#mann-kendall).
- */
-export const MANN_KENDALL_EXACT_MAX = 100;
-
-/**
- * What {@link mannKendall} returns: plain scalars.
- * @since 0.1.0
- */
-export interface MannKendallResult {
-  /** S = Σ_{i<j} sign(x_j − x_i). */
-  readonly s: number;
-  /** Var S under the permutation null with Kendall's tie correction. */
-  readonly varS: number;
-  /** The normal score (S − sign S)/√Var S, 0 when Var S = 0. */
-  readonly z: number;
-  /** The two-sided p-value P(|S′| ≥ |S|) under the permutation null. */
-  readonly pValue: number;
-  /** "exact" (n ≤ {@link MANN_KENDALL_EXACT_MAX}: the permutation distribution) or "normal". */
-  readonly method: "exact" | "normal";
-}
-
-/**
- * Test a series for a monotone trend: the Mann–Kendall test.
- *
- * Formula: S = Σ_{i<j} sign(x_j − x_i); with tie groups of sizes t_g,
- * Var S = [n(n − 1)(2n + 5) − Σ_g t_g(t_g − 1)(2t_g + 5)]/18; z = (S − sign S)/√Var S.
- * p = P(|S′| ≥ |S|) for S′ the statistic of a uniformly random arrangement of the same values:
- * exactly (S′ = P − 2·inversions, whose law is the q-multinomial of the tie groups) when
- * n ≤ {@link MANN_KENDALL_EXACT_MAX}, else erfc(|z|/√2).
- * Null distribution: exchangeable values (e.g. iid of any law) give P(p ≤ α) ≤ α on the exact
- * path; the normal path is within 1e-3 of it.
- *
- * @param x - The series in step order; length ≥ 2, at most {@link MAX_THEIL_SEN_POINTS}, finite.
- * @returns S, Var S, z, the two-sided p-value and the method.
- * @throws {ShapeError} E_SHAPE when the series is not a 1-D array of numbers, has fewer than 2
- *   values or more than {@link MAX_THEIL_SEN_POINTS}.
- * @throws {NonFiniteError} E_NONFINITE when a value is NaN or infinite.
- * @derivation docs/diagnostics/entropy.md#mann-kendall
- * @enforcedBy test/diagnostics/trend.test.ts > mannKendall > golden: s, variance and exact p-value of a four-point series
- * @enforcedBy test/diagnostics/trend.test.ts > mannKendall > golden: ties shrink the variance and the exact null
- * @enforcedBy test/diagnostics/trend.calibration.test.ts > mannKendall > calibration: level is alpha on iid series, exact and normal paths
- * @see H. B. Mann (1945), Econometrica 13:245; M. G. Kendall (1975), Rank Correlation Methods, 4th ed., ch. 4
- * @since 0.1.0
- */
-export function mannKendall(x: ArrayLike<number>): MannKendallResult {
-  checkSeries("mannKendall", "x", x);
-  return mannKendallOf(x);
-}
-
-/** Sizes of the groups of equal values (ascending by value). */
-function tieGroups(x: ArrayLike<number>): number[] {
-  const sorted = Float64Array.from(x).sort();
-  const groups: number[] = [];
-  let run = 1;
-  for (let i = 1; i <= sorted.length; i++) {
-    if (i < sorted.length && sorted[i] === sorted[i - 1]) run++;
-    else {
-      groups.push(run);
-      run = 1;
-    }
-  }
-  return groups;
-}
-
-function mannKendallOf(x: ArrayLike<number>): MannKendallResult {
-  const n = x.length;
-  let S = 0;
-  for (let i = 0; i < n; i++) {
-    const xi = x[i] as number;
-    for (let j = i + 1; j < n; j++) {
-      const xj = x[j] as number;
-      S += xj > xi ? 1 : xj < xi ? -1 : 0;
-    }
-  }
-  const groups = tieGroups(x);
-  let tieTerm = 0;
-  for (const t of groups) tieTerm += t * (t - 1) * (2 * t + 5);
-  // Integers below 2^53 for n ≤ 4096; one rounding in the division.
-  const varS = (n * (n - 1) * (2 * n + 5) - tieTerm) / 18;
-  const z = varS > 0 ? (S - Math.sign(S)) / Math.sqrt(varS) : 0;
-  if (n > MANN_KENDALL_EXACT_MAX) {
-    return {
-      s: S,
-      varS,
-      z,
-      pValue: varS > 0 ? erfc(Math.abs(z) / Math.SQRT2) : 1,
-      method: "normal",
-    };
-  }
-  // S′ = P − 2·I with P the number of untied pairs and I the inversions of the arrangement.
-  const dist = groups.length === n ? untiedNull(n) : mannKendallNull(groups);
-  const P = dist.length - 1;
-  const a = Math.abs(S);
-  const p = new CompensatedSum();
-  for (let inv = 0; inv <= P; inv++) if (Math.abs(P - 2 * inv) >= a) p.add(dist[inv] as number);
-  return { s: S, varS, z, pValue: Math.min(1, p.value()), method: "exact" };
-}
-
-/** The untied laws computed so far, by n ≤ MANN_KENDALL_EXACT_MAX (at most 1.3 MB in all). */
-const UNTIED_NULL = new Map<number, Float64Array>();
-
-/** mannKendallNull of n singletons (the Mahonian law), computed once per n; never handed out. */
-function untiedNull(n: number): Float64Array {
-  let d = UNTIED_NULL.get(n);
-  if (d === undefined) {
-    d = mannKendallNull(new Array<number>(n).fill(1));
-    UNTIED_NULL.set(n, d);
-  }
-  return d;
-}
-
-/**
- * The law of the number of inversions I of a uniformly random arrangement of a multiset with tie
- * groups of the given sizes: entry k is P(I = k), k = 0 … Σ_{g<h} t_g·t_h. Built one group at a
- * time: interleaving a new group of a equal values uniformly with the b values placed so far adds
- * an independent count of (new, old) pairs in that order (the q-binomial law); the product over
- * groups (the q-multinomial) does not depend on their order, so the largest groups go first.
- * Every step adds non-negative terms, so each probability has a small relative error. @internal
- */
-export function mannKendallNull(groups: readonly number[]): Float64Array {
-  const order = [...groups].sort((a, b) => b - a);
-  let dist: Float64Array = new Float64Array([1]);
-  let placed = 0;
-  for (const a of order) {
-    dist = a === 1 ? convolveUniform(dist, placed) : convolve(dist, interleaving(a, placed));
-    placed += a;
-  }
-  return dist;
-}
-
-/**
- * The law of the number of (new, old) pairs with the new value first, over the C(a + b, a)
- * equally likely interleavings of a new and b old values. Conditioning on the last element:
- * P(a, b) = b/(a + b)·shift_a P(a, b − 1) + a/(a + b)·P(a − 1, b), P(0, b) = P(a, 0) = δ₀.
- */
-function interleaving(a: number, b: number): Float64Array {
-  let prev: Float64Array[] = Array.from({ length: b + 1 }, () => new Float64Array([1]));
-  for (let aa = 1; aa <= a; aa++) {
-    const cur: Float64Array[] = [new Float64Array([1])];
-    for (let bb = 1; bb <= b; bb++) {
-      const out = new Float64Array(aa * bb + 1);
-      const left = cur[bb - 1] as Float64Array;
-      const up = prev[bb] as Float64Array;
-      const wl = bb / (aa + bb);
-      const wu = aa / (aa + bb);
-      for (let u = 0; u < left.length; u++) out[u + aa] = wl * (left[u] as number);
-      for (let u = 0; u < up.length; u++) out[u] = (out[u] as number) + wu * (up[u] as number);
-      cur.push(out);
-    }
-    prev = cur;
-  }
-  return prev[b] as Float64Array;
-}
-
-/** The law of I + J for independent I ~ d and J ~ g (direct convolution). */
-function convolve(d: Float64Array, g: Float64Array): Float64Array {
-  const out = new Float64Array(d.length + g.length - 1);
-  for (let i = 0; i < d.length; i++) {
-    const di = d[i] as number;
-    if (di === 0) continue;
-    for (let j = 0; j < g.length; j++) out[i + j] = (out[i + j] as number) + di * (g[j] as number);
-  }
-  return out;
-}
-
-/**
- * The law of I + J for I ~ d and J uniform on {0 … b}: out[k] = Σ_{j=k−b}^{k} d[j]/(b + 1). The
- * window sums come from block prefix and suffix sums of length b + 1 (van Herk 1992; Gil & Werman
- * 1993), each the sum of at most two non-negative partial sums: no subtraction, so small tail
- * probabilities keep their relative accuracy.
- */
-function convolveUniform(d: Float64Array, b: number): Float64Array {
-  if (b === 0) return d;
-  const L = b + 1;
-  const D = d.length;
-  // p = b zeros, d, then zeros up to a multiple of L covering every window [k, k + b].
-  const len = Math.ceil((D + 2 * b) / L) * L;
-  const p = new Float64Array(len);
-  p.set(d, b);
-  const pre = new Float64Array(len);
-  const suf = new Float64Array(len);
-  for (let start = 0; start < len; start += L) {
-    let acc = 0;
-    for (let i = start; i < start + L; i++) pre[i] = acc += p[i] as number;
-    acc = 0;
-    for (let i = start + L - 1; i >= start; i--) suf[i] = acc += p[i] as number;
-  }
-  const out = new Float64Array(D + b);
-  for (let k = 0; k < D + b; k++) {
-    // Window p[k … k + b]: the rest of k's block, plus the start of the next block.
-    const sum = k % L === 0 ? (suf[k] as number) : (suf[k] as number) + (pre[k + b] as number);
-    out[k] = sum / L;
-  }
-  return out;
-}
-
-/**
- * erfc(x) for x ≥ 0: 1 − erf(x) by the series erf x = (2/√π)·e^{−x²}·Σ_n 2ⁿx^{2n+1}/(1·3⋯(2n+1))
- * (positive terms) below 1, the continued fraction e^{−x²}/√π · 1/(x + ½/(x + 1/(x + (3/2)/(x + …))))
- * evaluated backwards from depth 200 above. Relative error ≈ 1e-13 (1e-16 absolute below 1).
- */
-function erfc(x: number): number {
-  const x2 = x * x;
-  if (x < 1) {
-    let term = x;
-    let sum = x;
-    for (let n = 1; term > 1e-17 * sum; n++) {
-      term *= (2 * x2) / (2 * n + 1);
-      sum += term;
-    }
-    return 1 - (2 / Math.sqrt(Math.PI)) * Math.exp(-x2) * sum;
-  }
-  let f = x;
-  for (let k = 200; k >= 1; k--) f = x + k / 2 / f;
-  return Math.exp(-x2) / (Math.sqrt(Math.PI) * f);
-}
-
-/**
- * The two-sided normal tail erfc(|z|/√2) = 2·(1 − Φ(|z|)) used by the normal path of
- * {@link mannKendall}. @internal
- */
-export function normalTwoSided(z: number): number {
-  return erfc(Math.abs(z) / Math.SQRT2);
-}
-
-/**
- * What {@link seriesTrend} returns: plain JSON-able scalars, so equal seeds give `toEqual` reports.
- * @since 0.1.0
- */
-export interface SeriesTrend {
-  /** The number of trailing values tested. */
-  readonly window: number;
-  /** Theil–Sen slope of the window per training step. */
-  readonly slope: number;
-  /** Theil–Sen intercept: the window's line is value ≈ intercept + slope·step. */
-  readonly intercept: number;
-  /** Mann–Kendall test of the window for a monotone trend. */
-  readonly mannKendall: MannKendallResult;
-  /** mannKendall.pValue ≤ alpha. */
-  readonly trendSignificant: boolean;
-  /** Global index of the last pre-change value when the detrended test rejects, else null. */
-  readonly changepointIndex: number | null;
-  /** steps[changepointIndex], else null. */
-  readonly changepointStep: number | null;
-  /** max_k |Σ_{i≤k} r_i| of the window's residuals r after the least-squares line in the steps. */
-  readonly cusumStat: number;
-  /** T*·‖r‖, T* the m-th largest studentized statistic of the refitted permuted residuals; reject iff cusumStat > it. */
-  readonly threshold: number;
-  /** The test level α (of both tests). */
-  readonly alpha: number;
-  /** The number of permutations. */
-  readonly nPerm: number;
-  /** Marks a report whose changepoint test ran on the residuals after the trend. */
-  readonly detrended: true;
-}
-
-/** The detrended CUSUM of one arrangement: max_k |C_k|, its first argmax and ‖u‖. */
-interface ResidualCusum {
-  readonly c: number;
-  readonly argmax: number;
-  readonly q: number;
-}
-
-/**
- * Refit and CUSUM of one arrangement v∘order of a window: u = v∘order − mean − β·t̃ with
- * β = Σ t̃·(v∘order)/Σ t̃² (least squares on [1, t]; t̃ = t − mean t, stt = Σ t̃²), then
- * c = max_k |Σ_{i≤k} u_i| (first argmax) and q = ‖u‖. Every sum is Neumaier-compensated in index
- * order (the CompensatedSum update, inlined: this loop runs nPerm times). `buf` is scratch of
- * the window's length.
- */
-function residualCusum(
-  v: Float64Array,
-  tc: Float64Array,
-  stt: number,
-  order: Int32Array | null,
-  buf: Float64Array,
-): ResidualCusum {
-  const n = v.length;
-  let s1 = 0;
-  let c1 = 0;
-  let s2 = 0;
-  let c2 = 0;
-  for (let i = 0; i < n; i++) {
-    const vi = v[order === null ? i : (order[i] as number)] as number;
-    buf[i] = vi;
-    let t = s1 + vi;
-    c1 += Math.abs(s1) >= Math.abs(vi) ? s1 - t + vi : vi - t + s1;
-    s1 = t;
-    const p = (tc[i] as number) * vi;
-    t = s2 + p;
-    c2 += Math.abs(s2) >= Math.abs(p) ? s2 - t + p : p - t + s2;
-    s2 = t;
-  }
-  const mean = (s1 + c1) / n;
-  const beta = (s2 + c2) / stt;
-  let sa = 0;
-  let ca = 0;
-  let sq = 0;
-  let cq = 0;
-  let c = -1;
-  let argmax = 0;
-  for (let k = 0; k < n; k++) {
-    const u = (buf[k] as number) - mean - beta * (tc[k] as number);
-    let t = sa + u;
-    ca += Math.abs(sa) >= Math.abs(u) ? sa - t + u : u - t + sa;
-    sa = t;
-    const u2 = u * u;
-    t = sq + u2;
-    cq += sq >= u2 ? sq - t + u2 : u2 - t + sq;
-    sq = t;
-    const a = Math.abs(sa + ca);
-    if (a > c) {
-      c = a;
-      argmax = k;
-    }
-  }
-  return { c, argmax, q: Math.sqrt(sq + cq) };
-}
-
-/**
- * Least-squares residuals of a (scaled) window y on [1, t], computed on y − min y (a constant
- * window gives exactly 0). When every residual is within 2^−46 (64 ulp) of max_i(|y_i| + |β·t̃_i|)
- * the window is linear to rounding and the residuals are taken as exactly 0.
- */
-function lineResiduals(y: Float64Array, tc: Float64Array, stt: number): Float64Array {
-  const n = y.length;
-  let lo = y[0] as number;
-  for (let i = 1; i < n; i++) lo = Math.min(lo, y[i] as number);
-  const z = y.map((v) => v - lo);
-  const mean = fsum(z) / n;
-  const cross = new CompensatedSum();
-  for (let i = 0; i < n; i++) cross.add((tc[i] as number) * ((z[i] as number) - mean));
-  const beta = cross.value() / stt;
-  let scale = 0;
-  let biggest = 0;
-  const u = z.map((v, i) => {
-    const fit = beta * (tc[i] as number);
-    const r = v - mean - fit;
-    scale = Math.max(scale, Math.abs(y[i] as number) + Math.abs(fit));
-    biggest = Math.max(biggest, Math.abs(r));
-    return r;
-  });
-  return biggest <= 2 ** -46 * scale ? u.fill(0) : u;
-}
-
-/**
- * The changepoint test on the residuals after the trend: observed residual CUSUM of the window
- * (scaled values y, scaled steps t) against the m-th largest studentized statistic c/q over nPerm
- * uniform permutations of the residuals, each refitted (Freedman–Lane). @internal
- */
-export function detrendedChangepoint(
-  y: Float64Array,
-  t: ArrayLike<number>,
-  nPerm: number,
-  m: number,
-  rng: Rng,
-): { stat: number; threshold: number; argmax: number } {
-  const n = y.length;
-  const tMean = fsum(t) / n;
-  const tc = Float64Array.from(t, (v) => v - tMean);
-  const sq = new CompensatedSum();
-  for (let i = 0; i < n; i++) sq.add((tc[i] as number) * (tc[i] as number));
-  const stt = sq.value();
-  const r = lineResiduals(y, tc, stt);
-  const buf = new Float64Array(n);
-  const obs = residualCusum(r, tc, stt, null, buf);
-  const stats = new Float64Array(nPerm);
-  const order = new Int32Array(n);
-  for (let p = 0; p < nPerm; p++) {
-    for (let i = 0; i < n; i++) order[i] = i;
-    for (let i = n - 1; i > 0; i--) {
-      const j = rng.int(0, i);
-      const tmp = order[i] as number;
-      order[i] = order[j] as number;
-      order[j] = tmp;
-    }
-    const e = residualCusum(r, tc, stt, order, buf);
-    stats[p] = e.q > 0 ? e.c / e.q : 0;
-  }
-  stats.sort();
-  // Studentized threshold T* mapped to the observed scale: c > T*·q ⟺ c/q > T* (q > 0).
-  return { stat: obs.c, threshold: (stats[nPerm - m] as number) * obs.q, argmax: obs.argmax };
-}
-
-/**
- * Analyse the trailing window of a per-step series per training step: its trend (Theil–Sen
- * slope with the Mann–Kendall test) and a changepoint only where the residual after the trend
- * still shows one.
- *
- * Formula: on the last `window` values x and steps s: slope b, intercept a = Theil–Sen;
- * Mann–Kendall S, z, p; trendSignificant = p ≤ α. Changepoint: r = least-squares residuals of x
- * on [1, s]; cusumStat = max_k |Σ_{i≤k} r_i|; T(v) = max_k |Σ_{i≤k} u_i|/‖u‖ with u the
- * least-squares residuals of v on [1, s]; T* = the m-th largest of T(r∘σ_p) over nPerm uniform
- * permutations σ_p, m = ⌊α·(nPerm + 1)⌋; threshold = T*·‖r‖; reject iff cusumStat > threshold,
- * changepointIndex = (S − window) + argmax_k, changepointStep = steps[changepointIndex].
- * Null distribution: the statistic is exactly invariant to any line a + b·s added to the data,
- * so a steady linear trend never makes it reject; residuals of a fitted line are not exactly
- * exchangeable, so the level is approximate: measured ≤ α within binomial error on linear drift
- * with Gaussian and Student-t₃ noise, windows 20–200, dense and sparse steps
- * (docs/diagnostics/entropy.md#detrended-changepoint).
- *
- * @param values - The per-step values, `[S]`, finite everywhere.
- * @param steps - The training step of each value, `[S]`, finite, strictly increasing.
- * @param options - window, nPerm (default 999), alpha (default 0.05) and the seeded rng.
- * @param where - The public function and arguments named in errors.
- *   @defaultValue seriesTrend, values, steps
- * @returns The trend, its test and the detrended changepoint test (see {@link SeriesTrend}).
- * @throws {ShapeError} E_SHAPE when values or steps is not a 1-D array of numbers, or their
- *   lengths differ.
- * @throws {NonFiniteError} E_NONFINITE when a value or a step is NaN or infinite.
- * @throws {ConfigError} E_CONFIG when steps is not strictly increasing, or the options break the
- *   rules of {@link trendTest} (window in [2, min(S, MAX_THEIL_SEN_POINTS)], nPerm ≤
- *   MAX_PERMUTATIONS with nPerm·window ≤ MAX_PERMUTATION_WORK, alpha in (0, 1),
- *   ⌊alpha·(nPerm + 1)⌋ ≥ 1, rng an Rng).
- * @throws {OverflowError} E_OVERFLOW when the slope, intercept, statistic or threshold exceeds
- *   float64 (the tests run on the window rescaled by powers of two).
- * @derivation docs/diagnostics/entropy.md#detrended-changepoint
- * @enforcedBy test/diagnostics/trend.test.ts > seriesTrend > golden: a steady linear decline is a significant trend and not a changepoint
- * @enforcedBy test/diagnostics/trend.test.ts > seriesTrend > golden: the demo's drop after step 139 is found in a run dumped every step and every 10 steps
- * @enforcedBy test/diagnostics/trend.test.ts > seriesTrend > property: the changepoint decision is invariant to an added line in the steps
- * @enforcedBy test/diagnostics/trend.calibration.test.ts > seriesTrend > calibration: false-positive rate on linear drift is at most alpha within binomial error
- * @enforcedBy test/diagnostics/trend.test.ts > seriesTrend > rejects: steps of another length, non-finite or not increasing, and the trendTest options
- * @see W. Ploberger & W. Krämer (1992), Econometrica 60:271 (the OLS-residual CUSUM); D. Freedman & D. Lane (1983), J. Bus. Econ. Stat. 1:292
- * @since 0.1.0
- */
-export function seriesTrend(
-  values: VectorLike,
-  steps: VectorLike,
-  options: TrendOptions,
-  where: { readonly fn: string; readonly arg: string; readonly steps?: string } = {
-    fn: "seriesTrend",
-    arg: "values",
-  },
-): SeriesTrend {
-  const { fn, arg } = where;
-  const x = toVector(fn, arg, values);
-  checkFiniteAll(fn, arg, x);
-  const sv = checkSteps(fn, where.steps ?? "steps", steps, x.length);
-  const S = x.length;
-  const { window, nPerm, alpha, m, rng } = checkTrendOptions(fn, arg, S, options);
-  const lo = S - window;
-  const { y, s, e: eX } = scaled(x.subarray(lo));
-  const { t, e: eT } = scaledSteps(sv.subarray(lo));
-  const b = theilSen(y, t);
-  const why = "the exact value exceeds float64";
-  const slope = finiteOr(fn, "slope", unscaleSlope(b, s, eX, eT), undefined, why);
-  const intercept = interceptOf(fn, y, s, b, t);
-  const mk = mannKendallOf(y);
-  const cp = detrendedChangepoint(y, t, nPerm, m, rng);
-  // Decided on the scaled window: stat and threshold scale by the same power of two.
-  const changepointIndex = cp.stat > cp.threshold ? lo + cp.argmax : null;
-  return {
-    window,
-    slope,
-    intercept,
-    mannKendall: mk,
-    trendSignificant: mk.pValue <= alpha,
-    changepointIndex,
-    changepointStep: changepointIndex === null ? null : (sv[changepointIndex] as number),
-    cusumStat: finiteOr(fn, "cusumStat", cp.stat / s, undefined, why),
-    threshold: finiteOr(fn, "threshold", cp.threshold / s, undefined, why),
-    alpha,
-    nPerm,
-    detrended: true,
   };
 }

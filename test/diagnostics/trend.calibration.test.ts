@@ -10,13 +10,10 @@
  */
 import { describe, expect, test } from "vitest";
 import { createRng, type Rng } from "../../src/core/rng.js";
-import {
-  mannKendall,
-  mannKendallNull,
-  seriesTrend,
-  theilSenFit,
-  trendTest,
-} from "../../src/diagnostics/trend.js";
+import { mannKendall, mannKendallNull } from "../../src/diagnostics/mannKendall.js";
+import { seriesTrend } from "../../src/diagnostics/seriesTrend.js";
+import { theilSenFit, trendTest } from "../../src/diagnostics/trend.js";
+import { olsResid } from "./_trendKit.js";
 
 type Noise = "gauss" | "t3" | "cauchy";
 type Spacing = "unit" | "stride10" | "irregular";
@@ -236,20 +233,6 @@ describe("seriesTrend", () => {
     3_600_000,
   );
 });
-
-/** Least-squares residuals of v on [1, s] (plain sums). */
-function olsResid(v: readonly number[], s: readonly number[]): number[] {
-  const n = v.length;
-  const sm = s.reduce((a, b) => a + b, 0) / n;
-  const vm = v.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += ((s[i] as number) - sm) * ((v[i] as number) - vm);
-    sxx += ((s[i] as number) - sm) ** 2;
-  }
-  return v.map((x, i) => x - vm - (sxy / sxx) * ((s[i] as number) - sm));
-}
 
 /** Theil–Sen residuals of v on s. */
 function tsResid(v: readonly number[], s: readonly number[]): number[] {

@@ -106,7 +106,7 @@ describe("npm package", () => {
     const checkout = join(cwd, "checkout");
     mkdirSync(join(checkout, "trl/trainer"), { recursive: true });
     writeFileSync(join(checkout, "trl/trainer/grpo_trainer.py"), "def f(x):\n    return x\n");
-    const runs: [string[], number][] = [
+    const runs: [string[], 0 | 1 | 2][] = [
       [["--help"], 0],
       [["which"], 0],
       [["loss", "--algorithm", "dapo", "--batch", batch], 0],
