@@ -41,5 +41,7 @@ console.log(
 console.log(
   `diagnose: ${out.steps} steps in ${((t2 - t1) / 1000).toFixed(1)} s, peak RSS ${(out.maxRssKiB / 1024).toFixed(0)} MiB (${((out.maxRssKiB * 1024) / bytes).toFixed(3)}x the run size)`,
 );
-console.log(`alarms: ${out.alarms.join("; ")}; entropy changepoint after step ${out.changepoint}`);
+console.log(
+  `alarms: ${out.alarms.map((a) => a.message).join("; ")}; entropy changepoint after step ${out.changepoint}`,
+);
 if (process.env.KEEP !== "1") rmSync(dir, { recursive: true, force: true });

@@ -49,6 +49,13 @@ function indentWidth(src: string, start: number): { width: number; end: number }
   return { width, end: i };
 }
 
+function physicalViolation(line: number): NestingViolation {
+  return {
+    what: `more than ${MAX_PHYSICAL_INDENT_LEVELS} levels of indentation over physical lines (the parser's bound)`,
+    line,
+  };
+}
+
 /**
  * The first CPython tokenizer nesting limit `source` breaks, or null. Linear in the source length,
  * no recursion, no allocation beyond the two indentation stacks (≤ 100 and ≤ 201 entries).
@@ -56,6 +63,15 @@ function indentWidth(src: string, start: number): { width: number; end: number }
 export function pythonNestingViolation(source: string): NestingViolation | null {
   const indents: number[] = [0];
   const physical: number[] = [0];
+  /** Push or pop the physical stack for a line indented `width`; true past the bound. */
+  const physicalLine = (width: number): boolean => {
+    while (physical.length > 1 && width < (physical[physical.length - 1] as number)) physical.pop();
+    if (width > (physical[physical.length - 1] as number)) {
+      physical.push(width);
+      if (physical.length - 1 > MAX_PHYSICAL_INDENT_LEVELS) return true;
+    }
+    return false;
+  };
   let depth = 0;
   let line = 1;
   let atLineStart = true;
@@ -68,18 +84,7 @@ export function pythonNestingViolation(source: string): NestingViolation | null 
       i = end;
       const c = source[i];
       const blank = c === undefined || c === "\n" || c === "\r" || c === "#";
-      if (!blank) {
-        while (physical.length > 1 && width < (physical[physical.length - 1] as number))
-          physical.pop();
-        if (width > (physical[physical.length - 1] as number)) {
-          physical.push(width);
-          if (physical.length - 1 > MAX_PHYSICAL_INDENT_LEVELS)
-            return {
-              what: `more than ${MAX_PHYSICAL_INDENT_LEVELS} levels of indentation over physical lines (the parser's bound)`,
-              line,
-            };
-        }
-      }
+      if (!blank && physicalLine(width)) return physicalViolation(line);
       if (depth > 0) continue;
       // Blank and comment-only lines do not change the indentation.
       if (c !== undefined && c !== "\n" && c !== "\r" && c !== "#") {
@@ -115,7 +120,9 @@ export function pythonNestingViolation(source: string): NestingViolation | null 
     if (c === '"' || c === "'") {
       const triple = source[i + 1] === c && source[i + 2] === c;
       const quote = triple ? c.repeat(3) : c;
+      const opened = line;
       i += quote.length;
+      let closed = false;
       while (i < n) {
         const d = source[i] as string;
         if (d === "\\") {
@@ -125,14 +132,31 @@ export function pythonNestingViolation(source: string): NestingViolation | null 
         }
         if (d === "\n") {
           line++;
-          if (!triple) break; // an unterminated single-quoted string ends at the line
+          if (!triple) {
+            closed = true; // an unterminated single-quoted string ends at the line
+            break;
+          }
+          // tree-sitter's error recovery may lex a string's lines as code: they count towards
+          // the parser's physical bound too (docs/fuzz.md, input 1396).
+          const { width, end } = indentWidth(source, i + 1);
+          const e = source[end];
+          if (e !== undefined && e !== "\n" && e !== "\r" && physicalLine(width))
+            return physicalViolation(line);
         }
         if (source.startsWith(quote, i)) {
           i += quote.length;
+          closed = true;
           break;
         }
         i++;
       }
+      // CPython: "unterminated triple-quoted string literal"; tree-sitter's recovery of a long
+      // one did not end (the fuzzer's input 1396: a 1 MB source, no outcome after minutes).
+      if (!closed && triple)
+        return {
+          what: `an unterminated triple-quoted string (opened at line ${opened})`,
+          line: opened,
+        };
       continue;
     }
     if (c === "(" || c === "[" || c === "{") {

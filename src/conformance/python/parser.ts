@@ -183,7 +183,7 @@ export async function withPythonTree<T>(
       mustBe(
         fn,
         safeText(path ?? "source"),
-        `valid Python (CPython's tokenizer accepts at most ${MAX_INDENT_LEVELS} levels of indentation and ${MAX_BRACKET_DEPTH} nested brackets)`,
+        `valid Python within the tokenizer's limits (CPython accepts at most ${MAX_INDENT_LEVELS} levels of indentation, ${MAX_BRACKET_DEPTH} nested brackets and no unterminated triple-quoted string)`,
         `${nesting.what} at line ${nesting.line}`,
       ),
       path,

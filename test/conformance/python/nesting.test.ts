@@ -93,6 +93,34 @@ describe("extractDefinitions", () => {
   });
 });
 
+describe("extractDefinitions on an unterminated string", () => {
+  test("regression: an unterminated triple-quoted string is an io error before tree-sitter (fuzz input 1396)", async () => {
+    // The campaign's input 1396 (seed 1, after the npy/npz/pt targets were added): a docstring
+    // opened and never closed over 1 MB of `if x:` lines indented one more space each; tree-sitter's
+    // error recovery did not end in minutes. CPython rejects it ("unterminated triple-quoted
+    // string literal"); so do we, before parsing, in milliseconds.
+    const body = Array.from({ length: 30 }, (_, k) => `${" ".repeat(k)}if x:`).join("\n");
+    const src = `"""A docstring never closed.\n${body}\n`;
+    expect(pythonNestingViolation(src)).toEqual({
+      what: "an unterminated triple-quoted string (opened at line 1)",
+      line: 1,
+    });
+    if (hasPython) expect(cpythonAccepts(src)).toBe(false);
+    const closed = `${src}"""\n`;
+    expect(pythonNestingViolation(closed)).toBeNull();
+    if (hasPython) expect(cpythonAccepts(closed)).toBe(true);
+    const err = await extractDefinitions(src, {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IoError);
+    expect((err as IoError).message).toContain("an unterminated triple-quoted string");
+    // Inside a string, lines indented past the parser's bound count too (error recovery may lex
+    // them as code): 201 increasing levels inside a docstring are refused.
+    const deep = `"""${Array.from({ length: 202 }, (_, k) => `${" ".repeat(k)}x`).join("\n")}"""\n`;
+    expect(pythonNestingViolation(deep)?.what).toMatch(
+      /more than 200 levels of indentation over physical lines/,
+    );
+  });
+});
+
 describe("extractDefinitions after a hostile source", () => {
   test("regression: 1400 blocks nested inside a bracket are refused, and a valid source still extracts its definitions", async () => {
     // Fuzzer input 640 (seed 1): `if x:` lines 1,400 deep spliced into a parameter list. Inside

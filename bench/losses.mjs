@@ -1,0 +1,317 @@
+#!/usr/bin/env node
+// polgrad's benchmark (docs/performance.md): loss + gradient through the public API (dist/) for
+// four registered configs on deterministic ragged and full batches, in typed and nested input
+// forms, beside the bare exp pass and, when present, polgrad 0.2.0 on PyTorch, interleaved
+// round by round, medians; then the CLI end to end and run diagnosis. Run after `npm run build`:
+//   node bench/losses.mjs [--quick] [--rounds N] [--sizes 64x4096,…] [--configs dapo,…]
+//                         [--fills ragged,full] [--only losses,cli,diagnose] [--no-peer]
+//                         [--cli-size BxT] [--diagnose-steps N] [--seed N] [--json FILE]
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import v8 from "node:v8";
+import vm from "node:vm";
+import { getAlgorithm, policyLoss, VERSION } from "../dist/index.js";
+import { benchCli } from "./_cli.mjs";
+import { benchDiagnose } from "./_diagnose.mjs";
+import { PEER_HOW_TO, peerMissing, startPeer } from "./_peer.mjs";
+import { interleave, timeSync } from "./_timing.mjs";
+import { makeBatch, nestedInputs, parseSize, typedInputs, writeBatchNpy } from "./cases.mjs";
+
+const { values: opt } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    rounds: { type: "string" },
+    sizes: { type: "string" },
+    configs: { type: "string", default: "dapo,grpo,gspo,cispo" },
+    fills: { type: "string", default: "ragged,full" },
+    only: { type: "string", default: "losses,cli,diagnose" },
+    "no-peer": { type: "boolean", default: false },
+    "cli-size": { type: "string" },
+    "diagnose-steps": { type: "string" },
+    seed: { type: "string", default: "0" },
+    json: { type: "string" },
+  },
+});
+const list = (s) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+const rounds = Number(opt.rounds ?? (opt.quick ? 3 : 7));
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error("bench: --rounds must be ≥ 1");
+const sizes = list(opt.sizes ?? (opt.quick ? "64x4096" : "64x4096,256x8192,512x32768")).map(
+  parseSize,
+);
+const configs = list(opt.configs);
+for (const c of configs) getAlgorithm(c);
+const fills = list(opt.fills);
+for (const f of fills)
+  if (f !== "ragged" && f !== "full") throw new Error(`bench: a fill is ragged or full; got ${f}`);
+const sections = new Set(list(opt.only));
+const cliSize = parseSize(opt["cli-size"] ?? (opt.quick ? "64x4096" : "256x8192"));
+const diagnoseSteps = Number(opt["diagnose-steps"] ?? (opt.quick ? 50 : 1000));
+const seed = Number(opt.seed);
+
+// The thread counts to measure: one entry per column. `null` is today's only path (policyLoss has
+// no threads option yet); when it lands this becomes e.g. [1, 2] and `callOurs` passes it on.
+const THREADS = [null];
+const threadLabel = (t) => (t === null ? "n/a" : String(t));
+const callOurs = (config, inputs, _threads) => policyLoss(config, inputs);
+
+// A full collection before every timed JS call, outside its timing, so that no call pays for the
+// garbage another arm left behind (the collections a call triggers itself stay in its time).
+v8.setFlagsFromString("--expose-gc");
+const collect = vm.runInNewContext("gc");
+const timed = (fn) => {
+  collect();
+  return timeSync(fn);
+};
+
+// Peak working set per B·T position, for the skip rule: the typed streams (3·8 + 1 + exp 8),
+// the nested copies (3·8 + 4), policyLoss's [B, T] temporaries and outputs (≈ 14·8) and the
+// peer's tensors and autograd buffers (≈ 24·8); measured peaks are printed with each size.
+const BYTES_PER_POSITION = 33 + 28 + 112 + 192;
+
+// The issue's targets (issue 12), shown beside the measurements; nothing here claims them.
+const TARGET = {
+  ratioTyped: "≥ 3× at 256x8192",
+  nestedOverTyped: "≤ 1.5",
+  expFractionDapo: "≥ 40 %",
+  diagnoseMBps: "≥ 400 MB/s",
+  cliRatio: "≥ 2×",
+  cliRssOverFile: "≤ 2×",
+};
+
+const startedAt = new Date().toISOString();
+const cpus = os.cpus();
+const doc = {
+  schemaVersion: 1,
+  bench: "polgrad losses",
+  startedAt,
+  finishedAt: null,
+  argv: process.argv.slice(2),
+  machine: {
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpuModel: cpus[0]?.model ?? "unknown",
+    cpuCount: cpus.length,
+    totalMemMiB: Math.round(os.totalmem() / 1048576),
+    freeMemMiB: Math.round(os.freemem() / 1048576),
+  },
+  node: process.version,
+  polgrad: VERSION,
+  threads: "n/a (no --threads yet)",
+  settings: { rounds, sizes, configs, fills, seed, sections: [...sections] },
+  peer: { available: false, reason: null, versions: null },
+  targets: TARGET,
+  exp: [],
+  rows: [],
+  skipped: [],
+  cli: null,
+  diagnose: null,
+};
+
+const say = (s) => process.stdout.write(`${s}\n`);
+say(`polgrad ${VERSION} bench, node ${process.version}, ${doc.machine.cpuModel} × ${cpus.length}`);
+say("threads: n/a (no --threads yet)");
+say(`rounds: ${rounds} (interleaved; medians)`);
+
+let peer = null;
+if (opt["no-peer"]) doc.peer.reason = "--no-peer";
+else {
+  doc.peer.reason = peerMissing();
+  if (doc.peer.reason === null) {
+    peer = await startPeer();
+    doc.peer.available = true;
+    doc.peer.versions = peer.versions;
+    say(`peer: polgrad ${peer.versions.polgrad} on torch ${peer.versions.torch} (float64)`);
+  } else {
+    say(`peer: absent (${doc.peer.reason})`);
+    for (const line of PEER_HOW_TO) say(line);
+  }
+}
+
+/** The bare pass: z = exp(lp − old) over all B·T positions into a preallocated array. */
+function expPass(lp, old, z) {
+  const n = z.length;
+  for (let i = 0; i < n; i++) z[i] = Math.exp(lp[i] - old[i]);
+}
+
+function absSum(x) {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += Math.abs(x[i]);
+  return s;
+}
+
+const relDiff = (a, b) => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)));
+const fmt = (x, d = 2) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(d) : "—");
+const times = (x) => (typeof x === "number" && Number.isFinite(x) ? `${x.toFixed(2)}×` : "—");
+const mtok = (x) => fmt(x / 1e6, 1);
+
+async function benchLosses() {
+  say("");
+  say(
+    "config  size        fill    thr  typed ms  Mtok/s  of exp  nested ms  Mtok/s  n/t   torch ms  ratio typed  nested  agree (rel)",
+  );
+  for (const { B, T } of sizes) {
+    const n = B * T;
+    const need = n * BYTES_PER_POSITION;
+    const free = os.freemem();
+    if (need > 0.7 * free) {
+      const why = `needs ≈ ${(need / 2 ** 30).toFixed(1)} GiB, over 70 % of the ${(free / 2 ** 30).toFixed(1)} GiB free`;
+      say(`${B}x${T}: skipped (${why})`);
+      doc.skipped.push({ B, T, reason: why });
+      continue;
+    }
+    for (const fill of fills) {
+      const batch = makeBatch(B, T, fill, seed);
+      const typed = typedInputs(batch);
+      const nested = nestedInputs(batch);
+      const z = new Float64Array(n);
+      if (peer !== null) {
+        const dir = mkdtempSync(join(os.tmpdir(), "polgrad-bench-npy-"));
+        writeBatchNpy(dir, batch);
+        await peer.request({ cmd: "load", dir });
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const expTimes = [];
+      for (const threads of THREADS) {
+        for (const name of configs) {
+          const config = getAlgorithm(name).loss;
+          // Untimed first calls: warm-up, and the check that all sides compute the same thing.
+          const rt = callOurs(config, typed, threads);
+          const rn = callOurs(config, nested, threads);
+          const agreement = {
+            nestedBitwise:
+              Object.is(rt.loss, rn.loss) &&
+              absSum(rt.gradLogprobs.data) === absSum(rn.gradLogprobs.data),
+            peerLossRel: null,
+            peerGradAbsSumRel: null,
+          };
+          const loss = rt.loss;
+          const gradAbsSum = absSum(rt.gradLogprobs.data);
+          const peerThreads = threads ?? 1;
+          if (peer !== null) {
+            const p = await peer.request({
+              cmd: "time",
+              config: name,
+              threads: peerThreads,
+              reps: 1,
+            });
+            agreement.peerLossRel = relDiff(loss, p.loss);
+            agreement.peerGradAbsSumRel = relDiff(gradAbsSum, p.grad_abs_sum);
+          }
+          const arms = [
+            { name: "exp", run: () => timed(() => expPass(batch.logprobs, batch.oldLogprobs, z)) },
+            { name: "typed", run: () => timed(() => callOurs(config, typed, threads)) },
+          ];
+          if (peer !== null)
+            arms.push({
+              name: "peer",
+              run: async () =>
+                (await peer.request({ cmd: "time", config: name, threads: peerThreads, reps: 1 }))
+                  .times[0],
+            });
+          arms.push({ name: "nested", run: () => timed(() => callOurs(config, nested, threads)) });
+          const t = await interleave(rounds, arms);
+          expTimes.push(...t.exp.times);
+          const side = (m) => ({
+            medianSeconds: m.median,
+            times: m.times,
+            tokensPerSecond: n / m.median,
+            fractionOfExp: t.exp.median / m.median,
+          });
+          const row = {
+            config: name,
+            B,
+            T,
+            fill,
+            validTokens: batch.valid,
+            threads,
+            loss,
+            gradAbsSum,
+            exp: { medianSeconds: t.exp.median, tokensPerSecond: n / t.exp.median },
+            typed: side(t.typed),
+            nested: side(t.nested),
+            nestedOverTyped: t.nested.median / t.typed.median,
+            peer: peer === null ? null : { threads: peerThreads, ...side(t.peer) },
+            ratio:
+              peer === null
+                ? null
+                : {
+                    typed: t.peer.median / t.typed.median,
+                    nested: t.peer.median / t.nested.median,
+                  },
+            agreement,
+          };
+          doc.rows.push(row);
+          const agree =
+            peer === null
+              ? "no peer"
+              : `${agreement.peerLossRel.toExponential(1)}${agreement.peerLossRel <= 1e-12 ? "" : " (!)"}`;
+          say(
+            [
+              name.padEnd(6),
+              `${B}x${T}`.padEnd(10),
+              fill.padEnd(6),
+              threadLabel(threads).padStart(3),
+              fmt(row.typed.medianSeconds * 1e3, 1).padStart(8),
+              mtok(row.typed.tokensPerSecond).padStart(6),
+              `${fmt(100 * row.typed.fractionOfExp, 0)} %`.padStart(6),
+              fmt(row.nested.medianSeconds * 1e3, 1).padStart(9),
+              mtok(row.nested.tokensPerSecond).padStart(6),
+              fmt(row.nestedOverTyped).padStart(4),
+              fmt(row.peer?.medianSeconds * 1e3, 1).padStart(9),
+              times(row.ratio?.typed).padStart(11),
+              times(row.ratio?.nested).padStart(7),
+              ` ${agree}${agreement.nestedBitwise ? "" : " (nested differs!)"}`,
+            ].join("  "),
+          );
+        }
+      }
+      const expMedian = expTimes.sort((a, b) => a - b)[expTimes.length >> 1];
+      doc.exp.push({ B, T, fill, medianSeconds: expMedian, tokensPerSecond: n / expMedian });
+      say(
+        `exp     ${`${B}x${T}`.padEnd(10)}  ${fill.padEnd(6)}  bare exp(lp − old) pass: ${mtok(n / expMedian)} Mtok/s (${(expMedian * 1e3).toFixed(1)} ms)`,
+      );
+    }
+    const rss = process.resourceUsage().maxRSS / 1024;
+    say(`${B}x${T}: peak RSS of this process so far ${rss.toFixed(0)} MiB`);
+  }
+}
+
+if (sections.has("losses")) await benchLosses();
+if (peer !== null) peer.close();
+
+if (sections.has("cli")) {
+  const { B, T } = cliSize;
+  say("");
+  say(`cli: polgrad loss --algorithm dapo --batch FILE --json > /dev/null on ${B}x${T} ragged F64`);
+  const c = await benchCli(B, T, rounds, doc.peer.available, seed);
+  doc.cli = c;
+  say(
+    `cli: ours ${c.ours.medianSeconds.toFixed(2)} s (${mtok(c.ours.tokensPerSecond)} Mtok/s), peak RSS ${c.ours.peakRssMiB.toFixed(0)} MiB = ${c.ours.peakRssOverFile.toFixed(2)}× the ${(c.fileBytes / 1e6).toFixed(0)} MB file (target ${TARGET.cliRssOverFile})`,
+  );
+  if (c.peer !== null)
+    say(
+      `cli: python load + loss + backward ${c.peer.medianSeconds.toFixed(2)} s, peak RSS ${c.peer.peakRssMiB.toFixed(0)} MiB; ratio ${c.ratio.toFixed(2)}× (target ${TARGET.cliRatio}); loss agreement ${c.agreement.relDiff.toExponential(1)}`,
+    );
+}
+
+if (sections.has("diagnose")) {
+  say("");
+  say(`diagnose: ${diagnoseSteps} steps × 32 × 1024 (F64, written by polgrad demo-run)`);
+  const d = benchDiagnose(diagnoseSteps, 1024);
+  doc.diagnose = d;
+  say(
+    `diagnose: ${(d.runBytes / 1e9).toFixed(3)} GB in ${d.diagnoseSeconds.toFixed(2)} s = ${d.mbPerSecond.toFixed(0)} MB/s of run data (target ${TARGET.diagnoseMBps}), peak RSS ${d.peakRssMiB.toFixed(0)} MiB (${d.peakRssOverRun.toFixed(3)}× the run); peer: n/a (polgrad 0.2.0 has no run-level diagnosis)`,
+  );
+}
+
+doc.finishedAt = new Date().toISOString();
+if (opt.json !== undefined) {
+  mkdirSync(dirname(opt.json), { recursive: true });
+  writeFileSync(opt.json, `${JSON.stringify(doc, null, 2)}\n`);
+  say(`\njson: ${opt.json}`);
+}
