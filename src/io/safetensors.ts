@@ -220,6 +220,9 @@ export function parseHeader(
   return { entries, metadata };
 }
 
+/** Typed arrays use the host's byte order; safetensors is little-endian. */
+const LITTLE_ENDIAN_HOST: boolean = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
   const view = new DataView(body.buffer, body.byteOffset + e.begin, e.end - e.begin);
   const n = e.count;
@@ -237,12 +240,16 @@ function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
   } catch {
     throw fail(e.name, "small enough to hold as float64 in memory", `${n} elements`);
   }
+  const at = body.byteOffset + e.begin;
   switch (e.dtype) {
     case "F64":
-      for (let i = 0; i < n; i++) out[i] = view.getFloat64(8 * i, true);
+      // Aligned on a little-endian host: one copy of the bytes (a view would alias the input).
+      if (LITTLE_ENDIAN_HOST && at % 8 === 0) out.set(new Float64Array(body.buffer, at, n));
+      else for (let i = 0; i < n; i++) out[i] = view.getFloat64(8 * i, true);
       break;
     case "F32":
-      for (let i = 0; i < n; i++) out[i] = view.getFloat32(4 * i, true);
+      if (LITTLE_ENDIAN_HOST && at % 4 === 0) out.set(new Float32Array(body.buffer, at, n));
+      else for (let i = 0; i < n; i++) out[i] = view.getFloat32(4 * i, true);
       break;
     case "F16":
     case "BF16": {

@@ -45,6 +45,11 @@ describe("readSafetensors", () => {
       u8: { dtype: "U8", shape: [3], data: [0, 7, 255] },
       i64: { dtype: "I64", shape: [4], data: [-(2 ** 53), 2 ** 53, 0, -1] },
       i32: { dtype: "I32", shape: [1, 2], data: [-(2 ** 31), 2 ** 31 - 1] },
+      i16: { dtype: "I16", shape: [2], data: [-(2 ** 15), 2 ** 15 - 1] },
+      i8: { dtype: "I8", shape: [2], data: [-128, 127] },
+      u64: { dtype: "U64", shape: [2], data: [0, 2 ** 53] },
+      u32: { dtype: "U32", shape: [2], data: [0, 2 ** 32 - 1] },
+      u16: { dtype: "U16", shape: [2], data: [0, 2 ** 16 - 1] },
     };
     const path = tmp("all.safetensors");
     writeSafetensors(path, cases, { format: "pt", note: "é ✓" });
@@ -62,6 +67,30 @@ describe("readSafetensors", () => {
       );
       expectSame(values(t), c.data);
     }
+  });
+
+  test("identity: aligned and unaligned f64 and f32 tensors decode to the same bits", () => {
+    // A 1-byte U8 tensor first puts the next tensor at an odd offset: the per-element path; the
+    // same values first in the buffer are 8-aligned: the copy path (docs/io.md#safetensors).
+    const f64 = [0.1, -0, Number.NaN, INF, -INF, 5e-324, 1e308];
+    const f32 = [0.5, -1.25, Number.NaN, -INF, 2 ** -149];
+    const aligned = parseSafetensors(
+      encodeSafetensors({
+        a: { dtype: "F64", shape: [7], data: f64 },
+        b: { dtype: "F32", shape: [5], data: f32 },
+      }),
+    );
+    const odd = parseSafetensors(
+      encodeSafetensors({
+        pad: { dtype: "U8", shape: [1], data: [0] },
+        a: { dtype: "F64", shape: [7], data: f64 },
+        b: { dtype: "F32", shape: [5], data: f32 },
+      }),
+    );
+    expectSame(values(aligned.tensors.get("a")), f64);
+    expectSame(values(odd.tensors.get("a")), f64);
+    expectSame(values(aligned.tensors.get("b")), f32);
+    expectSame(values(odd.tensors.get("b")), f32);
   });
 
   test("golden: f32 values are upcast exactly", () => {

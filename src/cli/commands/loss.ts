@@ -1,5 +1,5 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
-import { fmtValue } from "../../core/message.js";
+import { fmtValue, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
@@ -57,7 +57,7 @@ export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
   usage:
-    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--json]",
+    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--out FILE.safetensors] [--json]",
   options: {
     config: {
       type: "string",
@@ -94,6 +94,12 @@ export const lossCommand: Command = {
       description: "set the config's norm_len (the token_sum_norm budget, e.g. for dr_grpo)",
     },
     ...NAME_OPTIONS,
+    out: {
+      type: "string",
+      argument: "FILE.safetensors",
+      description:
+        "write the [B, T] results (gradients, per-token objective, ratios, clip flags) to a safetensors file; --json then keeps the scalars and names the file",
+    },
     json: { type: "boolean", description: "print one JSON document with every result field" },
   },
   async run(values, _p, io) {
@@ -126,14 +132,11 @@ export const lossCommand: Command = {
     const { policyLoss } = await import("../../losses/policyLoss.js");
     const batch = await readCliBatch(fn, values, io);
     const result = policyLoss(config, batch);
-    if (values.json) {
-      const { policyLossConfigToJson } = await import("../../io/configJson.js");
-      writeJson(io, "loss", { config: policyLossConfigToJson(config), ...result });
-      return 0;
-    }
+    const { policyLossConfigToJson } = await import("../../io/configJson.js");
     const { renderLossText } = await import("../../report/lossText.js");
-    io.stdout(renderLossText(config, source, values.batch as string, result, batch.responseMask));
-    return 0;
+    return emit(values, io, { config: policyLossConfigToJson(config), ...result }, () =>
+      renderLossText(config, source, batch.source.path, result, batch.responseMask),
+    );
   },
 };
 
@@ -154,22 +157,49 @@ async function runFramework(
   const model = getFrameworkModel(values.framework as string);
   const batch = await readCliBatch(fn, values, io);
   const r = model.evaluate(batch);
-  if (values.json) {
-    writeJson(io, "loss", {
-      framework: {
-        id: model.id,
-        pin: model.pin,
-        settings: model.settings,
-        description: model.description,
-      },
-      ...r,
-    });
+  const doc = {
+    framework: {
+      id: model.id,
+      pin: model.pin,
+      settings: model.settings,
+      description: model.description,
+    },
+    ...r,
+  };
+  return emit(
+    values,
+    io,
+    doc,
+    () =>
+      `framework model ${model.id}\n  ${model.pin.repo} @ ${model.pin.commit} ${model.pin.path}::${model.pin.function}\n` +
+      `batch ${batch.source.path}\nloss          ${r.loss}\n(use --json for the gradient and per-token fields at full precision)\n`,
+  );
+}
+
+/**
+ * Print a loss result: `--json` (every field, or with `--out FILE.safetensors` the scalars and
+ * `tensors_file`), else the text; with `--out` the `[B, T]` fields go to the tensor file.
+ */
+async function emit(
+  values: OptionValues,
+  io: Parameters<Command["run"]>[2],
+  doc: Readonly<Record<string, unknown>>,
+  text: () => string,
+): Promise<number> {
+  const out = values.out;
+  if (typeof out !== "string") {
+    if (values.json) writeJson(io, "loss", doc);
+    else io.stdout(text());
     return 0;
   }
-  io.stdout(
-    `framework model ${model.id}\n  ${model.pin.repo} @ ${model.pin.commit} ${model.pin.path}::${model.pin.function}\n` +
-      `batch ${values.batch}\nloss          ${r.loss}\n(use --json for the gradient and per-token fields at full precision)\n`,
-  );
+  const { splitTensorsOut } = await import("../tensorsOut.js");
+  const loss = typeof doc.loss === "number" ? String(doc.loss) : "";
+  const { kept, file } = await splitTensorsOut(out, doc, { polgrad_command: "loss", loss });
+  if (values.json) writeJson(io, "loss", { ...kept, tensorsFile: file });
+  else
+    io.stdout(
+      `${text().replace(/\(use --json[^)]*\)\n$/, "")}tensors ${Object.keys(file.tensors).join(", ")} written to ${safeText(out)}\n`,
+    );
   return 0;
 }
 
@@ -243,16 +273,13 @@ async function evaluatePapo(
   });
   const { policyLossConfigToJson } = await import("../../io/configJson.js");
   const { perception: _p, doubleEntropy: _d, ...parent } = config;
-  if (values.json) {
-    writeJson(io, "loss", {
-      ...(run.algorithm === null ? {} : { algorithm: run.algorithm }),
-      form,
-      config: policyLossConfigToJson(parent),
-      perception: run.perception,
-      ...r,
-    });
-    return 0;
-  }
+  const doc = {
+    ...(run.algorithm === null ? {} : { algorithm: run.algorithm }),
+    form,
+    config: policyLossConfigToJson(parent),
+    perception: run.perception,
+    ...r,
+  };
   const p = run.perception;
   const kl = parent.kl ?? null;
   const settings =
@@ -261,8 +288,12 @@ async function evaluatePapo(
     `KL ${kl === null ? "none" : `${kl.kind} ${kl.coef}`}` +
     (p.beta === null ? " (the parent's)" : ` (β ${p.beta})`) +
     (p.preset === null ? "" : `; preset ${p.preset}`);
-  io.stdout(
-    `${run.label} (${form} form), batch ${values.batch}\n` +
+  return emit(
+    values,
+    io,
+    doc,
+    () =>
+      `${run.label} (${form} form), batch ${batch.source.path}\n` +
       `settings         ${settings}\n` +
       `loss             ${r.loss}\n` +
       `policy loss      ${r.policyLoss} (the parent's)\n` +
@@ -270,5 +301,4 @@ async function evaluatePapo(
       `entropy term     ${r.entropyTerm ?? "none"}\n` +
       "(use --json for the gradients w.r.t. logprobs and masked_logprobs at full precision)\n",
   );
-  return 0;
 }
