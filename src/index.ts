@@ -223,12 +223,14 @@ export {
   type SkippedDetector,
 } from "./diagnostics/diagnoseBatch.js";
 export {
+  collectRunSteps,
   type DiagnoseRunOptions,
   diagnoseRun,
   type RunDiagnosis,
   type RunProblem,
   type RunStep,
   type SeriesSummary,
+  summarizeRun,
 } from "./diagnostics/diagnoseRun.js";
 export {
   type EntropyOptions,
@@ -264,6 +266,12 @@ export {
   type MismatchReport,
 } from "./diagnostics/mismatch.js";
 export { quantiles } from "./diagnostics/quantile.js";
+export {
+  RUN_STEPS_KIND,
+  type RunStepSettings,
+  type RunSteps,
+  type StepRange,
+} from "./diagnostics/runSteps.js";
 export { type SeriesTrend, seriesTrend } from "./diagnostics/seriesTrend.js";
 export {
   type CusumResult,

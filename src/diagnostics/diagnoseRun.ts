@@ -12,33 +12,28 @@ import { ConfigError, IoError, PolgradError } from "../errors.js";
 import { toPartialBatchAs } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
 import { readTensorsAs } from "../io/readTensors.js";
-import { type RunProblem, type RunScan, scanRunFolder } from "../io/runFolder.js";
+import { dumpGaps, type RunProblem, type RunScan, scanRunFolder } from "../io/runFolder.js";
 import {
   type Alarm,
   type DetectorName,
   type DiagnoseOptions,
   diagnoseBatch,
 } from "./diagnoseBatch.js";
+import {
+  checkEssAlarm,
+  checkRange,
+  mergeRunSteps,
+  RUN_STEPS_KIND,
+  type RunStep,
+  type RunSteps,
+  type StepRange,
+  stepSettings,
+} from "./runSteps.js";
 import { type SeriesTrend, seriesTrend } from "./seriesTrend.js";
 import { MAX_THEIL_SEN_POINTS, theilSenSlope } from "./trend.js";
 
-/** Per-step scalars kept for the run (null where the detector was skipped). */
-export interface RunStep {
-  readonly step: number;
-  readonly file: string;
-  readonly essRatio: number | null;
-  readonly mismatchGapStd: number | null;
-  readonly catastrophicCount: number | null;
-  /** At most 10 catastrophic positions of the step, row-major. */
-  readonly catastrophicIndices: readonly (readonly [number, number])[];
-  readonly entropy: number | null;
-  readonly clipKilledFrac: number | null;
-  readonly lengthSlope: number | null;
-  readonly lengthCiLow: number | null;
-  readonly lengthCiHigh: number | null;
-}
-
 export type { RunProblem } from "../io/runFolder.js";
+export type { RunStep } from "./runSteps.js";
 
 /** First, last, extremes and Theil–Sen slope of one per-step series. */
 export interface SeriesSummary {
@@ -110,6 +105,8 @@ export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
   readonly seed?: number;
   /** Alarm when the last step's ESS/n is below this (default 0.5). */
   readonly essAlarm?: number;
+  /** Only the steps from…to (inclusive) of the run (collectRunSteps; a shard of the run). */
+  readonly steps?: StepRange;
 }
 
 function summarize(points: readonly { step: number; value: number }[]): SeriesSummary | null {
@@ -176,6 +173,44 @@ export function diagnoseRun(
   onStep?: (done: number, total: number) => void,
 ): RunDiagnosis {
   const fn = "diagnoseRun";
+  return summarizeRunAs(fn, [collectRunStepsAs(fn, dir, options, onStep)], options);
+}
+
+/**
+ * Diagnose the steps of a run folder (all, or those in `options.steps`) and keep what the
+ * cross-step report is computed from: the per-step scalars, the entries, the entries' problems,
+ * the skip and name counts. Parts of one run collected over disjoint step ranges (a Slurm array,
+ * Kubernetes jobs) merge exactly in {@link summarizeRun} (docs/diagnostics/run.md#sharding-a-run).
+ *
+ * Formula: as {@link diagnoseRun} per step, restricted to the steps s with from ≤ s ≤ to.
+ *
+ * @param dir - The run folder.
+ * @param options - As {@link diagnoseRun}, plus `steps`: an inclusive range of step numbers.
+ * @param onStep - Called after each step.
+ * @returns The run's per-step part, JSON-able.
+ * @throws {IoError} E_IO when `dir` is not a folder or holds no step at all.
+ * @throws {ConfigError} E_CONFIG for a bad steps range, options or onStep.
+ * @derivation docs/diagnostics/run.md#sharding-a-run
+ * @enforcedBy test/diagnostics/runShards.test.ts > run shards > identity: a run diagnosed in shards and merged equals the run diagnosed at once
+ * @since 0.1.0
+ */
+export function collectRunSteps(
+  dir: string,
+  options: DiagnoseRunOptions = {},
+  onStep?: (done: number, total: number) => void,
+): RunSteps {
+  return collectRunStepsAs("collectRunSteps", dir, options, onStep);
+}
+
+/** The function a step's read and validation errors name, whichever entry point collects it. */
+const STEP_FN = "diagnoseRun";
+
+function collectRunStepsAs(
+  fn: string,
+  dir: string,
+  options: DiagnoseRunOptions,
+  onStep?: (done: number, total: number) => void,
+): RunSteps {
   const opts = checkObject(fn, "options", options);
   if (onStep !== undefined && typeof onStep !== "function") {
     throw new ConfigError(
@@ -184,13 +219,14 @@ export function diagnoseRun(
       mustBe(fn, "onStep", "a function or undefined", fmtValue(onStep)),
     );
   }
-  const essAlarm = opts.essAlarm ?? 0.5;
-  if (typeof essAlarm !== "number" || !(essAlarm >= 0 && essAlarm <= 1)) {
-    throw new ConfigError(fn, "essAlarm", mustBe(fn, "essAlarm", "in [0, 1]", fmtValue(essAlarm)));
-  }
-  const scan = scanRunFolder(dir, fn);
-  if (scan.steps.length === 0) throw noSteps(fn, scan, []);
-  const problems: RunProblem[] = [...scan.problems];
+  checkEssAlarm(fn, opts.essAlarm);
+  const range = checkRange(fn, opts.steps);
+  const full = scanRunFolder(dir, fn);
+  if (full.steps.length === 0) throw noSteps(fn, full, []);
+  const inRange = (step: number | null): boolean =>
+    range === null || step === null || (step >= range.from && step <= range.to);
+  const entries = full.steps.filter((e) => inRange(e.step));
+  const entryProblems = full.problems.filter((p) => !full.gaps.includes(p) && inRange(p.step));
   const unreadable: RunProblem[] = [];
   const steps: RunStep[] = [];
   const skipCounts = new Map<string, { detector: DetectorName; reason: string; steps: number }>();
@@ -200,9 +236,10 @@ export function diagnoseRun(
   // Steps whose rollout↔trainer gap is so large (|Δ| > 709.78) that the mismatch KL overflows:
   // catastrophic by any threshold, so they raise an alarm rather than pass as a skipped detector.
   const mismatchOverflowSteps: number[] = [];
-  scan.steps.forEach(({ step, name, path }, k) => {
+  entries.forEach(({ step, name, path }, k) => {
     try {
-      const batch = toPartialBatchAs(fn, readTensorsAs(fn, path, {}), opts);
+      // Step problems read the same from one pass and from shards: they name diagnoseRun.
+      const batch = toPartialBatchAs(STEP_FN, readTensorsAs(STEP_FN, path, {}), opts);
       const r = batch.source.names;
       const key = `${r.map}\u0000${r.detected}`;
       const m = maps.get(key) ?? { map: r.map, detected: r.detected, steps: 0 };
@@ -234,13 +271,72 @@ export function diagnoseRun(
       });
     } catch (e) {
       if (!(e instanceof PolgradError)) throw e;
-      const p = { file: name, step, message: e.message };
-      problems.push(p);
-      unreadable.push(p);
+      unreadable.push({ file: name, step, message: e.message });
     }
-    onStep?.(k + 1, scan.steps.length);
+    onStep?.(k + 1, entries.length);
   });
-  if (steps.length === 0) throw noSteps(fn, scan, unreadable);
+  return {
+    kind: RUN_STEPS_KIND,
+    version: 1,
+    dir,
+    range,
+    settings: stepSettings(opts),
+    entries: entries.map((e) => ({ step: e.step, name: e.name })),
+    steps,
+    entryProblems,
+    unreadable,
+    skipped: [...skipCounts.values()],
+    names: {
+      maps: [...maps.values()],
+      ignored: [...ignored].map(([name, n]) => ({ name, steps: n })),
+      notes: [...notes],
+    },
+    mismatchOverflowSteps,
+    others: full.others,
+  };
+}
+
+/**
+ * The cross-step report of a run from its per-step part, or from the parts of disjoint step
+ * ranges of one run.
+ *
+ * Formula: the parts merged in step order ({@link mergeRunSteps}); then as {@link diagnoseRun}
+ * after the per-step pass, the stride and the gaps from the union of the parts' entries. Every
+ * cross-step quantity is a function of the ordered per-step records alone, so the report of the
+ * merged parts equals that of one pass (docs/diagnostics/run.md#sharding-a-run).
+ *
+ * @param parts - One RunSteps, or several of one run.
+ * @param options - The trend options (window, nPerm, alpha, seed) and essAlarm.
+ * @returns The run diagnosis.
+ * @throws {IoError} E_IO when no step of the union could be diagnosed.
+ * @throws {ConfigError} E_CONFIG when parts overlap, hold no parts, or were collected with other
+ *   per-step settings.
+ * @derivation docs/diagnostics/run.md#sharding-a-run
+ * @enforcedBy test/diagnostics/runShards.test.ts > run shards > identity: a run diagnosed in shards and merged equals the run diagnosed at once
+ * @enforcedBy test/diagnostics/runShards.test.ts > run shards > rejects: overlapping shards and shards collected with other settings
+ * @since 0.1.0
+ */
+export function summarizeRun(
+  parts: RunSteps | readonly RunSteps[],
+  options: DiagnoseRunOptions = {},
+): RunDiagnosis {
+  const list = Array.isArray(parts) ? (parts as readonly RunSteps[]) : [parts as RunSteps];
+  return summarizeRunAs("summarizeRun", list, options);
+}
+
+function summarizeRunAs(
+  fn: string,
+  parts: readonly RunSteps[],
+  options: DiagnoseRunOptions,
+): RunDiagnosis {
+  const opts = checkObject(fn, "options", options);
+  const essAlarm = checkEssAlarm(fn, opts.essAlarm);
+  const run = mergeRunSteps(fn, parts);
+  const { stride, gaps } = dumpGaps(run.entries.map((e) => e.step));
+  const steps = run.steps;
+  if (steps.length === 0) throw noStepsOf(fn, run);
+  const problems = [...run.entryProblems, ...gaps, ...run.unreadable];
+  const mismatchOverflowSteps = run.mismatchOverflowSteps;
   const series = (pick: (s: RunStep) => number | null) =>
     steps.flatMap((s) => {
       const v = pick(s);
@@ -314,16 +410,12 @@ export function diagnoseRun(
     });
   }
   return {
-    dir,
+    dir: run.dir,
     steps,
-    stride: scan.stride,
-    names: {
-      maps: [...maps.values()],
-      ignored: [...ignored].map(([name, n]) => ({ name, steps: n })),
-      notes: [...notes],
-    },
+    stride,
+    names: run.names,
     problems: problems.sort((a, b) => (a.step ?? -1) - (b.step ?? -1)),
-    skipped: [...skipCounts.values()],
+    skipped: run.skipped,
     series: {
       essRatio: essSummary,
       mismatchGapStd: summarize(series((s) => s.mismatchGapStd)),
@@ -336,6 +428,22 @@ export function diagnoseRun(
     lengthBias,
     alarms,
   };
+}
+
+/** {@link noSteps} for merged parts: the union's entries, and why each step was skipped. */
+function noStepsOf(fn: string, run: RunSteps): IoError {
+  return noSteps(
+    fn,
+    {
+      dir: run.dir,
+      steps: run.entries.map((e) => ({ step: e.step, name: e.name, path: e.name, kind: "file" })),
+      problems: run.entryProblems,
+      gaps: [],
+      stride: null,
+      others: run.others,
+    },
+    run.unreadable,
+  );
 }
 
 /** Most reasons a "nothing diagnosed" message lists before "and N more". */

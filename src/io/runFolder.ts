@@ -36,6 +36,8 @@ export interface RunScan {
   readonly steps: readonly RunStepEntry[];
   /** Duplicates, empty step folders, unusable step numbers and gaps, by name. */
   readonly problems: readonly RunProblem[];
+  /** The gaps of {@link problems} alone (missing dumps, irregular intervals). */
+  readonly gaps: readonly RunProblem[];
   /** The dump stride: the most common distance between consecutive steps (null below 2 steps). */
   readonly stride: number | null;
   /** Entries whose names are no step (at most 20, for messages), and how many there were. */
@@ -162,15 +164,45 @@ export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
     }
     steps.push(e);
   }
-  const stride = strideOf(steps.map((s) => s.step));
+  const { stride, gaps } = dumpGaps(steps.map((s) => s.step));
+  problems.push(...gaps);
+  return {
+    dir,
+    steps,
+    problems,
+    gaps,
+    stride,
+    others: { names: others, count: otherCount },
+  };
+}
+
+/**
+ * The dump stride of a run's step numbers and the gaps in it.
+ *
+ * Formula: stride s = the most common distance between consecutive steps (the smallest of equally
+ * common ones); a distance d > s is a problem: (d/s − 1) missing dumps when s divides d, else an
+ * irregular interval.
+ *
+ * @param steps - The step numbers, increasing.
+ * @returns The stride (null below 2 steps) and one problem per gap.
+ * @derivation docs/io.md#run-folders
+ * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > rejects: duplicates, empty step folders and missing dumps are named
+ * @since 0.1.0
+ */
+export function dumpGaps(steps: readonly number[]): {
+  readonly stride: number | null;
+  readonly gaps: readonly RunProblem[];
+} {
+  const stride = strideOf(steps);
+  const gaps: RunProblem[] = [];
   if (stride !== null) {
     for (let i = 1; i < steps.length; i++) {
-      const a = (steps[i - 1] as RunStepEntry).step;
-      const b = (steps[i] as RunStepEntry).step;
+      const a = steps[i - 1] as number;
+      const b = steps[i] as number;
       const d = b - a;
       if (d <= stride) continue;
       const every = stride === 1 ? "every step" : `every ${stride} steps`;
-      problems.push(
+      gaps.push(
         d % stride === 0
           ? {
               file: `steps ${a}..${b}`,
@@ -185,5 +217,5 @@ export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
       );
     }
   }
-  return { dir, steps, problems, stride, others: { names: others, count: otherCount } };
+  return { stride, gaps };
 }

@@ -38,3 +38,36 @@ export function toWire(value: unknown): unknown {
   for (const [k, v] of Object.entries(value)) if (v !== undefined) out[snakeCase(k)] = toWire(v);
   return out;
 }
+
+/**
+ * The inverse of {@link toWire}'s key renaming for documents polgrad reads back (a --summary-out
+ * file): every object key snake_case → camelCase, iteratively (no recursion on the input's
+ * nesting), values unchanged.
+ *
+ * @param value - A parsed JSON value.
+ * @returns The same value with camelCase keys.
+ * @enforcedBy test/diagnostics/runShards.test.ts > run shards > identity: a run diagnosed in shards and merged equals the run diagnosed at once
+ * @since 0.1.0
+ */
+export function camelKeys(value: unknown): unknown {
+  const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+  const root: { v: unknown } = { v: value };
+  const stack: { holder: Record<string, unknown> | unknown[]; key: string | number }[] = [
+    { holder: root as unknown as Record<string, unknown>, key: "v" },
+  ];
+  while (stack.length > 0) {
+    const { holder, key } = stack.pop() as (typeof stack)[number];
+    const v = (holder as Record<string | number, unknown>)[key];
+    if (Array.isArray(v)) {
+      const copy = [...v];
+      (holder as Record<string | number, unknown>)[key] = copy;
+      for (let i = 0; i < copy.length; i++) stack.push({ holder: copy, key: i });
+    } else if (typeof v === "object" && v !== null) {
+      const copy: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) copy[camel(k)] = x;
+      (holder as Record<string | number, unknown>)[key] = copy;
+      for (const k of Object.keys(copy)) stack.push({ holder: copy, key: k });
+    }
+  }
+  return root.v;
+}

@@ -81,6 +81,53 @@ describe("batch input", () => {
     expect(viaStdin.stdout).toBe(inline.stdout);
   });
 
+  test("golden: --names FILE.json reads a user's spelling like polgrad's names", async () => {
+    const mine: Record<string, unknown> = {
+      lp: canonical.logprobs,
+      behaviour: canonical.old_logprobs,
+      adv: canonical.advantages,
+      m: canonical.response_mask,
+    };
+    const batch = join(tmp("mine")) + ".json";
+    writeFileSync(batch, JSON.stringify(mine));
+    const map = join(tmp("map")) + ".json";
+    writeFileSync(
+      map,
+      JSON.stringify({
+        logprobs: "lp",
+        old_logprobs: "behaviour",
+        advantages: "adv",
+        response_mask: "m",
+      }),
+    );
+    const reference = await runMain([
+      "loss",
+      "--algorithm",
+      "dapo",
+      "--batch",
+      join(FIXTURES, "canonical.json"),
+      "--json",
+    ]);
+    const r = await runMain([
+      "loss",
+      "--algorithm",
+      "dapo",
+      "--batch",
+      batch,
+      "--names",
+      map,
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(reference.stdout);
+    expect(r.stderr).toContain("read custom names (given): lp → logprobs");
+    // A map keyed by something other than polgrad names is an input error.
+    writeFileSync(map, JSON.stringify({ logprob: "lp" }));
+    const bad = await runMain(["loss", "--algorithm", "dapo", "--batch", batch, "--names", map]);
+    expect([bad.code, bad.stdout]).toEqual([2, ""]);
+    expect(bad.stderr).toContain('did you mean "logprobs"');
+  });
+
   test("rejects: both inputs on stdin, a malformed --name or --response-slice, an unknown --names", async () => {
     const file = join(FIXTURES, "canonical.json");
     const cases: [readonly string[], string][] = [

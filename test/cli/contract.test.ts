@@ -201,6 +201,10 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["diagnose", F.run, "--names", "polgrad", "--strict", "--window", "4"]),
     row(2, () => ["diagnose", F.batch, "--name", "=x"]),
     row(2, () => ["diagnose", F.batch, "--response-slice", "3:1", "--json"]),
+    row(0, () => ["diagnose", F.run, "--steps", "0-3", "--summary-out", join(dir, "part.json")]),
+    row(0, () => ["diagnose", "--merge", join(dir, "part.json"), "--window", "3", "--json"]),
+    row(2, () => ["diagnose", F.run, "--steps", "3-1"]),
+    row(2, () => ["diagnose", "--merge", "--json"]),
   ],
   "demo-run": [
     row(0, () => [

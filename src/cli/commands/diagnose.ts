@@ -4,8 +4,8 @@ import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
 import { NAME_OPTIONS, nameNotice, nameOptionsOf, readBatchTensors } from "../batchInput.js";
-import type { Command, OptionValues } from "../command.js";
-import { intOption, writeJson } from "../output.js";
+import type { Command, CommandIO, OptionValues } from "../command.js";
+import { intOption, SCHEMA_VERSION, writeJson } from "../output.js";
 import { progressBar } from "../progress.js";
 
 /** A decimal number as written on a command line (no empty item: `Number("")` would be 0). */
@@ -39,7 +39,7 @@ export const diagnoseCommand: Command = {
   summary:
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose PATH|- [--names MAP] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--json]",
   positionals: 1,
   options: {
     clip: {
@@ -68,6 +68,22 @@ export const diagnoseCommand: Command = {
       default: "1",
     },
     ...NAME_OPTIONS,
+    steps: {
+      type: "string",
+      argument: "A-B",
+      description: "only the steps A to B of a run (inclusive; a shard of the run)",
+    },
+    "summary-out": {
+      type: "string",
+      argument: "FILE.json",
+      description:
+        "write the run's per-step summary (mergeable exactly with --merge) instead of the report",
+    },
+    merge: {
+      type: "boolean",
+      description:
+        "merge the per-step summaries given as PATHs (--summary-out files) into one report",
+    },
     json: {
       type: "boolean",
       description: "print one JSON document (ok: true iff no alarm fired)",
@@ -75,6 +91,7 @@ export const diagnoseCommand: Command = {
   },
   async run(values, positionals, io) {
     const fn = "polgrad diagnose";
+    if (values.merge === true) return runMerge(values, positionals, io);
     const path = positionals[0];
     if (path === undefined || positionals.length > 1) {
       throw new UsageError(
@@ -92,29 +109,43 @@ export const diagnoseCommand: Command = {
         : {}),
       normLen: intOption(values, "norm-len", "diagnose") ?? null,
     };
+    const range = stepsOption(values);
+    const summaryOut = values["summary-out"];
     if (path !== "-" && (await isRunFolder(path))) {
-      const { diagnoseRun } = await import("../../diagnostics/diagnoseRun.js");
+      const { collectRunSteps, summarizeRun } = await import("../../diagnostics/diagnoseRun.js");
       const bar = progressBar(io, "diagnosing", io.stderrIsTTY === true && !values.json);
-      const window = intOption(values, "window", "diagnose");
-      const d = diagnoseRun(
-        path,
-        {
-          ...options,
-          ...names,
-          ...(window !== undefined ? { window } : {}),
-          seed: intOption(values, "seed", "diagnose", 0) ?? 1,
-        },
-        bar.tick,
-      );
+      const runOptions = {
+        ...options,
+        ...names,
+        ...trendOptions(values),
+        ...(range === undefined ? {} : { steps: range }),
+      };
+      const part = collectRunSteps(path, runOptions, bar.tick);
       bar.finish();
-      const notice = runNotice(fn, d);
-      if (notice !== "") (io.notice ?? io.stderr)(notice);
-      if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
-      else {
-        const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");
-        io.stdout(renderRunDiagnosisText(d));
+      if (typeof summaryOut === "string") {
+        if (values.json)
+          throw new UsageError(
+            fn,
+            "--json",
+            `${fn}: --json must not come with --summary-out (the summary file is the JSON document); got both`,
+          );
+        const { toWire } = await import("../../report/wire.js");
+        const { writeFileBytes } = await import("../../io/_internal/files.js");
+        const text = `${JSON.stringify({ schema_version: SCHEMA_VERSION, ...(toWire(part) as object) })}\n`;
+        writeFileBytes(fn, summaryOut, new TextEncoder().encode(text));
+        io.stdout(
+          `wrote the per-step summary of ${part.steps.length} diagnosed step(s) of ${part.entries.length} to ${safeText(summaryOut)}; merge the parts with: polgrad diagnose --merge PART.json ...\n`,
+        );
+        return 0;
       }
-      return d.alarms.length > 0 ? 1 : 0;
+      return printRun(fn, values, io, summarizeRun(part, runOptions));
+    }
+    if (range !== undefined || typeof summaryOut === "string") {
+      throw new UsageError(
+        fn,
+        "--steps",
+        `${fn}: --steps and --summary-out must come with a run folder; got ${safeText(path)}`,
+      );
     }
     const { toPartialBatch } = await import("../../io/batch.js");
     const { diagnoseBatch } = await import("../../diagnostics/diagnoseBatch.js");
@@ -130,6 +161,91 @@ export const diagnoseCommand: Command = {
     return d.alarms.length > 0 ? 1 : 0;
   },
 };
+
+/** The trend options of the command line (window, seed). */
+function trendOptions(values: OptionValues): { window?: number; seed: number } {
+  const window = intOption(values, "window", "diagnose");
+  return {
+    ...(window !== undefined ? { window } : {}),
+    seed: intOption(values, "seed", "diagnose", 0) ?? 1,
+  };
+}
+
+/** `--steps A-B`: an inclusive range of step numbers. */
+function stepsOption(values: OptionValues): { from: number; to: number } | undefined {
+  const raw = values.steps;
+  if (raw === undefined) return undefined;
+  const m = /^(\d{1,15})-(\d{1,15})$/.exec(String(raw));
+  if (m === null || Number(m[2]) < Number(m[1])) {
+    throw new UsageError(
+      "polgrad diagnose",
+      "--steps",
+      mustBe(
+        "polgrad diagnose",
+        "--steps",
+        "A-B with integers 0 <= A <= B (inclusive step numbers)",
+        fmtValue(raw),
+      ),
+    );
+  }
+  return { from: Number(m[1]), to: Number(m[2]) };
+}
+
+/** Print a run diagnosis (text or --json) and its notice; exit 1 iff an alarm fired. */
+async function printRun(
+  fn: string,
+  values: OptionValues,
+  io: CommandIO,
+  d: import("../../diagnostics/diagnoseRun.js").RunDiagnosis,
+): Promise<number> {
+  const notice = runNotice(fn, d);
+  if (notice !== "") (io.notice ?? io.stderr)(notice);
+  if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
+  else {
+    const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");
+    io.stdout(renderRunDiagnosisText(d));
+  }
+  return d.alarms.length > 0 ? 1 : 0;
+}
+
+/** `diagnose --merge PART.json ...`: the report of the merged per-step summaries. */
+async function runMerge(
+  values: OptionValues,
+  parts: readonly string[],
+  io: CommandIO,
+): Promise<number> {
+  const fn = "polgrad diagnose";
+  if (parts.length === 0)
+    throw new UsageError(
+      fn,
+      "--merge",
+      `${fn}: --merge must be followed by the parts' summary files (PART.json ...); got none`,
+    );
+  for (const flag of [
+    "steps",
+    "summary-out",
+    "names",
+    "name",
+    "strict",
+    "response-slice",
+    "clip",
+    "agg",
+    "norm-len",
+  ]) {
+    if (values[flag] !== undefined)
+      throw new UsageError(
+        fn,
+        `--${flag}`,
+        `${fn}: --${flag} must not come with --merge (each part was collected with its own); got both`,
+      );
+  }
+  const { readJsonFile } = await import("../../io/readJsonFile.js");
+  const { camelKeys } = await import("../../report/wire.js");
+  const { summarizeRun } = await import("../../diagnostics/diagnoseRun.js");
+  const docs = parts.map((p) => camelKeys(readJsonFile(p, fn)));
+  const d = summarizeRun(docs as never, trendOptions(values));
+  return printRun(fn, values, io, d);
+}
 
 /**
  * A folder is a run when it holds step entries (step_N, global_step_N/, …) or no tensor file of
