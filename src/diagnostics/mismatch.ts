@@ -10,11 +10,11 @@ import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
-import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { KLEstimator } from "../kl/estimator.js";
-import { klPoints } from "../kl/klEstimate.js";
+import { klPointsOf } from "../kl/klEstimate.js";
 import { checkFiniteReport, quantileSorted, sampleMoments } from "./quantile.js";
 
 /** The levels of {@link MismatchReport.gapQuantiles}: 1%, 5%, 25%, 50%, 75%, 95%, 99%. */
@@ -66,9 +66,8 @@ export interface MismatchReport {
  * Mean over response positions (row-major, compensated) of a `[B, T]` matrix; robustSum keeps it
  * finite when partial sums overflow but the mean does not (bitwise the plain mean otherwise).
  */
-function maskedMean(x: Matrix, mask: Mask, n: number): number {
-  const idx: number[] = [];
-  for (let i = 0; i < mask.data.length; i++) if (mask.data[i] === 1) idx.push(i);
+function maskedMean(x: Matrix, idx: Int32Array): number {
+  const n = idx.length;
   return robustSum(n, (k) => x.data[idx[k] as number] as number, n);
 }
 
@@ -159,8 +158,12 @@ export function logprobMismatch(
   const sorted = Float64Array.from(gaps).sort();
   // KL(rollout‖trainer): the tokens are samples of the rollout policy, so it plays "logprobs"
   // (the sampling policy) and the trainer plays "ref" — δ = ref − lp = Δ.
+  // The response positions once, row-major; the inputs are validated above, so the estimator
+  // runs without re-checking them (klPointsOf: the same values as klPoints).
+  const idx = new Int32Array(n);
+  for (let i = 0, k = 0; i < mask.data.length; i++) if (mask.data[i] === 1) idx[k++] = i;
   const kl = (kind: KLEstimator, lp: Matrix, ref: Matrix, lpArg: string): number =>
-    maskedMean(klPoints(fn, lp, ref, kind, mask, lpArg).value, mask, n);
+    maskedMean(klPointsOf(fn, lp, ref, kind, mask, lpArg).value, idx);
   return checkFiniteReport(fn, {
     nTokens: n,
     gapMean: g.mean,

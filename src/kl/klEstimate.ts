@@ -24,19 +24,35 @@ export function klPoints(
   const mask = toMask(fn, responseMask, { rows: lp.rows, cols: lp.cols, arg: lpArg });
   checkFiniteAt(fn, lpArg, lp, mask);
   checkFiniteAt(fn, "refLogprobs", ref, mask);
+  return { ...klPointsOf(fn, lp, ref, k, mask, lpArg), mask };
+}
+
+/**
+ * {@link klPoints} on inputs a caller has already validated (same shape, finite at the mask's
+ * response positions, a known estimator): the same values, without re-checking. @internal
+ */
+export function klPointsOf(
+  fn: string,
+  lp: Matrix,
+  ref: Matrix,
+  k: KLEstimator,
+  mask: Mask,
+  lpArg: string,
+): { value: Matrix; dLogprob: Float64Array } {
   const n = lp.rows * lp.cols;
   const value = new Float64Array(n);
   const d = new Float64Array(n);
+  // The position of flat index i, only built for an error (no closure per token).
+  const at = (i: number): number[] => [Math.floor(i / lp.cols), i % lp.cols];
   for (let i = 0; i < n; i++) {
     if (mask.data[i] !== 1) continue;
     const delta = (ref.data[i] as number) - (lp.data[i] as number);
-    const at = (): number[] => [Math.floor(i / lp.cols), i % lp.cols];
     if (!Number.isFinite(delta)) {
       throw overflowError(
         fn,
         `refLogprobs - ${lpArg}`,
         delta,
-        at(),
+        at(i),
         "the log-ratio exceeds float64",
       );
     }
@@ -46,14 +62,14 @@ export function klPoints(
         fn,
         `${k} estimate`,
         pt.value,
-        at(),
+        at(i),
         `the exact value at delta = ${String(delta)} exceeds float64`,
       );
     }
     value[i] = pt.value;
     d[i] = pt.dLogprob;
   }
-  return { value: { rows: lp.rows, cols: lp.cols, data: value }, dLogprob: d, mask };
+  return { value: { rows: lp.rows, cols: lp.cols, data: value }, dLogprob: d };
 }
 
 /**
