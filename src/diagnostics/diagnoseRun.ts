@@ -53,22 +53,10 @@ export interface RunDiagnosis {
   /** The dump stride: the most common distance between consecutive steps (null below 2 steps). */
   readonly stride: number | null;
   /** How the steps' names were read: the maps used (and on how many steps), unused tensors, notes. */
-  readonly names: {
-    readonly maps: readonly {
-      readonly map: string;
-      readonly detected: boolean;
-      readonly steps: number;
-    }[];
-    readonly ignored: readonly { readonly name: string; readonly steps: number }[];
-    readonly notes: readonly string[];
-  };
+  readonly names: RunSteps["names"];
   readonly problems: readonly RunProblem[];
   /** Detectors skipped on some steps: detector, reason, and on how many steps. */
-  readonly skipped: readonly {
-    readonly detector: DetectorName;
-    readonly reason: string;
-    readonly steps: number;
-  }[];
+  readonly skipped: RunSteps["skipped"];
   readonly series: {
     readonly essRatio: SeriesSummary | null;
     readonly mismatchGapStd: SeriesSummary | null;
