@@ -195,19 +195,21 @@ export function policyLossAs(
   const n = B * T;
   const m = mask.data;
   const L = rowLengths(mask);
-  const lp = zeroFilled(logprobs, m);
-  const olp = zeroFilled(old, m);
+  // Response positions read the inputs directly; padding is never read (no zero-filled copies).
+  const lp = logprobs.data;
   const w = new Float64Array(n);
   fillTokenWeights(mask, cfg.aggregation, cfg.normLen, w);
   // sg[ρ]: TIS weights are data (old vs rollout), constant w.r.t. θ.
   const rho =
     rollout !== null && cfg.isCorrection !== null
-      ? tisWeights(cfg.isCorrection, olp, zeroFilled(rollout, m), mask)
+      ? tisWeights(cfg.isCorrection, zeroFilled(old, m), zeroFilled(rollout, m), mask)
       : null;
 
   const reinforce = cfg.surrogate === "reinforce";
   const z = new Float64Array(n);
-  for (let i = 0; i < n; i++) z[i] = (lp[i] as number) - (olp[i] as number);
+  // z = lp − old at response positions, exactly +0 at padding (as 0 − 0 of zero-filled copies).
+  const od = old.data;
+  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (od[i] as number);
   const fwd = ratioForward(cfg.ratio, z, mask, L);
   const objective = new Float64Array(n);
   const grad = new Float64Array(n);
