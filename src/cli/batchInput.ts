@@ -150,12 +150,25 @@ export function nameNotice(fn: string, names: NameResolution): string {
     const pairs = renamed.map(([ours, theirs]) => `${safeText(theirs, 60)} → ${ours}`).join(", ");
     parts.push(`read ${names.map} names (${how})${pairs === "" ? "" : `: ${pairs}`}`);
   }
-  for (const n of names.notes) parts.push(n);
-  if (names.ignored.length > 0) {
-    const list = names.ignored.slice(0, 20).map((n) => safeText(n, 60));
-    const more = names.ignored.length > 20 ? `, and ${names.ignored.length - 20} more` : "";
+  return noticeLine(fn, parts, names.notes, names.ignored);
+}
+
+/**
+ * The one notice line: `fn: head; note; …; ignored N tensor(s) …`, or "" when there is nothing
+ * to say (shared by a batch's and a run's notice). @internal
+ */
+export function noticeLine(
+  fn: string,
+  head: readonly string[],
+  notes: readonly string[],
+  ignored: readonly string[],
+): string {
+  const parts = [...head, ...notes];
+  if (ignored.length > 0) {
+    const list = ignored.slice(0, 20).map((n) => safeText(n, 60));
+    const more = ignored.length > 20 ? `, and ${ignored.length - 20} more` : "";
     parts.push(
-      `ignored ${names.ignored.length} tensor(s) the batch does not use: ${list.join(", ")}${more} (--strict makes this an error)`,
+      `ignored ${ignored.length} tensor(s) the batch does not use: ${list.join(", ")}${more} (--strict makes this an error)`,
     );
   }
   return parts.length === 0 ? "" : `${fn}: ${parts.join("; ")}\n`;

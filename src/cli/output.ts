@@ -200,7 +200,11 @@ export function readProcessStdin(maxBytes: number): Uint8Array {
       n = readSync(0, buf, 0, buf.length, null);
     } catch (e) {
       const code = String((e as NodeJS.ErrnoException)?.code ?? "EIO");
-      if (code === "EAGAIN") continue;
+      if (code === "EAGAIN") {
+        // A non-blocking stdin with no data yet: wait 10 ms rather than spin on the CPU.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        continue;
+      }
       if (code === "EOF") break;
       throw new IoError(fn, "stdin", mustBe(fn, "stdin", "readable", code), "<stdin>");
     }

@@ -5,6 +5,11 @@
 import { UnknownNameError } from "../errors.js";
 import { fmtValue, mustBe } from "./message.js";
 
+/** snake_case → camelCase (`old_logprobs` → `oldLogprobs`; the TypeScript spelling of a wire name). */
+export function camelCase(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
 /** Levenshtein edit distance between two strings (small inputs only: names and modes). */
 export function editDistance(a: string, b: string): number {
   const prev = new Array<number>(b.length + 1);

@@ -6,6 +6,7 @@
  */
 import { MaskError, NonFiniteError, ShapeError } from "../errors.js";
 import { fmtIndices, fmtShape, fmtValue, mustBe } from "./message.js";
+import { camelCase } from "./names.js";
 import {
   type DenseLike,
   isDenseLike,
@@ -90,7 +91,7 @@ export function requireRecord(fn: string, arg: string, x: unknown, what: string)
   // snake_case key whose camelCase field is absent is a porting slip, not a missing tensor.
   for (const key of Object.keys(x)) {
     if (!key.includes("_")) continue;
-    const c = camel(key);
+    const c = camelCase(key);
     if (INPUT_FIELDS.has(c) && !Object.hasOwn(x, c)) {
       throw new ShapeError(
         fn,
@@ -127,8 +128,6 @@ const INPUT_FIELDS: ReadonlySet<string> = new Set([
   "maskedLogprobs",
   "maskedEntropies",
 ]);
-
-const camel = (k: string): string => k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 /**
  * Validate and convert a `[B, T]` matrix argument. Nested rows must be rectangular and hold numbers

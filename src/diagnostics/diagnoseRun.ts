@@ -12,7 +12,7 @@ import { ConfigError, IoError, PolgradError } from "../errors.js";
 import { toPartialBatchAs } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
 import { readTensorsAs } from "../io/readTensors.js";
-import { dumpGaps, type RunProblem, type RunScan, scanRunFolder } from "../io/runFolder.js";
+import { dumpGaps, type RunProblem, scanRunFolder } from "../io/runFolder.js";
 import {
   type Alarm,
   type DetectorName,
@@ -210,7 +210,8 @@ function collectRunStepsAs(
   checkEssAlarm(fn, opts.essAlarm);
   const range = checkRange(fn, opts.steps);
   const full = scanRunFolder(dir, fn);
-  if (full.steps.length === 0) throw noSteps(fn, full, []);
+  if (full.steps.length === 0)
+    throw noSteps(fn, { dir, entries: [], entryProblems: full.problems, others: full.others }, []);
   const inRange = (step: number | null): boolean =>
     range === null || step === null || (step >= range.from && step <= range.to);
   const entries = full.steps.filter((e) => inRange(e.step));
@@ -322,7 +323,7 @@ function summarizeRunAs(
   const run = mergeRunSteps(fn, parts);
   const { stride, gaps } = dumpGaps(run.entries.map((e) => e.step));
   const steps = run.steps;
-  if (steps.length === 0) throw noStepsOf(fn, run);
+  if (steps.length === 0) throw noSteps(fn, run, run.unreadable);
   const problems = [...run.entryProblems, ...gaps, ...run.unreadable];
   const mismatchOverflowSteps = run.mismatchOverflowSteps;
   const series = (pick: (s: RunStep) => number | null) =>
@@ -418,22 +419,6 @@ function summarizeRunAs(
   };
 }
 
-/** {@link noSteps} for merged parts: the union's entries, and why each step was skipped. */
-function noStepsOf(fn: string, run: RunSteps): IoError {
-  return noSteps(
-    fn,
-    {
-      dir: run.dir,
-      steps: run.entries.map((e) => ({ step: e.step, name: e.name, path: e.name, kind: "file" })),
-      problems: run.entryProblems,
-      gaps: [],
-      stride: null,
-      others: run.others,
-    },
-    run.unreadable,
-  );
-}
-
 /** Most reasons a "nothing diagnosed" message lists before "and N more". */
 const MAX_REASONS = 5;
 
@@ -441,12 +426,16 @@ const MAX_REASONS = 5;
  * The error of a run folder where no step could be diagnosed (exit 2 in the CLI): what was found
  * and why each step was skipped.
  */
-function noSteps(fn: string, scan: RunScan, unreadable: readonly RunProblem[]): IoError {
+function noSteps(
+  fn: string,
+  scan: Pick<RunSteps, "dir" | "entries" | "entryProblems" | "others">,
+  unreadable: readonly RunProblem[],
+): IoError {
   const listed = (items: readonly string[], count: number) =>
     `${items.slice(0, MAX_REASONS).join("; ")}${count > MAX_REASONS ? `; and ${count - MAX_REASONS} more` : ""}`;
   let actual: string;
-  if (scan.steps.length === 0) {
-    const skipped = scan.problems.map((p) => `${p.file}: ${p.message}`);
+  if (scan.entries.length === 0) {
+    const skipped = scan.entryProblems.map((p) => `${p.file}: ${p.message}`);
     const others =
       scan.others.count === 0
         ? "nothing else"
@@ -456,7 +445,7 @@ function noSteps(fn: string, scan: RunScan, unreadable: readonly RunProblem[]): 
           )}`;
     actual = `no step file or folder in ${safeText(scan.dir)} (${skipped.length > 0 ? `${listed(skipped, skipped.length)}; ` : ""}${others})`;
   } else {
-    actual = `${scan.steps.length} step(s) in ${safeText(scan.dir)}, none diagnosed: ${listed(
+    actual = `${scan.entries.length} step(s) in ${safeText(scan.dir)}, none diagnosed: ${listed(
       unreadable.map((p) => `${p.file}: ${p.message.replace(/^[^:]*: /, "")}`),
       unreadable.length,
     )}`;

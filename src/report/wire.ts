@@ -5,6 +5,7 @@
  * Non-finite numbers cannot occur in results (errors are thrown instead); if one does, it is
  * written as the string "NaN" / "Infinity" / "-Infinity" rather than JSON's silent null.
  */
+import { camelCase } from "../core/names.js";
 import { isMask, isMatrix, maskToRows, toRows } from "../core/tensor.js";
 
 /** Convert a camelCase identifier to snake_case (`gradLogprobs` → `grad_logprobs`). */
@@ -50,7 +51,6 @@ export function toWire(value: unknown): unknown {
  * @since 0.1.0
  */
 export function camelKeys(value: unknown): unknown {
-  const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
   const root: { v: unknown } = { v: value };
   const stack: { holder: Record<string, unknown> | unknown[]; key: string | number }[] = [
     { holder: root as unknown as Record<string, unknown>, key: "v" },
@@ -64,7 +64,7 @@ export function camelKeys(value: unknown): unknown {
       for (let i = 0; i < copy.length; i++) stack.push({ holder: copy, key: i });
     } else if (typeof v === "object" && v !== null) {
       const copy: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) copy[camel(k)] = x;
+      for (const [k, x] of Object.entries(v)) copy[camelCase(k)] = x;
       (holder as Record<string | number, unknown>)[key] = copy;
       for (const k of Object.keys(copy)) stack.push({ holder: copy, key: k });
     }

@@ -90,6 +90,28 @@ export function validateDocuments(run: CliRun): void {
 }
 
 /**
+ * A CommandIO that captures what a command writes (for tests that call a command's `run()`
+ * directly, on its rejects: no `--json` document is written there).
+ */
+export function capturedIO(): {
+  readonly out: { stdout: string; stderr: string };
+  readonly io: { stdout: (t: string) => void; stderr: (t: string) => void };
+} {
+  const out = { stdout: "", stderr: "" };
+  return {
+    out,
+    io: {
+      stdout: (t: string) => {
+        out.stdout += t;
+      },
+      stderr: (t: string) => {
+        out.stderr += t;
+      },
+    },
+  };
+}
+
+/**
  * Run `main()` in-process with a captured CommandIO; validates `--json` documents. `stdin`, when
  * given, is what `-` reads (bounded like the process's stdin); without it, `-` has no stdin.
  */

@@ -22,7 +22,7 @@ import {
 } from "../../src/conformance/drift.js";
 import { DRIFT_PINS } from "../../src/conformance/pins.js";
 import { IoError, UnknownNameError } from "../../src/errors.js";
-import { runMain } from "../cli/_run.js";
+import { capturedIO, runMain } from "../cli/_run.js";
 
 const fixtures = fileURLToPath(new URL("../fixtures/python/drift/", import.meta.url));
 const PIN = join(fixtures, "pin");
@@ -242,20 +242,7 @@ describe("renderDriftText", () => {
 });
 
 describe("polgrad drift", () => {
-  function io() {
-    const out = { stdout: "", stderr: "" };
-    return {
-      out,
-      io: {
-        stdout: (t: string) => {
-          out.stdout += t;
-        },
-        stderr: (t: string) => {
-          out.stderr += t;
-        },
-      },
-    };
-  }
+  const io = capturedIO;
 
   test("golden: exit 0 without drift and exit 1 with drift, one JSON document under --json", async () => {
     const pinDir = scratch(() => {});

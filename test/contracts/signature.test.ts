@@ -21,7 +21,7 @@ import type {
   SignatureContractSpec,
 } from "../../src/contracts/signatureTypes.js";
 import { UnknownNameError } from "../../src/errors.js";
-import { runMain } from "../cli/_run.js";
+import { capturedIO, runMain } from "../cli/_run.js";
 
 const fixtures = fileURLToPath(new URL("../fixtures/python/contract/", import.meta.url));
 const at = (tag: string) => join(fixtures, tag);
@@ -219,20 +219,7 @@ describe("renderContractText", () => {
 });
 
 describe("polgrad contract", () => {
-  function io() {
-    const out = { stdout: "", stderr: "" };
-    return {
-      out,
-      io: {
-        stdout: (t: string) => {
-          out.stdout += t;
-        },
-        stderr: (t: string) => {
-          out.stderr += t;
-        },
-      },
-    };
-  }
+  const io = capturedIO;
 
   test("golden: exit 1 on a broken contract, exit 0 on a kept one, one JSON document under --json", async () => {
     // Through the shared runner, which validates the document against contract-check.schema.json.

@@ -9,7 +9,7 @@ import { createRng } from "../../src/core/rng.js";
 import { seriesTrend } from "../../src/diagnostics/seriesTrend.js";
 import { trendTest } from "../../src/diagnostics/trend.js";
 import { FC_PARAMS } from "../_kit/index.js";
-import { caught, uniform } from "./_trendKit.js";
+import { caught, olsResid, uniform } from "./_trendKit.js";
 
 /** n! as a float (exact to rounding for n ≤ 170). */
 const factorial = (n: number): number => {
@@ -28,21 +28,10 @@ function demoEntropy(steps: readonly number[], sigma: number, seed: number, drop
 
 /** max_k |Σ_{i≤k} u_i| and ‖u‖ of the least-squares residuals u of v on [1, s] (plain sums). */
 function olsCusum(v: readonly number[], s: readonly number[]): { c: number; q: number } {
-  const n = v.length;
-  const sm = s.reduce((a, b) => a + b, 0) / n;
-  const vm = v.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += ((s[i] as number) - sm) * ((v[i] as number) - vm);
-    sxx += ((s[i] as number) - sm) ** 2;
-  }
-  const b = sxy / sxx;
   let acc = 0;
   let c = 0;
   let q = 0;
-  for (let i = 0; i < n; i++) {
-    const u = (v[i] as number) - vm - b * ((s[i] as number) - sm);
+  for (const u of olsResid(v, s)) {
     acc += u;
     q += u * u;
     c = Math.max(c, Math.abs(acc));

@@ -1,9 +1,15 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
-import { NAME_OPTIONS, nameNotice, nameOptionsOf, readBatchTensors } from "../batchInput.js";
+import {
+  NAME_OPTIONS,
+  nameNotice,
+  nameOptionsOf,
+  noticeLine,
+  readBatchTensors,
+} from "../batchInput.js";
 import type { Command, CommandIO, OptionValues } from "../command.js";
 import { intOption, SCHEMA_VERSION, writeJson } from "../output.js";
 import { progressBar } from "../progress.js";
@@ -259,27 +265,33 @@ async function isRunFolder(path: string): Promise<boolean> {
     return false; // the batch reader reports the missing path with its own message
   }
   if (!isDir) return false;
-  const { scanRunFolder } = await import("../../io/runFolder.js");
-  const scan = scanRunFolder(path, "polgrad diagnose");
-  if (scan.steps.length > 0 || scan.problems.length > 0) return true;
+  // Names only (no stat per entry): the run's own scan follows once, in diagnoseRun.
+  const { stepOfName } = await import("../../io/runFolder.js");
   const { tensorFilesOf } = await import("../../io/readTensors.js");
-  return tensorFilesOf("polgrad diagnose", path).length === 0;
+  const fn = "polgrad diagnose";
+  let names: string[];
+  try {
+    names = readdirSync(path);
+  } catch {
+    return true; // unreadable: diagnoseRun reports it
+  }
+  if (names.some((n) => stepOfName(n, false) !== null || stepOfName(n, true) !== null)) return true;
+  return tensorFilesOf(fn, path).length === 0;
 }
 
 /** The run's one stderr notice: the names read and the tensors set aside, over all steps. */
 function runNotice(fn: string, d: import("../../diagnostics/diagnoseRun.js").RunDiagnosis): string {
-  const parts: string[] = [];
   const maps = d.names.maps.filter((m) => m.map !== "polgrad");
-  if (maps.length > 0)
-    parts.push(
-      `read ${maps.map((m) => `${m.map} names (${m.detected ? "detected" : "given"}) on ${m.steps} step(s)`).join(", ")}`,
-    );
-  for (const n of d.names.notes) parts.push(n);
-  if (d.names.ignored.length > 0) {
-    const list = d.names.ignored.slice(0, 20).map((i) => safeText(i.name, 60));
-    parts.push(
-      `ignored ${d.names.ignored.length} tensor name(s) the batch does not use: ${list.join(", ")}${d.names.ignored.length > 20 ? ", …" : ""} (--strict makes this an error)`,
-    );
-  }
-  return parts.length === 0 ? "" : `${fn}: ${parts.join("; ")}\n`;
+  const head =
+    maps.length === 0
+      ? []
+      : [
+          `read ${maps.map((m) => `${m.map} names (${m.detected ? "detected" : "given"}) on ${m.steps} step(s)`).join(", ")}`,
+        ];
+  return noticeLine(
+    fn,
+    head,
+    d.names.notes,
+    d.names.ignored.map((i) => i.name),
+  );
 }
