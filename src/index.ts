@@ -1,7 +1,10 @@
 /**
  * polgrad: the exact semantics of LLM policy-gradient post-training losses, in float64 with
- * closed-form gradients. This file is the whole public API, re-exported by name.
+ * closed-form gradients. This file is the whole public API, re-exported by name, and the one
+ * module with an effect: it gives policyLoss its worker threads (Node's; docs/performance.md#threads).
  */
+import "./node/registerThreads.js";
+
 export {
   broadcastToTokens,
   DEFAULT_GROUP_NORM,
@@ -368,6 +371,8 @@ export {
   type ISCorrectionConfig,
   type PolicyLossConfig,
   type PolicyLossInputs,
+  type PolicyLossOptions,
+  type PolicyLossOut,
   type PolicyLossResult,
   policyLoss,
   RATIO_KINDS,

@@ -58,6 +58,33 @@ export function checkNormLen(
 }
 
 /**
+ * The weight of each row's response tokens under `mode` (every mode weighs the tokens of one row
+ * alike): token_mean 1/N, seq_mean_token_mean 1/(B·L_b), seq_mean_token_sum 1/B, token_sum_norm
+ * 1/(B·normLen), each one correctly rounded division. `L` holds the row lengths, `N` their sum.
+ * @internal
+ */
+export function rowTokenWeights(
+  mode: Aggregation,
+  normLen: number,
+  L: Int32Array,
+  N: number,
+): Float64Array {
+  const B = L.length;
+  const w = new Float64Array(B);
+  if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
+    for (let b = 0; b < B; b++) w[b] = 1 / (B * (L[b] as number));
+    return w;
+  }
+  return w.fill(
+    mode === Aggregation.TOKEN_MEAN
+      ? 1 / N
+      : mode === Aggregation.SEQ_MEAN_TOKEN_SUM
+        ? 1 / B
+        : 1 / (B * normLen),
+  );
+}
+
+/**
  * Fill `out` with the weights of `mode` for a validated mask (the kernel behind
  * {@link effectiveTokenWeights}; `out` is zero at padding).
  * @internal
@@ -68,27 +95,16 @@ export function fillTokenWeights(
   normLen: number,
   out: Float64Array,
 ): void {
-  const { rows: B, cols: T, data: m } = mask;
+  const { cols: T, data: m } = mask;
+  const L = rowLengths(mask);
+  let N = 0;
+  for (let b = 0; b < L.length; b++) N += L[b] as number;
+  const w = rowTokenWeights(mode, normLen, L, N);
   out.fill(0);
-  if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
-    const L = rowLengths(mask);
-    for (let b = 0; b < B; b++) {
-      const w = 1 / (B * (L[b] as number));
-      for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = w;
-    }
-    return;
+  for (let b = 0; b < L.length; b++) {
+    const wb = w[b] as number;
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = wb;
   }
-  let w: number;
-  if (mode === Aggregation.TOKEN_MEAN) {
-    let N = 0;
-    for (let i = 0; i < m.length; i++) N += m[i] as number;
-    w = 1 / N;
-  } else if (mode === Aggregation.SEQ_MEAN_TOKEN_SUM) {
-    w = 1 / B;
-  } else {
-    w = 1 / (B * normLen);
-  }
-  for (let i = 0; i < m.length; i++) if (m[i] === 1) out[i] = w;
 }
 
 /**

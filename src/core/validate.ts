@@ -161,8 +161,14 @@ function fromDense<A extends Float64Array | Uint8Array>(
 ): { rows: number; cols: number; data: A } {
   checkDense(fn, arg, x);
   const data = new Ctor(x.rows * x.cols);
+  const src = x.data;
+  // A typed array of numbers converts whole (float64 target); a mask still checks every cell.
+  if (!(data instanceof Uint8Array) && isNumericTypedArray(src)) {
+    data.set(src as ArrayLike<number>);
+    return { rows: x.rows, cols: x.cols, data };
+  }
   for (let b = 0; b < x.rows; b++)
-    for (let t = 0; t < x.cols; t++) data[b * x.cols + t] = cell(x.data[b * x.cols + t], b, t);
+    for (let t = 0; t < x.cols; t++) data[b * x.cols + t] = cell(src[b * x.cols + t], b, t);
   return { rows: x.rows, cols: x.cols, data };
 }
 
@@ -178,7 +184,12 @@ function checkDense(fn: string, arg: string, x: Matrix | Mask | DenseLike): void
   }
 }
 
-/** Copy rectangular nested rows into a row-major typed array, converting each cell with `cell`. */
+/**
+ * Copy rectangular nested rows into a row-major typed array, converting each cell with `cell`.
+ * One pass per stream: a `Float64Array` row is copied whole; a plain row is read cell by cell with
+ * the common case (a number, or a 0/1 for a mask) tested first and `cell` called only for the rest,
+ * which converts or throws (docs/performance.md#nested-input).
+ */
 function fromRows<A extends Float64Array | Uint8Array>(
   fn: string,
   arg: string,
@@ -191,6 +202,7 @@ function fromRows<A extends Float64Array | Uint8Array>(
   const cols = (x[0] as ArrayLike<unknown>).length;
   if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
   const data = new Ctor(rows * cols);
+  const isMaskData = data instanceof Uint8Array;
   for (let b = 0; b < rows; b++) {
     const row = x[b] as ArrayLike<unknown>;
     if (row.length !== cols) {
@@ -205,13 +217,22 @@ function fromRows<A extends Float64Array | Uint8Array>(
         ),
       );
     }
+    const o = b * cols;
+    if (!isMaskData && row instanceof Float64Array) {
+      data.set(row, o);
+      continue;
+    }
     for (let t = 0; t < cols; t++) {
       const v = row[t];
+      if (isMaskData ? v === 1 || v === 0 : typeof v === "number") {
+        data[o + t] = v as number;
+        continue;
+      }
       // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
       if (Array.isArray(v)) {
         throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
       }
-      data[b * cols + t] = cell(v, b, t);
+      data[o + t] = cell(v, b, t);
     }
   }
   return { rows, cols, data };
@@ -248,18 +269,12 @@ export function toMask(
   like?: { readonly rows: number; readonly cols: number; readonly arg: string },
   arg = "responseMask",
   emptyRows: "reject" | "allow" = "reject",
+  values: "check" | "caller" = "check",
 ): Mask {
   let mask: Mask;
   if (isMask(x)) {
-    for (let i = 0; i < x.data.length; i++) {
-      if ((x.data[i] as number) > 1) {
-        throw new MaskError(
-          fn,
-          arg,
-          mustBe(fn, arg, "0/1 valued", `${x.data[i]} at flat index ${i}`),
-        );
-      }
-    }
+    // "caller": a kernel that reads every mask value anyway checks them (checkMaskValues).
+    if (values === "check") checkMaskValues(fn, arg, x.data);
     checkDense(fn, arg, x);
     mask = x;
   } else {
@@ -295,19 +310,37 @@ export function toMask(
     for (let t = 0; t < mask.cols; t++) any |= mask.data[b * mask.cols + t] as number;
     if (!any) empty.push(b);
   }
-  if (empty.length > 0) {
-    throw new MaskError(
+  if (empty.length > 0) throw emptyRowsError(fn, arg, empty);
+  return mask;
+}
+
+/**
+ * Require a {@link Mask}'s values to be 0 or 1: a {@link MaskError} at the first other value.
+ * (Nested and dense masks are converted cell by cell, which checks them.)
+ */
+export function checkMaskValues(fn: string, arg: string, data: Uint8Array): void {
+  for (let i = 0; i < data.length; i++) {
+    if ((data[i] as number) > 1) {
+      throw new MaskError(fn, arg, mustBe(fn, arg, "0/1 valued", `${data[i]} at flat index ${i}`));
+    }
+  }
+}
+
+/**
+ * The error for a mask with rows of zero response tokens (listed in `empty`), as {@link toMask}
+ * throws it; kernels that count row lengths themselves throw the same one.
+ */
+export function emptyRowsError(fn: string, arg: string, empty: readonly number[]): MaskError {
+  return new MaskError(
+    fn,
+    arg,
+    mustBe(
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "non-empty in every row (at least one response token)",
-        `zero response tokens in rows ${fmtIndices(empty)}`,
-      ),
-    );
-  }
-  return mask;
+      "non-empty in every row (at least one response token)",
+      `zero response tokens in rows ${fmtIndices(empty)}`,
+    ),
+  );
 }
 
 /** Require two matrices to have identical shapes. */
@@ -360,21 +393,20 @@ export function checkFiniteAll(fn: string, arg: string, x: ArrayLike<number>, co
 }
 
 /**
- * Broadcast `[B]` or `[B, T]` advantages to `[B, T]`, zero at masked positions. A `[B]` vector must
- * be finite everywhere; a `[B, T]` matrix only at response positions.
- * @enforcedBy test/core/validate.test.ts > broadcastAdvantages > golden: [B] advantages expand along T and are zero at padding
+ * Validate `[B]` or `[B, T]` advantages against `like` without broadcasting: `{ row }`, a `[B]`
+ * vector finite everywhere, or `{ token }`, a `[B, T]` matrix whose finiteness at response positions
+ * the caller checks (checkFiniteAt, or a kernel where it reads the values).
  */
-export function broadcastAdvantages(
+export function advantagesOf(
   fn: string,
   advantages: VectorLike | MatrixLike,
-  like: Matrix,
+  like: { readonly rows: number; readonly cols: number },
   likeArg: string,
-  mask: Mask,
   arg = "advantages",
-): Matrix {
+):
+  | { readonly row: Float64Array; readonly token: null }
+  | { readonly row: null; readonly token: Matrix } {
   const { rows, cols } = like;
-  const out = new Float64Array(rows * cols);
-  const m = mask.data;
   const isVec =
     isNumericTypedArray(advantages) ||
     (Array.isArray(advantages) && advantages.every((v) => typeof v === "number"));
@@ -393,11 +425,7 @@ export function broadcastAdvantages(
       );
     }
     checkFiniteAll(fn, arg, v);
-    for (let b = 0; b < rows; b++) {
-      const a = v[b] as number;
-      for (let t = 0; t < cols; t++) if (m[b * cols + t] === 1) out[b * cols + t] = a;
-    }
-    return { rows, cols, data: out };
+    return { row: v, token: null };
   }
   if (!isMatrix(advantages) && !isDenseLike(advantages) && !isRows(advantages)) {
     throw new ShapeError(fn, arg, mustBe(fn, arg, "[B] or [B, T]", describeInput(advantages)));
@@ -415,6 +443,35 @@ export function broadcastAdvantages(
       ),
     );
   }
+  return { row: null, token: a };
+}
+
+/**
+ * Broadcast `[B]` or `[B, T]` advantages to `[B, T]`, zero at masked positions. A `[B]` vector must
+ * be finite everywhere; a `[B, T]` matrix only at response positions.
+ * @enforcedBy test/core/validate.test.ts > broadcastAdvantages > golden: [B] advantages expand along T and are zero at padding
+ */
+export function broadcastAdvantages(
+  fn: string,
+  advantages: VectorLike | MatrixLike,
+  like: Matrix,
+  likeArg: string,
+  mask: Mask,
+  arg = "advantages",
+): Matrix {
+  const { rows, cols } = like;
+  const out = new Float64Array(rows * cols);
+  const m = mask.data;
+  const adv = advantagesOf(fn, advantages, like, likeArg, arg);
+  if (adv.row !== null) {
+    const v = adv.row;
+    for (let b = 0; b < rows; b++) {
+      const a = v[b] as number;
+      for (let t = 0; t < cols; t++) if (m[b * cols + t] === 1) out[b * cols + t] = a;
+    }
+    return { rows, cols, data: out };
+  }
+  const a = adv.token;
   checkFiniteAt(fn, arg, a, mask);
   for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = a.data[i] as number;
   return { rows, cols, data: out };

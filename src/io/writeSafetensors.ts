@@ -7,8 +7,9 @@
 import { encodeBf16, encodeF16 } from "../core/halfFloat.js";
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { isNumericTypedArray } from "../core/tensor.js";
 import { ConfigError, ShapeError } from "../errors.js";
-import { writeFileBytes } from "./_internal/files.js";
+import { writeFileChunks } from "./_internal/files.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
 /** A tensor to write: a dtype, a shape and row-major values (booleans as 0/1). */
@@ -70,6 +71,21 @@ function checkValue(fn: string, name: string, dtype: TensorDtype, v: number, i: 
     }
     default:
   }
+}
+
+/**
+ * {@link checkValue} over a tensor's data; a typed array of floats needs no check for a float
+ * dtype (every element is a number), and a Uint8Array for BOOL only the 0/1 test.
+ */
+function checkValues(fn: string, name: string, dtype: TensorDtype, data: ArrayLike<number>): void {
+  const isFloat = dtype === "F64" || dtype === "F32" || dtype === "F16" || dtype === "BF16";
+  if (isFloat && isNumericTypedArray(data)) return;
+  if (dtype === "BOOL" && data instanceof Uint8Array) {
+    for (let i = 0; i < data.length; i++)
+      if ((data[i] as number) > 1) checkValue(fn, name, dtype, data[i] as number, i);
+    return;
+  }
+  for (let i = 0; i < data.length; i++) checkValue(fn, name, dtype, data[i] as number, i);
 }
 
 function put(view: DataView, dtype: TensorDtype, off: number, v: number): void {
@@ -139,11 +155,19 @@ export function encodeSafetensors(
   return encodeAs("encodeSafetensors", tensors, metadata);
 }
 
-function encodeAs(
+/** A validated file: its header bytes (length prefix included) and the tensors in layout order. */
+interface PlannedFile {
+  readonly head: Uint8Array;
+  readonly list: readonly (readonly [string, TensorToWrite])[];
+  /** Bytes of the whole file. */
+  readonly size: number;
+}
+
+function planFile(
   fn: string,
   tensors: TensorsToWrite,
   metadata: Readonly<Record<string, string>> | undefined,
-): Uint8Array {
+): PlannedFile {
   const list: [string, TensorToWrite][] =
     tensors instanceof Map
       ? [...tensors]
@@ -203,7 +227,7 @@ function encodeAs(
         ),
       );
     }
-    for (let i = 0; i < count; i++) checkValue(fn, name, dtype, t.data[i] as number, i);
+    checkValues(fn, name, dtype, t.data);
     const end = offset + count * DTYPE_BYTES[dtype];
     Object.defineProperty(header, name, {
       value: { dtype, shape: [...shape], data_offsets: [offset, end] },
@@ -220,15 +244,89 @@ function encodeAs(
     json += " ".repeat(pad);
     headerBytes = new TextEncoder().encode(json);
   }
-  const out = new Uint8Array(8 + headerBytes.length + offset);
-  const view = new DataView(out.buffer);
-  view.setBigUint64(0, BigInt(headerBytes.length), true);
-  out.set(headerBytes, 8);
-  let at = 8 + headerBytes.length;
+  const head = new Uint8Array(8 + headerBytes.length);
+  new DataView(head.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
+  head.set(headerBytes, 8);
+  return { head, list, size: head.length + offset };
+}
+
+/** Whether this machine stores numbers little-endian (the file's byte order). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The typed-array classes whose bytes are a dtype's file bytes on a little-endian machine: data of
+ * that class is written as it lies in memory, without a per-element encode.
+ */
+const SAME_BYTES: Partial<
+  Record<TensorDtype, readonly (new (...a: never[]) => ArrayBufferView)[]>
+> = {
+  F64: [Float64Array],
+  F32: [Float32Array],
+  I32: [Int32Array],
+  I16: [Int16Array],
+  I8: [Int8Array],
+  U32: [Uint32Array],
+  U16: [Uint16Array],
+  U8: [Uint8Array],
+  BOOL: [Uint8Array],
+};
+
+/** The file bytes of `t` as a view of its own memory, or null when they need encoding. */
+function sameBytes(t: TensorToWrite): Uint8Array | null {
+  if (!LITTLE_ENDIAN) return null;
+  const classes = SAME_BYTES[t.dtype] ?? [];
+  const d = t.data as unknown as ArrayBufferView;
+  if (!classes.some((C) => d instanceof C)) return null;
+  return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+}
+
+/** Elements encoded per chunk when a tensor's bytes need encoding (a 1 MiB–8 MiB buffer). */
+const CHUNK = 1 << 20;
+
+/**
+ * The tensors' bytes, in layout order, as a sequence of chunks: a tensor whose memory already
+ * holds its file bytes is one view of it; any other is encoded CHUNK elements at a time into one
+ * reused buffer (so each chunk must be consumed before the next is asked for). A float64 array
+ * written as F32 goes through a Float32Array (the same round-to-nearest-even as setFloat32).
+ */
+function* tensorChunks(list: PlannedFile["list"]): Generator<Uint8Array> {
+  let buf = new Uint8Array(0);
   for (const [, t] of list) {
+    const direct = sameBytes(t);
+    if (direct !== null) {
+      yield direct;
+      continue;
+    }
     const size = DTYPE_BYTES[t.dtype];
-    for (let i = 0; i < t.data.length; i++) put(view, t.dtype, at + i * size, t.data[i] as number);
-    at += t.data.length * size;
+    const n = t.data.length;
+    for (let from = 0; from < n; from += CHUNK) {
+      const count = Math.min(CHUNK, n - from);
+      if (buf.length < count * size) buf = new Uint8Array(CHUNK * 8);
+      const bytes = buf.subarray(0, count * size);
+      if (t.dtype === "F32" && LITTLE_ENDIAN) {
+        const f32 = new Float32Array(bytes.buffer, bytes.byteOffset, count);
+        for (let i = 0; i < count; i++) f32[i] = t.data[from + i] as number;
+      } else {
+        const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        for (let i = 0; i < count; i++) put(view, t.dtype, i * size, t.data[from + i] as number);
+      }
+      yield bytes;
+    }
+  }
+}
+
+function encodeAs(
+  fn: string,
+  tensors: TensorsToWrite,
+  metadata: Readonly<Record<string, string>> | undefined,
+): Uint8Array {
+  const file = planFile(fn, tensors, metadata);
+  const out = new Uint8Array(file.size);
+  out.set(file.head, 0);
+  let at = file.head.length;
+  for (const chunk of tensorChunks(file.list)) {
+    out.set(chunk, at);
+    at += chunk.length;
   }
   return out;
 }
@@ -260,5 +358,15 @@ export function writeSafetensors(
   metadata?: Readonly<Record<string, string>>,
 ): void {
   const fn = "writeSafetensors";
-  writeFileBytes(fn, path, encodeAs(fn, tensors, metadata));
+  // Streamed: the header, then each tensor's bytes straight from its memory (or encoded a chunk
+  // at a time), never the whole file in memory.
+  const file = planFile(fn, tensors, metadata);
+  writeFileChunks(
+    fn,
+    path,
+    (function* () {
+      yield file.head;
+      yield* tensorChunks(file.list);
+    })(),
+  );
 }

@@ -60,21 +60,39 @@ function k3Series(d: number): number {
  * @internal
  */
 export function klPointwise(kind: KLEstimator, delta: number): { value: number; dLogprob: number } {
+  klPointInto(kind, delta, KL_POINT);
+  return { value: KL_POINT[0] as number, dLogprob: KL_POINT[1] as number };
+}
+
+const KL_POINT = new Float64Array(2);
+
+/**
+ * {@link klPointwise} into `out` (out[0] ← value, out[1] ← ∂k/∂logprobs), allocation-free, for the
+ * fused kernel. @internal
+ */
+export function klPointInto(kind: KLEstimator, delta: number, out: Float64Array): void {
   switch (kind) {
     case "k1":
-      return { value: -delta, dLogprob: 1 };
+      out[0] = -delta;
+      out[1] = 1;
+      return;
     case "k2":
       // (δ/2)·δ is round(δ²)/2 bitwise wherever δ² is finite, and stays finite up to
       // |δ| = √(2·1.8e308) instead of √(1.8e308). d(δ²/2)/dlp = δ·(−1); written as −δ so it equals
       // lp − ref bitwise.
-      return { value: 0.5 * delta * delta, dLogprob: -delta };
+      out[0] = 0.5 * delta * delta;
+      out[1] = -delta;
+      return;
     case "k3": {
       const e = Math.expm1(delta);
       // For δ → −∞, expm1(δ) → −1 and the value −1 − δ stays finite; for δ > 709.78 both overflow.
-      const value = Math.abs(delta) < K3_SERIES_BELOW ? k3Series(delta) : e - delta;
-      return { value, dLogprob: -e };
+      out[0] = Math.abs(delta) < K3_SERIES_BELOW ? k3Series(delta) : e - delta;
+      out[1] = -e;
+      return;
     }
     case "abs":
-      return { value: Math.abs(delta), dLogprob: delta > 0 ? -1 : delta < 0 ? 1 : 0 };
+      out[0] = Math.abs(delta);
+      out[1] = delta > 0 ? -1 : delta < 0 ? 1 : 0;
+      return;
   }
 }

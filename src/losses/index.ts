@@ -12,5 +12,11 @@ export {
   SURROGATE_KINDS,
   SurrogateKind,
 } from "./config.js";
-export { type PolicyLossInputs, type PolicyLossResult, policyLoss } from "./policyLoss.js";
+export {
+  type PolicyLossInputs,
+  type PolicyLossOptions,
+  type PolicyLossOut,
+  type PolicyLossResult,
+  policyLoss,
+} from "./policyLoss.js";
 export { type ValueLossOptions, type ValueLossResult, valueLoss } from "./valueLoss.js";

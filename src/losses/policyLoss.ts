@@ -1,33 +1,43 @@
-import { maskedDot } from "../aggregate/aggregate.js";
-import { fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { checkFiniteOutput, finiteOr, overflowError } from "../core/finite.js";
-import { mustBe } from "../core/message.js";
-import {
-  type Mask,
-  type MaskLike,
-  type Matrix,
-  type MatrixLike,
-  rowLengths,
-  type VectorLike,
-} from "../core/tensor.js";
-import {
-  broadcastAdvantages,
-  checkFiniteAt,
-  checkSameShape,
-  requireRecord,
-  toMask,
-  toMatrix,
-} from "../core/validate.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import { robustSum } from "../core/sum.js";
+import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { ConfigError, type OverflowError } from "../errors.js";
-import { klPointwise } from "../kl/estimator.js";
+import { klPointInto } from "../kl/estimator.js";
 import {
   type PolicyLossConfig,
   type ResolvedPolicyLossConfig,
   validatePolicyLossConfig,
 } from "./config.js";
-import { tisWeights } from "./isCorrection.js";
-import { ratioBackward, ratioForward } from "./ratio.js";
-import { cispoWeight, pgClipPoint } from "./surrogates.js";
+import { SharedArena } from "./kernel/arena.js";
+import {
+  BLOCK_FAILED,
+  EVENT_SLOTS,
+  rowBlockRunner,
+  runBlock,
+  type SharedPlan,
+  splitRows,
+} from "./kernel/blocks.js";
+import {
+  allocOutputs,
+  callerOutputs,
+  type PolicyLossOut,
+  type PolicyOutputs,
+} from "./kernel/outputs.js";
+import { type PlannedPolicyLoss, planPolicyLoss } from "./kernel/policyPlan.js";
+import {
+  accumulateRow,
+  LossSums,
+  type PolicyPlan,
+  processRow,
+  ROW_BAD_INPUT,
+  ROW_OBJECTIVE,
+  ROW_OK,
+  RowScratch,
+} from "./kernel/policyRows.js";
+
+export type { PolicyLossOut } from "./kernel/outputs.js";
+export { POLICY_LOSS_INPUTS } from "./kernel/policyPlan.js";
 
 /** The tensors a policy loss reads. `[B, T]` unless noted; padding may hold anything. */
 export interface PolicyLossInputs {
@@ -67,47 +77,27 @@ export interface PolicyLossResult {
   readonly klLoss: number | null;
 }
 
-function zeroFilled(x: Matrix, m: Uint8Array): Float64Array {
-  const out = new Float64Array(x.data.length);
-  for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = x.data[i] as number;
-  return out;
+/** Options of {@link policyLoss}. */
+export interface PolicyLossOptions {
+  /**
+   * Caller-provided `[B, T]` output arrays (each of length B·T, disjoint from each other and from
+   * the inputs), written in place and returned as the result's `data`; fields left out are
+   * allocated. Padding is written per the masked-position contract (0, ratio 1, flags 0).
+   */
+  readonly out?: PolicyLossOut;
+  /**
+   * Threads to run the rows on (worker threads over shared memory, Node only): a positive
+   * integer; 1 runs on the calling thread. Default: 1 below 2^20 positions (B·T), else
+   * min(cores, ⌈B·T / 2^20⌉). The result is bitwise the same for every value
+   * (docs/performance.md#threads).
+   */
+  readonly threads?: number;
 }
 
-/** The description of the inputs object in messages. */
-export const POLICY_LOSS_INPUTS =
-  "a PolicyLossInputs object { logprobs, oldLogprobs, advantages, responseMask, … }";
-
-/** Why a per-token objective is not finite: the surrogate term and, for ratios, the log-ratio. */
-function objectiveWhy(
-  cfg: ResolvedPolicyLossConfig,
-  logRatio: number,
-  r: number,
-  a: number,
-  lp: number,
-): string {
-  const which = cfg.ratio === "token" ? "log-ratio lp − old" : "mean log-ratio of the row";
-  switch (cfg.surrogate) {
-    case "reinforce":
-      return `−A·lp with A = ${a}, lp = ${lp} exceeds float64`;
-    case "cispo":
-      return `−sg[ŵ]·A·lp with A = ${a}, lp = ${lp} exceeds float64`;
-    default:
-      return r === Number.POSITIVE_INFINITY
-        ? `${which} = ${logRatio}: exp overflows and the ratio enters the loss unclipped with A = ${a}`
-        : `${which} = ${logRatio}: r·A = ${r}·${a} exceeds float64`;
-  }
-}
-
-function requireStream(
-  fn: string,
-  arg: string,
-  x: MatrixLike | null | undefined,
-  why: string,
-): MatrixLike {
-  if (x === null || x === undefined)
-    throw new ConfigError(fn, arg, mustBe(fn, arg, `given when ${why}`, String(x)));
-  return x;
-}
+/** Positions per thread below which another thread does not pay for its start and copies. */
+const POSITIONS_PER_THREAD = 2 ** 20;
+/** The most threads a call may ask for. */
+const MAX_THREADS = 256;
 
 /**
  * Compute a policy-gradient loss and its closed-form gradient w.r.t. `logprobs` in one pass.
@@ -122,7 +112,12 @@ function requireStream(
  * sg[exp(lp − old)] in the sequence_token ratio (token-local gradient by construction).
  *
  * @param config - The loss configuration; validated at call entry.
+ * Implementation: the fused row kernel of ./kernel/ (docs/performance.md#the-fused-kernel): one
+ * pass over each row's span per stage, validation folded in, outputs allocated once; bitwise the
+ * unfused evaluation (Σ w·ℓ is maskedDot's compensated sum in row-major order).
+ *
  * @param inputs - The batch (`[B, T]` streams, `[B]` or `[B, T]` advantages, mask).
+ * @param options - `out`: caller-provided output arrays (PolicyLossOptions).
  * @returns The loss, its gradient and per-token diagnostics; at padding gradient and objective
  *   are 0, ratio is 1 and the clip flags are false.
  * @throws {ConfigError} E_CONFIG when the config breaks a rule or a required stream is missing.
@@ -137,6 +132,7 @@ function requireStream(
  *   with gradient exactly 0 (docs/conventions.md#numeric-policy).
  * @derivation docs/derivations/losses.md#policy-loss
  * @enforcedBy test/losses/policyLoss.golden.test.ts > policyLoss > golden: pg_clip inside the band
+ * @enforcedBy test/losses/policyLoss.kernel.test.ts > policyLoss kernel > identity: equals the equation-level reference and the unfused stage-by-stage evaluation on random ragged batches
  * @enforcedBy test/losses/policyLoss.golden.test.ts > policyLoss > golden: 2x2 ragged batch
  * @enforcedBy test/losses/policyLoss.fixtures.test.ts > policyLoss > conformance: matches polgrad 0.2.0 (pytorch autograd) on every recorded case
  * @enforcedBy test/hardening/losses.test.ts > hardening: overflowing ratios > golden: a clipped token whose ratio overflows has a finite objective and gradient exactly 0
@@ -144,8 +140,12 @@ function requireStream(
  * @see arXiv 1707.06347 eq. 7 (PPO), 2507.18071 eqs. 7 and 14 (GSPO), 2506.13585 eq. 4 (CISPO)
  * @since 0.1.0
  */
-export function policyLoss(config: PolicyLossConfig, inputs: PolicyLossInputs): PolicyLossResult {
-  return policyLossAs("policyLoss", config, inputs);
+export function policyLoss(
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
+  options: PolicyLossOptions = {},
+): PolicyLossResult {
+  return policyLossAs("policyLoss", config, inputs, options);
 }
 
 /**
@@ -156,161 +156,370 @@ export function policyLossAs(
   fn: string,
   config: PolicyLossConfig,
   inputs: PolicyLossInputs,
+  options: PolicyLossOptions = {},
 ): PolicyLossResult {
   const cfg = validatePolicyLossConfig(fn, config);
-  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
-  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
-  const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
-  checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
-  const mask = toMask(fn, inputs.responseMask, {
-    rows: logprobs.rows,
-    cols: logprobs.cols,
-    arg: "logprobs",
-  });
-  checkFiniteAt(fn, "logprobs", logprobs, mask);
-  checkFiniteAt(fn, "oldLogprobs", old, mask);
-  let rollout: Matrix | null = null;
-  let ref: Matrix | null = null;
-  if (cfg.isCorrection !== null) {
-    rollout = toMatrix(
-      fn,
-      "rolloutLogprobs",
-      requireStream(fn, "rolloutLogprobs", inputs.rolloutLogprobs, "config.isCorrection is set"),
-    );
-    checkSameShape(fn, "logprobs", logprobs, "rolloutLogprobs", rollout);
-    checkFiniteAt(fn, "rolloutLogprobs", rollout, mask);
-  }
-  if (cfg.kl !== null) {
-    ref = toMatrix(
-      fn,
-      "refLogprobs",
-      requireStream(fn, "refLogprobs", inputs.refLogprobs, "config.kl is set"),
-    );
-    checkSameShape(fn, "logprobs", logprobs, "refLogprobs", ref);
-    checkFiniteAt(fn, "refLogprobs", ref, mask);
-  }
-  const A = broadcastAdvantages(fn, inputs.advantages, logprobs, "logprobs", mask).data;
-
-  const { rows: B, cols: T } = logprobs;
-  const n = B * T;
-  const m = mask.data;
-  const L = rowLengths(mask);
-  // Response positions read the inputs directly; padding is never read (no zero-filled copies).
-  const lp = logprobs.data;
-  const w = new Float64Array(n);
-  fillTokenWeights(mask, cfg.aggregation, cfg.normLen, w);
-  // sg[ρ]: TIS weights are data (old vs rollout), constant w.r.t. θ.
-  const rho =
-    rollout !== null && cfg.isCorrection !== null
-      ? tisWeights(cfg.isCorrection, zeroFilled(old, m), zeroFilled(rollout, m), mask)
-      : null;
-
-  const reinforce = cfg.surrogate === "reinforce";
-  const z = new Float64Array(n);
-  // z = lp − old at response positions, exactly +0 at padding (as 0 − 0 of zero-filled copies).
-  const od = old.data;
-  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (od[i] as number);
-  const fwd = ratioForward(cfg.ratio, z, mask, L);
-  const objective = new Float64Array(n);
-  const grad = new Float64Array(n);
-  const dr = new Float64Array(n);
-  const low = new Uint8Array(n);
-  const high = new Uint8Array(n);
-  const overflowAt = (i: number, q: string, v: number, why: string): OverflowError =>
-    overflowError(fn, q, v, [Math.floor(i / T), i % T], why);
-  for (let i = 0; i < n; i++) {
-    if (m[i] !== 1) continue;
-    const a = A[i] as number;
-    const r = fwd.r[i] as number;
-    const p = rho === null ? 1 : (rho[i] as number);
-    // Upstream ∂L/∂ℓ_t = w_t·ρ_t; ℓ = −obj, so ∂L/∂obj = −(w_t·ρ_t).
-    const g = -((w[i] as number) * p);
-    let ell: number;
-    switch (cfg.surrogate) {
-      case "pg":
-        // A = ±0: the term is ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
-        ell = -(a === 0 ? a : r * a);
-        dr[i] = g * a;
-        break;
-      case "pg_clip": {
-        const pt = pgClipPoint(r, a, cfg.lo, cfg.hi, cfg.cap);
-        ell = -pt.obj;
-        // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
-        dr[i] = pt.slope === 1 ? g * a : pt.slope === 0 ? 0 : g * a * pt.slope;
-        if (pt.high) high[i] = 1;
-        if (pt.low) low[i] = 1;
-        break;
-      }
-      case "reinforce":
-        ell = -(a * (lp[i] as number));
-        grad[i] = g * a;
-        break;
-      case "cispo": {
-        // sg[ŵ]: CISPO holds the clipped IS weight constant; only lp carries gradient.
-        const coefA = cispoWeight(r, cfg.lo, cfg.hi, cfg.oneSided) * a;
-        ell = -(coefA * (lp[i] as number));
-        grad[i] = g * coefA;
-        if (r > cfg.hi) high[i] = 1;
-        if (!cfg.oneSided && r < cfg.lo) low[i] = 1;
-        break;
-      }
-    }
-    if (!Number.isFinite(ell)) {
-      const lr = cfg.ratio === "token" ? (z[i] as number) : (fwd.mz[Math.floor(i / T)] as number);
-      throw overflowAt(i, "perTokenObjective", ell, objectiveWhy(cfg, lr, r, a, lp[i] as number));
-    }
-    objective[i] = rho === null ? ell : ell * p;
-    if (!Number.isFinite(objective[i] as number)) {
-      throw overflowAt(i, "perTokenObjective", objective[i] as number, `TIS weight ${p} × ${ell}`);
-    }
-  }
-  if (cfg.surrogate === "pg" || cfg.surrogate === "pg_clip")
-    ratioBackward(cfg.ratio, fwd, dr, mask, L, grad);
-  let loss = finiteOr(
-    fn,
-    "loss",
-    maskedDot(w, objective, mask),
-    undefined,
-    "Σ w·ℓ exceeds float64",
+  const opts = checkPolicyLossOptions(fn, options);
+  const planned = planPolicyLoss(fn, cfg, inputs);
+  const { plan } = planned;
+  const n = plan.B * plan.T;
+  const given = callerOutputs(fn, opts.out, n, planned.reads);
+  const runner = rowBlockRunner();
+  const threads = Math.min(
+    plan.B,
+    opts.threads ??
+      (runner === null ? 1 : Math.min(runner.cores, Math.ceil(n / POSITIONS_PER_THREAD))),
   );
+  if (runner === null || threads <= 1) {
+    const out = given ?? allocOutputs(n, false);
+    return finish(fn, cfg, planned, out, runRows(fn, cfg, planned, out));
+  }
+  return runThreaded(fn, cfg, planned, given, threads);
+}
 
-  let klLoss: number | null = null;
-  if (cfg.kl !== null && ref !== null) {
-    const wk = new Float64Array(n);
-    fillTokenWeights(mask, cfg.kl.aggregation, cfg.kl.normLen, wk);
-    const k = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      if (m[i] !== 1) continue;
-      const d = (ref.data[i] as number) - (lp[i] as number);
-      const pt = klPointwise(cfg.kl.kind, d);
-      if (!Number.isFinite(pt.value) || !Number.isFinite(pt.dLogprob)) {
-        const v = Number.isFinite(pt.value) ? pt.dLogprob : pt.value;
-        const why = `the ${cfg.kl.kind} term at δ = ref − lp = ${d} exceeds float64`;
-        throw overflowAt(i, "klLoss", v, why);
-      }
-      k[i] = pt.value;
-      grad[i] = (grad[i] as number) + cfg.kl.coef * (wk[i] as number) * pt.dLogprob;
+function checkPolicyLossOptions(fn: string, options: unknown): PolicyLossOptions {
+  if (options === undefined) return {};
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      fn,
+      "options",
+      mustBe(fn, "options", "an options object or undefined", fmtValue(options)),
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "out" && key !== "threads") {
+      const arg = `options.${key}`;
+      throw new ConfigError(fn, arg, mustBe(fn, arg, "one of out, threads", "an unknown option"));
     }
-    klLoss = finiteOr(fn, "klLoss", maskedDot(wk, k, mask), undefined, "Σ w·k exceeds float64");
+  }
+  const { threads } = options as PolicyLossOptions;
+  if (
+    threads !== undefined &&
+    (typeof threads !== "number" ||
+      !Number.isInteger(threads) ||
+      threads < 1 ||
+      threads > MAX_THREADS)
+  ) {
+    const rule = `a positive integer at most ${MAX_THREADS}`;
+    throw new ConfigError(
+      fn,
+      "options.threads",
+      mustBe(fn, "options.threads", rule, fmtValue(threads)),
+    );
+  }
+  return options as PolicyLossOptions;
+}
+
+/** What a stopped row reports: its flat index and the values its message needs. */
+interface StopEvent {
+  readonly at: number;
+  readonly mz: number;
+  readonly p: number;
+  readonly ell: number;
+}
+
+/** What the rows left for the end: the sums and the first KL and gradient overflows. */
+interface RowSums {
+  readonly acc: LossSums;
+  readonly klAt: number;
+  readonly klValue: number;
+  readonly klDelta: number;
+  readonly gradAt: number;
+}
+
+/** Run every row in order on this thread, accumulating as it goes (the rows stay in cache). */
+function runRows(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  planned: PlannedPolicyLoss,
+  out: PolicyOutputs,
+): RowSums {
+  const { plan } = planned;
+  const sc = new RowScratch(plan.T);
+  const k = new Float64Array(plan.kl === null ? 0 : plan.T);
+  const acc = new LossSums();
+  let klAt = -1;
+  let klValue = 0;
+  let klDelta = 0;
+  let gradAt = -1;
+  for (let b = 0; b < plan.B; b++) {
+    const ev = processRow(plan, out, b, sc, k, 0);
+    if (ev !== ROW_OK) throw stopError(fn, cfg, planned, out, ev, sc);
+    if (sc.klAt >= 0 && klAt < 0) {
+      klAt = sc.klAt;
+      klValue = sc.klValue;
+      klDelta = sc.klDelta;
+    }
+    if (sc.gradAt >= 0 && gradAt < 0) gradAt = sc.gradAt;
+    accumulateRow(plan, out.objective, b, acc, k, 0);
+  }
+  return { acc, klAt, klValue, klDelta, gradAt };
+}
+
+/** A shared-memory copy of a small array (row metadata, weights). */
+function sharedCopy<A extends Float64Array | Int32Array>(src: A): A {
+  if (src.buffer instanceof SharedArrayBuffer) return src;
+  const Ctor = src.constructor as new (b: SharedArrayBuffer) => A;
+  const dst = new Ctor(new SharedArrayBuffer(src.byteLength));
+  dst.set(src as unknown as ArrayLike<number>);
+  return dst;
+}
+
+/** The arena the workers' input rows are copied into, reused from call to call. */
+const arena = new SharedArena();
+
+/** `src` itself when shared, else its elements from `from` on copied into `dst` (the arena). */
+function staged<A extends Float64Array | Uint8Array>(src: A, dst: () => A, from: number): A {
+  if (src.buffer instanceof SharedArrayBuffer) return src;
+  const d = dst();
+  d.set(src.subarray(from) as unknown as ArrayLike<number>, from);
+  return d;
+}
+
+/** Outputs the workers can write: the caller's when all five are shared, else fresh shared ones. */
+function sharedOutputs(given: PolicyOutputs | undefined, n: number): PolicyOutputs {
+  if (given === undefined) return allocOutputs(n, true);
+  const all = [given.grad, given.objective, given.ratio, given.low, given.high];
+  return all.every((a) => a.buffer instanceof SharedArrayBuffer) ? given : allocOutputs(n, true);
+}
+
+/**
+ * Run the rows in `threads` blocks: block 0 on this thread (reading the inputs in place), the others
+ * on worker threads (reading shared copies of their rows); then the reductions here, in row-major
+ * order, and the events in block order, so that the result and any error are bitwise those of
+ * {@link runRows}.
+ */
+function runThreaded(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  planned: PlannedPolicyLoss,
+  given: PolicyOutputs | undefined,
+  threads: number,
+): PolicyLossResult {
+  const { plan } = planned;
+  const { B, T } = plan;
+  const n = B * T;
+  const blocks = splitRows(plan.L, threads);
+  // Workers read rows blocks[1] … B − 1 only: those are copied (into the reused arena).
+  const from = (blocks[1] as number) * T;
+  const out = sharedOutputs(given, n);
+  const streams = [plan.lp, plan.old, plan.advTok, plan.rollout, plan.ref].filter(
+    (x) => x !== null,
+  );
+  arena.begin(SharedArena.bytesFor([n, ...streams.map(() => n * 8), plan.kl === null ? 0 : n * 8]));
+  const f64 = (x: Float64Array | null): Float64Array | null =>
+    x === null ? null : staged(x, () => arena.f64(n), from);
+  const k = plan.kl === null ? new Float64Array(0) : arena.f64(n);
+  const job: SharedPlan = {
+    cfg,
+    B,
+    T,
+    m: staged(plan.m, () => arena.u8(n), from),
+    first: sharedCopy(plan.first),
+    end: sharedCopy(plan.end),
+    L: sharedCopy(plan.L),
+    lp: f64(plan.lp) as Float64Array,
+    old: f64(plan.old) as Float64Array,
+    advRow: plan.advRow === null ? null : sharedCopy(plan.advRow),
+    advTok: f64(plan.advTok),
+    rollout: f64(plan.rollout),
+    ref: f64(plan.ref),
+    w: sharedCopy(plan.w),
+    klW: plan.kl === null ? null : sharedCopy(plan.kl.w),
+    grad: out.grad,
+    objective: out.objective,
+    ratio: out.ratio,
+    low: out.low,
+    high: out.high,
+    fresh: out.fresh,
+    k,
+    blocks,
+    events: new Float64Array(new SharedArrayBuffer(threads * EVENT_SLOTS * 8)),
+  };
+  const { events } = job;
+  (rowBlockRunner() as NonNullable<ReturnType<typeof rowBlockRunner>>).run(job, () =>
+    runBlock(plan, out, k, blocks, events, 0),
+  );
+  for (let j = 1; j < threads; j++) {
+    if (events[j * EVENT_SLOTS] !== BLOCK_FAILED) continue;
+    // A retired worker may still read the arena: the next call gets a new one.
+    arena.drop();
+    runBlock(plan, out, k, blocks, events, j);
+  }
+  // Events in block order: any stop first (a deferred finiteness check, else the earliest
+  // objective overflow), then the first KL and gradient overflows.
+  let stop = -1;
+  for (let j = 0; j < threads; j++) {
+    if (events[j * EVENT_SLOTS] !== ROW_OK) {
+      stop = j;
+      break;
+    }
+  }
+  if (stop >= 0) {
+    const e = stop * EVENT_SLOTS;
+    const ev: StopEvent = {
+      at: events[e + 1] as number,
+      mz: events[e + 2] as number,
+      p: events[e + 3] as number,
+      ell: events[e + 4] as number,
+    };
+    throw stopError(fn, cfg, planned, out, events[e] as number, ev);
+  }
+  let klAt = -1;
+  let klValue = 0;
+  let klDelta = 0;
+  let gradAt = -1;
+  for (let j = 0; j < threads; j++) {
+    const e = j * EVENT_SLOTS;
+    if (klAt < 0 && (events[e + 5] as number) >= 0) {
+      klAt = events[e + 5] as number;
+      klValue = events[e + 6] as number;
+      klDelta = events[e + 7] as number;
+    }
+    if (gradAt < 0 && (events[e + 8] as number) >= 0) gradAt = events[e + 8] as number;
+  }
+  const acc = new LossSums();
+  for (let b = 0; b < B; b++) accumulateRow(plan, out.objective, b, acc, k, b * T);
+  const result = finish(fn, cfg, planned, out, { acc, klAt, klValue, klDelta, gradAt });
+  return given === undefined || given === out ? result : copyInto(result, given);
+}
+
+/** The result with its arrays copied into the caller's buffers (threads write shared memory). */
+function copyInto(r: PolicyLossResult, given: PolicyOutputs): PolicyLossResult {
+  given.grad.set(r.gradLogprobs.data);
+  given.objective.set(r.perTokenObjective.data);
+  given.ratio.set(r.ratio.data);
+  given.low.set(r.clippedLow.data);
+  given.high.set(r.clippedHigh.data);
+  const { rows, cols } = r.gradLogprobs;
+  return {
+    ...r,
+    gradLogprobs: { rows, cols, data: given.grad },
+    perTokenObjective: { rows, cols, data: given.objective },
+    ratio: { rows, cols, data: given.ratio },
+    clippedLow: { rows, cols, data: given.low },
+    clippedHigh: { rows, cols, data: given.high },
+  };
+}
+
+function overflowAt(
+  fn: string,
+  plan: PolicyPlan,
+  i: number,
+  q: string,
+  v: number,
+  why: string,
+): OverflowError {
+  return overflowError(fn, q, v, [Math.floor(i / plan.T), i % plan.T], why);
+}
+
+/**
+ * The error a stopped row stands for: a deferred finiteness check first (it precedes any
+ * overflow), else the objective's overflow at the row's event.
+ */
+function stopError(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  planned: PlannedPolicyLoss,
+  out: PolicyOutputs,
+  ev: number,
+  sc: StopEvent,
+): Error {
+  planned.deferred.run();
+  const { plan } = planned;
+  const i = sc.at;
+  if (ev === ROW_BAD_INPUT) {
+    // Unreachable: the kernel's finiteness test and checkFiniteAt agree on every float64.
+    return new Error(`${fn}: internal error: a non-finite input passed validation`);
+  }
+  const a =
+    plan.advTok === null
+      ? (plan.advRow?.[Math.floor(i / plan.T)] as number)
+      : (plan.advTok[i] as number);
+  const lp = plan.lp[i] as number;
+  if (ev === ROW_OBJECTIVE) {
+    const token = cfg.ratio === "token";
+    const which = token ? "log-ratio lp − old" : "mean log-ratio of the row";
+    const lr = token ? lp - (plan.old[i] as number) : sc.mz;
+    const why = plan.sur.why(which, lr, out.ratio[i] as number, a, lp);
+    return overflowAt(fn, plan, i, "perTokenObjective", sc.ell, why);
+  }
+  return overflowAt(
+    fn,
+    plan,
+    i,
+    "perTokenObjective",
+    sc.ell * sc.p,
+    `TIS weight ${sc.p} × ${sc.ell}`,
+  );
+}
+
+/** robustSum's scaled pass over Σ_b Σ_t w_b·term(i) in row-major order (maskedDot's fallback). */
+function robustRows(plan: PolicyPlan, w: Float64Array, term: (i: number) => number): number {
+  const at: number[] = [];
+  for (let b = 0; b < plan.B; b++)
+    for (let i = plan.first[b] as number; i < (plan.end[b] as number); i++)
+      if (plan.m[i] === 1) at.push(i);
+  return robustSum(at.length, (k) => {
+    const i = at[k] as number;
+    return (w[Math.floor(i / plan.T)] as number) * term(i);
+  });
+}
+
+/** A compensated sum, or its scaled recomputation when it overflowed (maskedDot's rule). */
+function robustTotal(plain: number, recompute: () => number): number {
+  return Number.isFinite(plain) || Number.isNaN(plain) ? plain : recompute();
+}
+
+/** The scalars, in the unfused code's order of checks, and the result. */
+function finish(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  planned: PlannedPolicyLoss,
+  out: PolicyOutputs,
+  sums: RowSums,
+): PolicyLossResult {
+  const { plan } = planned;
+  const { objective } = out;
+  const surrogate = robustTotal(sums.acc.loss(), () =>
+    robustRows(plan, plan.w, (i) => objective[i] as number),
+  );
+  let loss = finiteOr(fn, "loss", surrogate, undefined, "Σ w·ℓ exceeds float64");
+  let klLoss: number | null = null;
+  if (plan.kl !== null && cfg.kl !== null) {
+    if (sums.klAt >= 0) {
+      const why = `the ${cfg.kl.kind} term at δ = ref − lp = ${sums.klDelta} exceeds float64`;
+      throw overflowAt(fn, plan, sums.klAt, "klLoss", sums.klValue, why);
+    }
+    const { kind, w } = plan.kl;
+    const ref = plan.ref as Float64Array;
+    const pt = new Float64Array(2);
+    const kTerm = (i: number): number => {
+      klPointInto(kind, (ref[i] as number) - (plan.lp[i] as number), pt);
+      return pt[0] as number;
+    };
+    const klSum = robustTotal(sums.acc.kl(), () => robustRows(plan, w, kTerm));
+    klLoss = finiteOr(fn, "klLoss", klSum, undefined, "Σ w·k exceeds float64");
     loss = finiteOr(fn, "loss", loss + cfg.kl.coef * klLoss, undefined, "surrogate + coef·klLoss");
   }
-  checkFiniteOutput(fn, "gradLogprobs", grad, T, m, "∂loss/∂logprobs exceeds float64");
-  let ratio: Float64Array;
-  if (reinforce) ratio = new Float64Array(n).fill(1);
-  else {
-    // Saturate: an overflowed ratio whose loss is finite (clipped, capped, CISPO, A = 0) is
-    // reported as the largest float64, never Infinity (docs/conventions.md#numeric-policy).
-    ratio = fwd.r;
-    for (let i = 0; i < n; i++)
-      if (ratio[i] === Number.POSITIVE_INFINITY) ratio[i] = Number.MAX_VALUE;
+  if (sums.gradAt >= 0) {
+    checkFiniteOutput(
+      fn,
+      "gradLogprobs",
+      out.grad,
+      plan.T,
+      plan.m,
+      "∂loss/∂logprobs exceeds float64",
+    );
   }
+  const { B: rows, T: cols } = plan;
   return {
     loss,
-    gradLogprobs: { rows: B, cols: T, data: grad },
-    perTokenObjective: { rows: B, cols: T, data: objective },
-    ratio: { rows: B, cols: T, data: ratio },
-    clippedLow: { rows: B, cols: T, data: low },
-    clippedHigh: { rows: B, cols: T, data: high },
+    gradLogprobs: { rows, cols, data: out.grad },
+    perTokenObjective: { rows, cols, data: objective },
+    ratio: { rows, cols, data: out.ratio },
+    clippedLow: { rows, cols, data: out.low },
+    clippedHigh: { rows, cols, data: out.high },
     klLoss,
   };
 }

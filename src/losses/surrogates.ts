@@ -17,22 +17,32 @@ export interface PgClipPoint {
   readonly low: boolean;
 }
 
+/** Flag bits a point function returns: the token is clipped below / above the band. @internal */
+export const CLIPPED_LOW = 1;
+/** @internal */
+export const CLIPPED_HIGH = 2;
+
 /**
- * PPO clipped objective of one token, with optional dual clip (docs/derivations/losses.md#dual-clip).
- * obj = min(r·A, clamp(r, lo, hi)·A); for A < 0 with cap c: obj ← max(obj, c·A).
- * ∂obj/∂r = A·slope: slope 1 on the unclipped branch, 0 on a saturated clamp or on the cap, halved
- * at each tie. An overflowed ratio r = +Infinity (exp of a log-ratio ≥ 709.79) is handled exactly:
- * A > 0 gives hi·A with slope 0 (clipped high), A = 0 gives 0, A < 0 gives −Infinity (the caller's
- * overflow) unless the cap binds (c·A, slope 0).
- * @internal
+ * PPO clipped objective of one token into `out` (out[0] ← obj, out[1] ← slope), returning the clip
+ * flags ({@link CLIPPED_LOW} | {@link CLIPPED_HIGH}); allocation-free, for the fused kernel.
+ * The semantics are {@link pgClipPoint}'s. @internal
  */
-export function pgClipPoint(
+export function pgClipInto(
   r: number,
   A: number,
   lo: number,
   hi: number,
   cap: number | null,
-): PgClipPoint {
+  out: Float64Array,
+): number {
+  if (r > lo && r < hi && cap === null) {
+    // Strictly inside the band (the common case): clamp(r) = r, so both branches are r·A and
+    // tie, giving obj = r·A (A itself when A = ±0) with slope (1 + 1)·½ = 1 and no flag: the
+    // general path's values, without its compares.
+    out[0] = A === 0 ? A : r * A;
+    out[1] = 1;
+    return 0;
+  }
   const rc = Math.min(Math.max(r, lo), hi);
   const pass = r >= lo && r <= hi ? 1 : 0;
   // A = ±0: r·A is ±0 (bitwise A for every finite r ≥ 0); written as A so that an overflowed
@@ -51,7 +61,7 @@ export function pgClipPoint(
     obj = a;
     slope = (1 + pass) * 0.5;
   }
-  let high = A > 0 && r > hi;
+  let flags = A > 0 && r > hi ? CLIPPED_HIGH : A < 0 && r < lo ? CLIPPED_LOW : 0;
   if (cap !== null && A < 0) {
     const floor = cap * A;
     if (floor > obj) {
@@ -60,9 +70,38 @@ export function pgClipPoint(
     } else if (floor === obj) {
       slope *= 0.5;
     }
-    if (r > cap) high = true;
+    if (r > cap) flags |= CLIPPED_HIGH;
   }
-  return { obj, slope, high, low: A < 0 && r < lo };
+  out[0] = obj;
+  out[1] = slope;
+  return flags;
+}
+
+const POINT = new Float64Array(2);
+
+/**
+ * PPO clipped objective of one token, with optional dual clip (docs/derivations/losses.md#dual-clip).
+ * obj = min(r·A, clamp(r, lo, hi)·A); for A < 0 with cap c: obj ← max(obj, c·A).
+ * ∂obj/∂r = A·slope: slope 1 on the unclipped branch, 0 on a saturated clamp or on the cap, halved
+ * at each tie. An overflowed ratio r = +Infinity (exp of a log-ratio ≥ 709.79) is handled exactly:
+ * A > 0 gives hi·A with slope 0 (clipped high), A = 0 gives 0, A < 0 gives −Infinity (the caller's
+ * overflow) unless the cap binds (c·A, slope 0).
+ * @internal
+ */
+export function pgClipPoint(
+  r: number,
+  A: number,
+  lo: number,
+  hi: number,
+  cap: number | null,
+): PgClipPoint {
+  const flags = pgClipInto(r, A, lo, hi, cap, POINT);
+  return {
+    obj: POINT[0] as number,
+    slope: POINT[1] as number,
+    high: (flags & CLIPPED_HIGH) !== 0,
+    low: (flags & CLIPPED_LOW) !== 0,
+  };
 }
 
 /**

@@ -57,7 +57,7 @@ export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
   usage:
-    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--out FILE.safetensors] [--json]",
+    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--threads N] [--out FILE.safetensors] [--json]",
   options: {
     config: {
       type: "string",
@@ -94,6 +94,12 @@ export const lossCommand: Command = {
       description: "set the config's norm_len (the token_sum_norm budget, e.g. for dr_grpo)",
     },
     ...NAME_OPTIONS,
+    threads: {
+      type: "string",
+      argument: "N",
+      description:
+        "threads for the policy loss (default: from the batch size and the cores; every count gives the same bits)",
+    },
     out: {
       type: "string",
       argument: "FILE.safetensors",
@@ -129,9 +135,11 @@ export const lossCommand: Command = {
     const { config: base, source } = resolved;
     const normLen = intOption(values, "norm-len", "loss");
     const config: PolicyLossConfig = normLen === undefined ? base : { ...base, normLen };
+    const threads = intOption(values, "threads", "loss");
     const { policyLoss } = await import("../../losses/policyLoss.js");
+    await import("../../node/registerThreads.js");
     const batch = await readCliBatch(fn, values, io);
-    const result = policyLoss(config, batch);
+    const result = policyLoss(config, batch, threads === undefined ? {} : { threads });
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
     const { renderLossText } = await import("../../report/lossText.js");
     return emit(values, io, { config: policyLossConfigToJson(config), ...result }, () =>
@@ -139,6 +147,17 @@ export const lossCommand: Command = {
     );
   },
 };
+
+/** `--threads` runs policyLoss's row blocks; the other evaluations have none to split. */
+function noThreads(values: OptionValues, what: string): void {
+  if (values.threads === undefined) return;
+  const fn = "polgrad loss";
+  throw new UsageError(
+    fn,
+    "--threads",
+    `${fn}: --threads applies to a policy loss (--config or a registered algorithm); got --threads with ${what}`,
+  );
+}
 
 async function runFramework(
   values: OptionValues,
@@ -153,6 +172,7 @@ async function runFramework(
       `${fn}: --framework takes no --config, --algorithm or --norm-len (a model's settings are frozen at its pin); got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
     );
   }
+  noThreads(values, "a framework model");
   const { getFrameworkModel } = await import("../../conformance/frameworks/registry.js");
   const model = getFrameworkModel(values.framework as string);
   const batch = await readCliBatch(fn, values, io);
@@ -260,6 +280,7 @@ async function evaluatePapo(
   },
 ): Promise<number> {
   const fn = "polgrad loss";
+  noThreads(values, "a PAPO loss");
   const normLen = intOption(values, "norm-len", "loss");
   const config = normLen === undefined ? run.config : { ...run.config, normLen };
   const form = config.perception.form;

@@ -204,6 +204,14 @@ const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLO
  * device or directory at `path` is an IoError instead of a hang or a clobbered device. @internal
  */
 export function writeFileBytes(fn: string, path: string, bytes: Uint8Array): void {
+  writeFileChunks(fn, path, [bytes]);
+}
+
+/**
+ * {@link writeFileBytes} for a file given as chunks, written in order as they come (a chunk may
+ * reuse the previous one's memory: each is written before the next is asked for). @internal
+ */
+export function writeFileChunks(fn: string, path: string, chunks: Iterable<Uint8Array>): void {
   if (typeof path !== "string" || path.length === 0) {
     throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
   }
@@ -217,8 +225,15 @@ export function writeFileBytes(fn: string, path: string, bytes: Uint8Array): voi
     const st = fstatSync(fd);
     if (!st.isFile()) throw ioError(fn, path, "path", "a regular file path", fileKind(st));
     ftruncateSync(fd, 0);
-    let done = 0;
-    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, done);
+    let at = 0;
+    for (const bytes of chunks) {
+      let done = 0;
+      while (done < bytes.length) {
+        const wrote = writeSync(fd, bytes, done, bytes.length - done, at);
+        done += wrote;
+        at += wrote;
+      }
+    }
   } catch (e) {
     if (e instanceof IoError) throw e;
     throw fsError(fn, path, e, "writing");

@@ -1,0 +1,173 @@
+/**
+ * Row blocks: the unit the policy-loss kernel runs on one thread (docs/performance.md#threads).
+ * A block is a contiguous range of rows; rows are independent (every per-token quantity and every
+ * sequence-level one lives inside its row), so how the rows are split changes no output bit. The
+ * reductions are not split: the calling thread adds the rows' terms afterwards in row-major order
+ * (accumulateRow), exactly as the single-threaded pass does.
+ *
+ * This module is pure (no `node:` import): the browser build runs blocks on its one thread, and the
+ * Node entry registers a worker-thread runner (src/node/threadPool.ts) through
+ * {@link setRowBlockRunner}.
+ */
+import type { ResolvedPolicyLossConfig } from "../config.js";
+import type { PolicyOutputs } from "./outputs.js";
+import { surrogatePoint } from "./points.js";
+import { type PolicyPlan, processRow, ROW_OK, RowScratch } from "./policyRows.js";
+
+/** Slots per block in the events array: ev, at, mz, p, ell, klAt, klValue, klDelta, gradAt. */
+export const EVENT_SLOTS = 9;
+/** Event code of a block whose runner failed (a worker error): the caller reruns it. */
+export const BLOCK_FAILED = -1;
+
+/** The arrays of a plan, as worker threads receive them (every array over shared memory). */
+export interface SharedPlan {
+  readonly cfg: ResolvedPolicyLossConfig;
+  readonly B: number;
+  readonly T: number;
+  readonly m: Uint8Array;
+  readonly first: Int32Array;
+  readonly end: Int32Array;
+  readonly L: Int32Array;
+  readonly lp: Float64Array;
+  readonly old: Float64Array;
+  readonly advRow: Float64Array | null;
+  readonly advTok: Float64Array | null;
+  readonly rollout: Float64Array | null;
+  readonly ref: Float64Array | null;
+  readonly w: Float64Array;
+  readonly klW: Float64Array | null;
+  readonly grad: Float64Array;
+  readonly objective: Float64Array;
+  readonly ratio: Float64Array;
+  readonly low: Uint8Array;
+  readonly high: Uint8Array;
+  readonly fresh: boolean;
+  /** The KL terms of every position (`[B, T]`), for the caller's sum; empty without KL. */
+  readonly k: Float64Array;
+  /** Block boundaries: block j is rows [blocks[j], blocks[j + 1]). */
+  readonly blocks: Int32Array;
+  /** EVENT_SLOTS per block. */
+  readonly events: Float64Array;
+}
+
+/** The kernel plan of a shared plan (the point function rebuilt from the config). @internal */
+export function planOf(s: SharedPlan): PolicyPlan {
+  return {
+    B: s.B,
+    T: s.T,
+    m: s.m,
+    first: s.first,
+    end: s.end,
+    L: s.L,
+    lp: s.lp,
+    old: s.old,
+    advRow: s.advRow,
+    advTok: s.advTok,
+    rollout: s.rollout,
+    ref: s.ref,
+    ratio: s.cfg.ratio,
+    sur: surrogatePoint(s.cfg),
+    w: s.w,
+    tis: s.cfg.isCorrection,
+    kl:
+      s.cfg.kl === null || s.klW === null
+        ? null
+        : { kind: s.cfg.kl.kind, coef: s.cfg.kl.coef, w: s.klW },
+  };
+}
+
+/** The outputs of a shared plan. @internal */
+export function outputsOf(s: SharedPlan): PolicyOutputs {
+  return {
+    grad: s.grad,
+    objective: s.objective,
+    ratio: s.ratio,
+    low: s.low,
+    high: s.high,
+    fresh: s.fresh,
+  };
+}
+
+/**
+ * Run block j's rows, writing its events (the first stopping event, or the first KL and gradient
+ * overflows) into `events[j·EVENT_SLOTS …]`. Stops at a row's stopping event. @internal
+ */
+export function runBlock(
+  plan: PolicyPlan,
+  out: PolicyOutputs,
+  k: Float64Array,
+  blocks: Int32Array,
+  events: Float64Array,
+  j: number,
+): void {
+  const sc = new RowScratch(plan.T);
+  const e = j * EVENT_SLOTS;
+  let klAt = -1;
+  let klValue = 0;
+  let klDelta = 0;
+  let gradAt = -1;
+  let ev = ROW_OK;
+  const b1 = blocks[j + 1] as number;
+  for (let b = blocks[j] as number; b < b1; b++) {
+    ev = processRow(plan, out, b, sc, k, b * plan.T);
+    if (ev !== ROW_OK) break;
+    if (sc.klAt >= 0 && klAt < 0) {
+      klAt = sc.klAt;
+      klValue = sc.klValue;
+      klDelta = sc.klDelta;
+    }
+    if (sc.gradAt >= 0 && gradAt < 0) gradAt = sc.gradAt;
+  }
+  events[e] = ev;
+  events[e + 1] = sc.at;
+  events[e + 2] = sc.mz;
+  events[e + 3] = sc.p;
+  events[e + 4] = sc.ell;
+  events[e + 5] = klAt;
+  events[e + 6] = klValue;
+  events[e + 7] = klDelta;
+  events[e + 8] = gradAt;
+}
+
+/**
+ * Split B rows into `n` contiguous blocks of about equal response-token counts (the work). Returns
+ * the n + 1 boundaries. Any split gives the same outputs; this one balances the threads. @internal
+ */
+export function splitRows(L: Int32Array, n: number): Int32Array {
+  const B = L.length;
+  const blocks = new Int32Array(n + 1);
+  let total = 0;
+  for (let b = 0; b < B; b++) total += L[b] as number;
+  let acc = 0;
+  let j = 1;
+  for (let b = 0; b < B && j < n; b++) {
+    acc += L[b] as number;
+    while (j < n && acc >= (total * j) / n) blocks[j++] = b + 1;
+  }
+  while (j < n) blocks[j++] = B;
+  blocks[n] = B;
+  return blocks;
+}
+
+/**
+ * Runs blocks on other threads. `run` starts blocks 1 … n−1 of `job` elsewhere, calls `own()` (which
+ * runs block 0 on the calling thread), and returns once every block has written its events (a
+ * block it could not run is marked {@link BLOCK_FAILED}). @internal
+ */
+export interface RowBlockRunner {
+  /** Threads the machine offers (the calling one included). */
+  readonly cores: number;
+  run(job: SharedPlan, own: () => void): void;
+}
+
+let runner: RowBlockRunner | null = null;
+
+/** Register the runner of worker threads (the Node entry does; the browser has none). @internal */
+export function setRowBlockRunner(r: RowBlockRunner | null): void {
+  runner = r;
+}
+
+/** The registered runner, or null. @internal */
+export function rowBlockRunner(): RowBlockRunner | null {
+  return runner;
+}

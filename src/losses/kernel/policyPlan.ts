@@ -1,0 +1,202 @@
+/**
+ * Validation of policyLoss's inputs, split for the fused kernel (docs/performance.md#validation):
+ * the structural checks (types, shapes, mask values, empty rows, `[B]` advantages) run here, at
+ * call entry, in the order policyLoss has always run them; the finiteness of the `[B, T]` streams at
+ * response positions is checked by the kernel where it reads them. Errors keep their precedence:
+ * when a structural check fails after a stream whose finiteness is deferred, that stream's
+ * check runs first ({@link Deferred.guard}), and when the kernel meets a non-finite value or an
+ * overflow, {@link Deferred.run} replays every deferred check in order before anything else is
+ * thrown. So each input gives the error it gave before, and a valid input is read once.
+ */
+import { rowTokenWeights } from "../../aggregate/effectiveTokenWeights.js";
+import { mustBe } from "../../core/message.js";
+import { isMask, type Mask, type Matrix, type MatrixLike } from "../../core/tensor.js";
+import {
+  advantagesOf,
+  checkFiniteAt,
+  checkMaskValues,
+  checkSameShape,
+  emptyRowsError,
+  requireRecord,
+  toMask,
+  toMatrix,
+} from "../../core/validate.js";
+import { ConfigError } from "../../errors.js";
+import type { ResolvedPolicyLossConfig } from "../config.js";
+import type { PolicyLossInputs } from "../policyLoss.js";
+import { surrogatePoint } from "./points.js";
+import type { PolicyPlan } from "./policyRows.js";
+
+/** Finiteness checks postponed to the kernel, replayed in order when it stops. @internal */
+export class Deferred {
+  private readonly checks: (() => void)[] = [];
+
+  /** Postpone `check` (it throws the stream's NonFiniteError). */
+  add(check: () => void): void {
+    this.checks.push(check);
+  }
+
+  /** Run every postponed check, in order; the first failing one throws. */
+  run(): void {
+    for (const c of this.checks) c();
+  }
+
+  /** Run `step`; when it throws, the postponed checks run first (they precede it). */
+  guard<T>(step: () => T): T {
+    try {
+      return step();
+    } catch (e) {
+      this.run();
+      throw e;
+    }
+  }
+}
+
+/** The description of the inputs object in messages. */
+export const POLICY_LOSS_INPUTS =
+  "a PolicyLossInputs object { logprobs, oldLogprobs, advantages, responseMask, … }";
+
+function requireStream(
+  fn: string,
+  arg: string,
+  x: MatrixLike | null | undefined,
+  why: string,
+): MatrixLike {
+  if (x === null || x === undefined)
+    throw new ConfigError(fn, arg, mustBe(fn, arg, `given when ${why}`, String(x)));
+  return x;
+}
+
+/** A validated plan, the matrices it reads (for error messages) and its deferred checks. @internal */
+export interface PlannedPolicyLoss {
+  readonly plan: PolicyPlan;
+  readonly deferred: Deferred;
+  readonly mask: Mask;
+  readonly logprobs: Matrix;
+  /** The input arrays, which caller-provided outputs must not overlap. */
+  readonly reads: readonly ArrayBufferView[];
+}
+
+/**
+ * Validate `inputs` for `cfg` structurally (see the header) and build the kernel's plan: row spans
+ * and lengths from one pass over the mask, per-row aggregation weights, the surrogate's point
+ * function. @internal
+ */
+export function planPolicyLoss(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  inputs: PolicyLossInputs,
+): PlannedPolicyLoss {
+  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
+  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
+  const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
+  checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
+  const like = { rows: logprobs.rows, cols: logprobs.cols, arg: "logprobs" };
+  // A Mask's values are checked in the row pass below (which reads each once); when toMask
+  // throws first, they are checked before it, as toMask itself orders the two.
+  const given = inputs.responseMask;
+  const checkValues = (): void => {
+    if (isMask(given)) checkMaskValues(fn, "responseMask", given.data);
+  };
+  let mask: Mask;
+  try {
+    mask = toMask(fn, given, like, "responseMask", "allow", "caller");
+  } catch (e) {
+    checkValues();
+    throw e;
+  }
+  const { rows: B, cols: T, data: m } = mask;
+  const first = new Int32Array(B);
+  const end = new Int32Array(B);
+  const L = new Int32Array(B);
+  let N = 0;
+  const empty: number[] = [];
+  for (let b = 0; b < B; b++) {
+    const o = b * T;
+    // Σ m and the OR of the row's values in one branch-free pass: OR > 1 iff a value is not 0/1.
+    let n = 0;
+    let or = 0;
+    for (let i = o; i < o + T; i++) {
+      const v = m[i] as number;
+      n += v;
+      or |= v;
+    }
+    if (or > 1) checkValues();
+    if (n === 0) empty.push(b);
+    first[b] = n === 0 ? o : m.indexOf(1, o);
+    end[b] = n === 0 ? o : m.lastIndexOf(1, o + T - 1) + 1;
+    L[b] = n;
+    N += n;
+  }
+  if (empty.length > 0) throw emptyRowsError(fn, "responseMask", empty);
+
+  const deferred = new Deferred();
+  deferred.add(() => checkFiniteAt(fn, "logprobs", logprobs, mask));
+  deferred.add(() => checkFiniteAt(fn, "oldLogprobs", old, mask));
+  const reads: ArrayBufferView[] = [logprobs.data, old.data, m];
+  let rollout: Matrix | null = null;
+  if (cfg.isCorrection !== null) {
+    const why = "config.isCorrection is set";
+    const x = deferred.guard(() => {
+      const s = toMatrix(
+        fn,
+        "rolloutLogprobs",
+        requireStream(fn, "rolloutLogprobs", inputs.rolloutLogprobs, why),
+      );
+      checkSameShape(fn, "logprobs", logprobs, "rolloutLogprobs", s);
+      return s;
+    });
+    rollout = x;
+    deferred.add(() => checkFiniteAt(fn, "rolloutLogprobs", x, mask));
+    reads.push(x.data);
+  }
+  let ref: Matrix | null = null;
+  if (cfg.kl !== null) {
+    const x = deferred.guard(() => {
+      const s = toMatrix(
+        fn,
+        "refLogprobs",
+        requireStream(fn, "refLogprobs", inputs.refLogprobs, "config.kl is set"),
+      );
+      checkSameShape(fn, "logprobs", logprobs, "refLogprobs", s);
+      return s;
+    });
+    ref = x;
+    deferred.add(() => checkFiniteAt(fn, "refLogprobs", x, mask));
+    reads.push(x.data);
+  }
+  const adv = deferred.guard(() => advantagesOf(fn, inputs.advantages, logprobs, "logprobs"));
+  if (adv.token !== null) {
+    const a = adv.token;
+    deferred.add(() => checkFiniteAt(fn, "advantages", a, mask));
+    reads.push(a.data);
+  }
+
+  const plan: PolicyPlan = {
+    B,
+    T,
+    m,
+    first,
+    end,
+    L,
+    lp: logprobs.data,
+    old: old.data,
+    advRow: adv.row,
+    advTok: adv.token === null ? null : adv.token.data,
+    rollout: rollout === null ? null : rollout.data,
+    ref: ref === null ? null : ref.data,
+    ratio: cfg.ratio,
+    sur: surrogatePoint(cfg),
+    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, N),
+    tis: cfg.isCorrection,
+    kl:
+      cfg.kl === null
+        ? null
+        : {
+            kind: cfg.kl.kind,
+            coef: cfg.kl.coef,
+            w: rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, N),
+          },
+  };
+  return { plan, deferred, mask, logprobs, reads };
+}

@@ -1,0 +1,458 @@
+/**
+ * The fused policy-loss kernel, one row at a time (docs/performance.md#the-fused-kernel,
+ * docs/derivations/losses.md#policy-loss). For row b it reads each stream once, over the span
+ * [first_b, end_b) that holds the row's response tokens, in four stages whose loops stay in cache:
+ *
+ * 1. ratio: checks lp and old finite, r_t = exp(lp − old) (token) or s_b = exp(Σ_t (lp − old)/L_b)
+ *    (sequence, sequence_token; the compensated sum of robustSum);
+ * 2. TIS: ρ_t = min(exp(old − rollout), cap) or ρ_b = min(exp(Σ_t (old − rollout)), cap);
+ * 3. objective: the surrogate's point function (./points.ts) gives ℓ and its derivative, the kernel
+ *    writes objective = ρ·ℓ, the clip flags, and ∂L/∂lp through the ratio's backward pass;
+ * 4. KL: k(ref − lp) and ∂L/∂lp += coef·w^kl·∂k/∂lp;
+ *
+ * checking the gradient finite where it is last written. The reductions (Σ w·objective, Σ w^kl·k) are
+ * {@link accumulateRow}'s, called row after row in row-major order: the very order of the unfused
+ * maskedDot, so the loss is bitwise what it was, whether the rows ran here or in worker threads.
+ *
+ * Nothing here throws: a row reports the first event that stops it (a non-finite input or an
+ * overflowing objective, with its flat index in `RowScratch.at`) and records the first KL or
+ * gradient overflow it saw; policyLoss turns events into the typed errors, in the precedence the
+ * unfused code had (docs/conventions.md#numeric-policy).
+ */
+import { robustSum } from "../../core/sum.js";
+import { type KLEstimator, klPointInto } from "../../kl/estimator.js";
+import type { RatioKind } from "../config.js";
+import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
+import type { PolicyOutputs } from "./outputs.js";
+import type { SurrogatePoint } from "./points.js";
+
+/** Everything the kernel reads, validated; `[B, T]` arrays are row-major. @internal */
+export interface PolicyPlan {
+  readonly B: number;
+  readonly T: number;
+  readonly m: Uint8Array;
+  /** Flat index of the first response token of each row, and one past the last. */
+  readonly first: Int32Array;
+  readonly end: Int32Array;
+  /** Response tokens per row. */
+  readonly L: Int32Array;
+  readonly lp: Float64Array;
+  readonly old: Float64Array;
+  /** `[B]` advantages, or null when they are `[B, T]` (`advTok`). */
+  readonly advRow: Float64Array | null;
+  readonly advTok: Float64Array | null;
+  readonly rollout: Float64Array | null;
+  readonly ref: Float64Array | null;
+  readonly ratio: RatioKind;
+  readonly sur: SurrogatePoint;
+  /** Aggregation weight of each row's tokens. */
+  readonly w: Float64Array;
+  readonly tis: { readonly level: "token" | "sequence"; readonly cap: number } | null;
+  readonly kl: {
+    readonly kind: KLEstimator;
+    readonly coef: number;
+    readonly w: Float64Array;
+  } | null;
+}
+
+/** Row processed; no event. */
+export const ROW_OK = 0;
+/** A stream is not finite at a response position of the row (validation names it). */
+export const ROW_BAD_INPUT = 1;
+/** ℓ is not finite at `at` (the surrogate overflowed). */
+export const ROW_OBJECTIVE = 2;
+/** ρ·ℓ is not finite at `at` (the TIS weight times a finite ℓ). */
+export const ROW_OBJECTIVE_TIS = 3;
+
+/** Per-thread scratch of the kernel, reused row after row. @internal */
+export class RowScratch {
+  /** Token TIS weights of the current row. */
+  readonly rho: Float64Array;
+  /** The point functions' out slots. */
+  readonly pt: Float64Array = new Float64Array(2);
+  /** Flat index of the stopping event. */
+  at = -1;
+  /** The row's mean log-ratio (sequence kinds), for messages. */
+  mz = 0;
+  /** The row's sequence ratio s_b (1 for the token ratio). */
+  sb = 1;
+  /** The row's sequence TIS weight ρ_b. */
+  rhoRow = 1;
+  /** The TIS weight at `at`. */
+  p = 1;
+  /** ℓ at `at`. */
+  ell = 0;
+  /** First KL overflow of the row (flat index, or −1), its non-finite value and δ. */
+  klAt = -1;
+  klValue = 0;
+  klDelta = 0;
+  /** First non-finite gradient of the row (flat index, or −1). */
+  gradAt = -1;
+
+  constructor(T: number) {
+    this.rho = new Float64Array(T);
+  }
+}
+
+/** Whether x is finite: x − x is 0 for finite x and NaN for NaN and ±Infinity. */
+const finite = (x: number): boolean => x - x === 0;
+
+/**
+ * Run the four stages on row b, writing its span of `out` (and, at padding, the masked-position
+ * contract when `out` is not fresh: 0, ratio 1, flags 0), and the row's KL terms into
+ * `k[kOff + t]`. Returns ROW_OK or the stopping event. Each stage is its own function, called once
+ * per row, so that V8 optimises (and inlines into) each loop on its own budget. @internal
+ */
+export function processRow(
+  plan: PolicyPlan,
+  out: PolicyOutputs,
+  b: number,
+  sc: RowScratch,
+  k: Float64Array,
+  kOff: number,
+): number {
+  const { T } = plan;
+  const o = b * T;
+  const f = plan.first[b] as number;
+  const e = plan.end[b] as number;
+  sc.klAt = -1;
+  sc.gradAt = -1;
+  out.ratio.fill(1, o, f);
+  out.ratio.fill(1, e, o + T);
+  if (!out.fresh) {
+    const { grad, objective, low, high } = out;
+    grad.fill(0, o, f);
+    grad.fill(0, e, o + T);
+    objective.fill(0, o, f);
+    objective.fill(0, e, o + T);
+    low.fill(0, o, f);
+    low.fill(0, e, o + T);
+    high.fill(0, o, f);
+    high.fill(0, e, o + T);
+  }
+  if (ratioStage(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
+  if (plan.tis !== null && tisStage(plan, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
+  const ev = objectiveStage(plan, out, b, f, e, sc);
+  if (ev !== ROW_OK) return ev;
+  if (plan.kl !== null && klStage(plan, out.grad, b, f, e, sc, k, kOff - o) !== ROW_OK)
+    return ROW_BAD_INPUT;
+  return ROW_OK;
+}
+
+/**
+ * 1. The ratio of row b (and the finiteness of lp and old): token r_t = exp(lp − old); sequence
+ * kinds s_b = exp(Σ_t (lp − old) / L_b) with robustSum's compensated sum (its scaled pass on
+ * overflow), into `ratio` and `sc.sb`, `sc.mz`.
+ */
+function ratioStage(
+  plan: PolicyPlan,
+  ratio: Float64Array,
+  b: number,
+  f: number,
+  e: number,
+  sc: RowScratch,
+): number {
+  const { m, lp, old } = plan;
+  if (plan.ratio === "token") {
+    const uses = plan.sur.usesRatio;
+    for (let i = f; i < e; i++) {
+      if (m[i] !== 1) {
+        ratio[i] = 1;
+        continue;
+      }
+      const l = lp[i] as number;
+      const od = old[i] as number;
+      if (!finite(l) || !finite(od)) return ROW_BAD_INPUT;
+      ratio[i] = uses ? Math.exp(l - od) : 1;
+    }
+    sc.sb = 1;
+    return ROW_OK;
+  }
+  // Compensated Σ_t z_t (Neumaier, as CompensatedSum), then robustSum's scaled pass on overflow.
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      ratio[i] = 1;
+      continue;
+    }
+    const l = lp[i] as number;
+    const od = old[i] as number;
+    if (!finite(l) || !finite(od)) return ROW_BAD_INPUT;
+    const x = l - od;
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  const Lb = plan.L[b] as number;
+  const plain = Number.isFinite(s) ? s + c : s;
+  const mz =
+    Number.isFinite(plain) || Number.isNaN(plain)
+      ? plain / Lb
+      : robustSum(
+          Lb,
+          rowTerm(m, f, e, (i) => (lp[i] as number) - (old[i] as number)),
+          Lb,
+        );
+  sc.mz = mz;
+  const sb = Math.exp(mz);
+  sc.sb = sb;
+  for (let i = f; i < e; i++) if (m[i] === 1) ratio[i] = sb;
+  return ROW_OK;
+}
+
+/**
+ * 2. TIS weights of row b (sg[ρ]: data, constant w.r.t. θ): token ρ_t = min(exp(old − rollout),
+ * cap) into `sc.rho`; sequence ρ_b = min(exp(Σ_t (old − rollout)), cap) into `sc.rhoRow`.
+ */
+function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): number {
+  const { m, old } = plan;
+  const tis = plan.tis as NonNullable<PolicyPlan["tis"]>;
+  const roll = plan.rollout as Float64Array;
+  const cap = tis.cap;
+  if (tis.level === "token") {
+    const rho = sc.rho;
+    const o = b * plan.T;
+    for (let i = f; i < e; i++) {
+      if (m[i] !== 1) continue;
+      const ro = roll[i] as number;
+      if (!finite(ro)) return ROW_BAD_INPUT;
+      rho[i - o] = Math.min(Math.exp((old[i] as number) - ro), cap);
+    }
+    return ROW_OK;
+  }
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const ro = roll[i] as number;
+    if (!finite(ro)) return ROW_BAD_INPUT;
+    const x = (old[i] as number) - ro;
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  sc.rhoRow = Math.min(Math.exp(Number.isFinite(s) ? s + c : s), cap);
+  return ROW_OK;
+}
+
+/**
+ * 3. Row b's objective, clip flags and ∂L/∂lp through the ratio: the surrogate's point function at
+ * each response token, objective = ρ·ℓ, then the ratio's backward pass (token: ∂r·r;
+ * sequence_token: ∂r·s_b; sequence: (Σ_τ ∂r_τ)·s_b / L_b for the whole row).
+ */
+function objectiveStage(
+  plan: PolicyPlan,
+  out: PolicyOutputs,
+  b: number,
+  f: number,
+  e: number,
+  sc: RowScratch,
+): number {
+  const { m, lp, sur, tis, advRow, advTok } = plan;
+  const { grad, objective, ratio, low, high, fresh } = out;
+  const o = b * plan.T;
+  const wb = plan.w[b] as number;
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  const pt = sc.pt;
+  const point = sur.point;
+  const sb = sc.sb;
+  const rho = sc.rho;
+  const rhoRow = sc.rhoRow;
+  const viaRatio = sur.through === "ratio";
+  const tokenTis = tis !== null && tis.level === "token";
+  const hasTis = tis !== null;
+  const kind = plan.ratio;
+  const viaToken = viaRatio && kind === "token";
+  const viaSeqToken = viaRatio && kind === "sequence_token";
+  const viaSequence = viaRatio && kind === "sequence";
+  // The gradient is final here unless the KL term or the sequence ratio's row sum still adds to it.
+  const checkGrad = plan.kl === null && !viaSequence;
+  let ds = 0;
+  let dc = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      if (!fresh) {
+        grad[i] = 0;
+        objective[i] = 0;
+        low[i] = 0;
+        high[i] = 0;
+      }
+      continue;
+    }
+    let a = aRow;
+    if (advTok !== null) {
+      a = advTok[i] as number;
+      if (!finite(a)) return ROW_BAD_INPUT;
+    }
+    const r = ratio[i] as number;
+    const p = !hasTis ? 1 : tokenTis ? (rho[i - o] as number) : rhoRow;
+    // Upstream ∂L/∂ℓ_t = w_t·ρ_t; ℓ = −obj, so ∂L/∂obj = −(w_t·ρ_t).
+    const g = -(wb * p);
+    const flags = point(r, a, lp[i] as number, g, pt);
+    const ell = pt[0] as number;
+    if (!finite(ell)) {
+      sc.at = i;
+      sc.ell = ell;
+      return ROW_OBJECTIVE;
+    }
+    const ob = hasTis ? ell * p : ell;
+    if (!finite(ob)) {
+      sc.at = i;
+      sc.p = p;
+      sc.ell = ell;
+      return ROW_OBJECTIVE_TIS;
+    }
+    objective[i] = ob;
+    const d = pt[1] as number;
+    if (viaSequence) {
+      const t = ds + d;
+      if (Math.abs(ds) >= Math.abs(d)) dc += ds - t + d;
+      else dc += d - t + ds;
+      ds = t;
+    } else {
+      // d·r, but exactly d when d = ±0: a zero upstream gradient stays 0 at an overflowed r = ∞.
+      const gv = viaToken ? (d === 0 ? d : d * r) : viaSeqToken ? (d === 0 ? d : d * sb) : d;
+      grad[i] = gv;
+      if (checkGrad && !finite(gv) && sc.gradAt < 0) sc.gradAt = i;
+    }
+    if (fresh) {
+      if (flags !== 0) {
+        if ((flags & CLIPPED_LOW) !== 0) low[i] = 1;
+        if ((flags & CLIPPED_HIGH) !== 0) high[i] = 1;
+      }
+    } else {
+      low[i] = (flags & CLIPPED_LOW) !== 0 ? 1 : 0;
+      high[i] = (flags & CLIPPED_HIGH) !== 0 ? 1 : 0;
+    }
+    // Saturate: an overflowed ratio whose term is finite is reported as the largest float64.
+    if (r === Number.POSITIVE_INFINITY) ratio[i] = Number.MAX_VALUE;
+  }
+  if (viaSequence) {
+    // The masked mean couples the row: ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every response token.
+    const sum = Number.isFinite(ds) ? ds + dc : ds;
+    const gb = (sum === 0 ? sum : sum * sb) / (plan.L[b] as number);
+    for (let i = f; i < e; i++) if (m[i] === 1) grad[i] = gb;
+    // f is the row's first response token (spans start at one).
+    if (plan.kl === null && !finite(gb)) sc.gradAt = f;
+  }
+  return ROW_OK;
+}
+
+/**
+ * 4. Row b's KL term: k(δ), δ = ref − lp, into `k[base + i]`, and ∂L/∂lp += coef·w^kl_b·∂k/∂lp,
+ * recording the first KL and gradient overflows.
+ */
+function klStage(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  b: number,
+  f: number,
+  e: number,
+  sc: RowScratch,
+  k: Float64Array,
+  base: number,
+): number {
+  const { m, lp } = plan;
+  const kl = plan.kl as NonNullable<PolicyPlan["kl"]>;
+  const ref = plan.ref as Float64Array;
+  const cw = kl.coef * (kl.w[b] as number);
+  const kk = kl.kind;
+  const pt = sc.pt;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const rf = ref[i] as number;
+    if (!finite(rf)) return ROW_BAD_INPUT;
+    const d = rf - (lp[i] as number);
+    klPointInto(kk, d, pt);
+    const v = pt[0] as number;
+    const dl = pt[1] as number;
+    if ((!finite(v) || !finite(dl)) && sc.klAt < 0) {
+      sc.klAt = i;
+      sc.klValue = finite(v) ? dl : v;
+      sc.klDelta = d;
+    }
+    k[base + i] = v;
+    const gv = (grad[i] as number) + cw * dl;
+    grad[i] = gv;
+    if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
+  }
+  return ROW_OK;
+}
+
+/** The k-th response term of the span [f, e), for robustSum's scaled pass (rare). */
+function rowTerm(
+  m: Uint8Array,
+  f: number,
+  e: number,
+  term: (i: number) => number,
+): (k: number) => number {
+  const at: number[] = [];
+  for (let i = f; i < e; i++) if (m[i] === 1) at.push(i);
+  return (k) => term(at[k] as number);
+}
+
+/** The running compensated sums of the loss and of the KL term. @internal */
+export class LossSums {
+  s = 0;
+  c = 0;
+  ks = 0;
+  kc = 0;
+
+  /** Σ w·objective (the surrogate's aggregate), as CompensatedSum.value(). */
+  loss(): number {
+    return Number.isFinite(this.s) ? this.s + this.c : this.s;
+  }
+
+  /** Σ w^kl·k. */
+  kl(): number {
+    return Number.isFinite(this.ks) ? this.ks + this.kc : this.ks;
+  }
+}
+
+/**
+ * Add row b's terms w_b·objective_t (and w^kl_b·k_t) to `acc`, in row-major order: called for
+ * b = 0, 1, … this is maskedDot's compensated sum exactly. @internal
+ */
+export function accumulateRow(
+  plan: PolicyPlan,
+  objective: Float64Array,
+  b: number,
+  acc: LossSums,
+  k: Float64Array,
+  kOff: number,
+): void {
+  const { m } = plan;
+  const f = plan.first[b] as number;
+  const e = plan.end[b] as number;
+  const wb = plan.w[b] as number;
+  let s = acc.s;
+  let c = acc.c;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const x = wb * (objective[i] as number);
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  acc.s = s;
+  acc.c = c;
+  if (plan.kl === null) return;
+  const wk = plan.kl.w[b] as number;
+  const base = kOff - b * plan.T;
+  s = acc.ks;
+  c = acc.kc;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const x = wk * (k[base + i] as number);
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  acc.ks = s;
+  acc.kc = c;
+}

@@ -1,0 +1,136 @@
+/**
+ * Enforces policyLoss's worker threads (docs/performance.md#threads): every thread count gives
+ * bitwise the single-threaded result, and the same error, on random batches; the workers are
+ * really used; caller-provided shared buffers are written in place; the CLI's --threads.
+ * The workers run the built kernel (dist/node/rowWorker.js: Node 20 workers do not load
+ * TypeScript), which `npm test` builds first.
+ */
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getAlgorithm, policyLoss } from "../../src/index.js";
+import { threadPool } from "../../src/node/threadPool.js";
+import { FC_PARAMS } from "../_kit/index.js";
+import { expectSame, outcome, policyBatches } from "../_kit/policyBatches.js";
+import { runMain } from "../cli/_run.js";
+
+beforeAll(() => {
+  const worker = new URL("../../dist/node/rowWorker.js", import.meta.url);
+  if (!existsSync(worker))
+    throw new Error(`build first (npm run build): ${worker.pathname} is missing`);
+});
+
+describe("policyLoss threads", () => {
+  it("identity: 2, 3 and 5 threads give bitwise the one-thread outputs and errors, and the workers ran", () => {
+    const before = threadPool.workerBlocks;
+    fc.assert(
+      fc.property(policyBatches, fc.constantFrom(2, 3, 5), ({ config, inputs }, threads) => {
+        const one = outcome(() => policyLoss(config, inputs, { threads: 1 }));
+        const many = outcome(() => policyLoss(config, inputs, { threads }));
+        expectSame(many, one, `${JSON.stringify(config)} threads ${threads}`);
+      }),
+      { ...FC_PARAMS, numRuns: FC_PARAMS.numRuns * 3 },
+    );
+    expect(threadPool.workerBlocks).toBeGreaterThan(before);
+  });
+
+  it("identity: shared caller buffers are written in place by every thread", () => {
+    const B = 6;
+    const T = 5;
+    const n = B * T;
+    const lp = Float64Array.from({ length: n }, (_, i) => -1 - 0.01 * i);
+    const old = Float64Array.from({ length: n }, (_, i) => -1 - 0.013 * ((i * 7) % n));
+    const mask = Uint8Array.from({ length: n }, (_, i) => (i % T <= i % 4 ? 1 : 0));
+    const inputs = {
+      logprobs: { rows: B, cols: T, data: lp },
+      oldLogprobs: { rows: B, cols: T, data: old },
+      advantages: Float64Array.of(1, -1, 0.5, -0.5, 2, -2),
+      responseMask: { rows: B, cols: T, data: mask },
+    };
+    const shared = (k: number) => new Float64Array(new SharedArrayBuffer(8 * n * k));
+    const out = {
+      gradLogprobs: shared(1),
+      perTokenObjective: shared(1),
+      ratio: shared(1),
+      clippedLow: new Uint8Array(new SharedArrayBuffer(n)),
+      clippedHigh: new Uint8Array(new SharedArrayBuffer(n)),
+    };
+    const cfg = getAlgorithm("dapo").loss;
+    const want = outcome(() => policyLoss(cfg, inputs, { threads: 1 }));
+    const got = outcome(() => policyLoss(cfg, inputs, { threads: 3, out }));
+    expectSame(got, want, "dapo");
+    if ("ok" in got) expect(got.ok.gradLogprobs.data).toBe(out.gradLogprobs);
+  });
+
+  it("rejects: threads that are not a positive integer up to 256", () => {
+    const cfg = getAlgorithm("dapo").loss;
+    const inputs = { logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [1], responseMask: [[1]] };
+    for (const t of [0, 1.5, -1, 257, "2", Number.NaN]) {
+      expect(() => policyLoss(cfg, inputs, { threads: t as number })).toThrow(
+        /policyLoss: options\.threads must be a positive integer at most 256/,
+      );
+    }
+  });
+
+  it("golden: polgrad loss --threads 2 prints the --threads 1 document; --threads 0 and --threads with a framework model are usage errors", async () => {
+    const batch = join(mkdtempSync(join(tmpdir(), "polgrad-threads-")), "batch.json");
+    const rows = (k: number) =>
+      Array.from({ length: 4 }, (_, b) =>
+        Array.from({ length: 3 }, (_, t) => -0.5 - 0.1 * (((b * 3 + t) * k) % 7)),
+      );
+    writeFileSync(
+      batch,
+      JSON.stringify({
+        logprobs: rows(1),
+        old_logprobs: rows(3),
+        ref_logprobs: rows(5),
+        advantages: [1, -1, 0.5, -0.25],
+        response_mask: [
+          [1, 1, 1],
+          [1, 1, 0],
+          [1, 0, 0],
+          [1, 1, 1],
+        ],
+      }),
+    );
+    const one = await runMain([
+      "loss",
+      "--algorithm",
+      "grpo",
+      "--batch",
+      batch,
+      "--threads",
+      "1",
+      "--json",
+    ]);
+    const two = await runMain([
+      "loss",
+      "--algorithm",
+      "grpo",
+      "--batch",
+      batch,
+      "--threads",
+      "2",
+      "--json",
+    ]);
+    expect(one.code).toBe(0);
+    expect(two.stdout).toBe(one.stdout);
+    const zero = await runMain(["loss", "--algorithm", "grpo", "--batch", batch, "--threads", "0"]);
+    expect(zero.code).toBe(2);
+    expect(zero.stdout).toBe("");
+    expect(zero.stderr).toMatch(/--threads must be a positive integer; got "0"/);
+    const fw = await runMain([
+      "loss",
+      "--framework",
+      "verl@74a718a4:vanilla:token-mean",
+      "--batch",
+      batch,
+      "--threads",
+      "2",
+    ]);
+    expect(fw.code).toBe(2);
+    expect(fw.stderr).toMatch(/--threads applies to a policy loss/);
+  });
+});
