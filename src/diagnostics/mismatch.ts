@@ -10,12 +10,12 @@ import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
-import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
+import type { MaskLike, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { KLEstimator } from "../kl/estimator.js";
-import { klPointsOf } from "../kl/klEstimate.js";
-import { checkFiniteReport, quantileSorted, sampleMoments } from "./quantile.js";
+import { k3Value, klPointInto } from "../kl/estimator.js";
+import { checkFiniteReport, quantilesOf, sampleMoments } from "./quantile.js";
 
 /** The levels of {@link MismatchReport.gapQuantiles}: 1%, 5%, 25%, 50%, 75%, 95%, 99%. */
 export const MISMATCH_QUANTILE_LEVELS: readonly number[] = Object.freeze([
@@ -66,9 +66,11 @@ export interface MismatchReport {
  * Mean over response positions (row-major, compensated) of a `[B, T]` matrix; robustSum keeps it
  * finite when partial sums overflow but the mean does not (bitwise the plain mean otherwise).
  */
-function maskedMean(x: Matrix, idx: Int32Array): number {
-  const n = idx.length;
-  return robustSum(n, (k) => x.data[idx[k] as number] as number, n);
+/** The rank of flat index i among the mask's response positions (its index in the gap list). */
+function rank(m: Uint8Array, i: number): number {
+  let r = 0;
+  for (let j = 0; j < i; j++) r += m[j] as number;
+  return r;
 }
 
 /**
@@ -132,48 +134,115 @@ export function logprobMismatch(
   }
 
   const { rows, cols } = trainer;
-  const gaps: number[] = [];
+  const m = mask.data;
+  let n = 0;
+  for (let i = 0; i < m.length; i++) n += m[i] as number;
+  // One pass, row-major: the gaps Δ, each row's compensated Σ_t Δ, and the four KL estimates with
+  // δ = Δ (KL(rollout‖trainer): the tokens are samples of the rollout policy, so it plays
+  // "logprobs" and the trainer "ref") and δ = −Δ (roles swapped), each summed as robustSum sums
+  // (Neumaier, in the same order), so the means are bitwise those of the estimator arrays.
+  const gaps = new Float64Array(n);
   const seq = new Float64Array(rows);
   const catastrophic: (readonly [number, number])[] = [];
+  const sums = new Float64Array(8); // [s, c] for k1, k2, k3, k3 swapped
+  const firstBad = [-1, -1, -1, -1];
+  const badValue = [0, 0, 0, 0];
+  const pt = new Float64Array(2);
+  const kinds: readonly KLEstimator[] = ["k1", "k2", "k3", "k3"];
+  // Neumaier-add v to sums[j], sums[j + 1]; a non-finite v (or derivative: k3's is −expm1,
+  // non-finite exactly when the value is) records estimator e's first overflow instead.
+  const add = (acc: Float64Array, j: number, v: number, i: number, e: number): void => {
+    if (!Number.isFinite(v)) {
+      if (firstBad[e] === -1) {
+        firstBad[e] = i;
+        badValue[e] = v;
+      }
+      return;
+    }
+    const S = acc[j] as number;
+    const y = S + v;
+    if (Math.abs(S) >= Math.abs(v)) acc[j + 1] = (acc[j + 1] as number) + (S - y + v);
+    else acc[j + 1] = (acc[j + 1] as number) + (v - y + S);
+    acc[j] = y;
+  };
+  let k = 0;
   for (let b = 0; b < rows; b++) {
-    const start = gaps.length;
+    const start = k;
+    let s = 0;
+    let c = 0;
     for (let t = 0; t < cols; t++) {
       const i = b * cols + t;
       // Padding is skipped (never multiplied by 0), so NaN/±Inf junk there cannot leak.
-      if (mask.data[i] !== 1) continue;
+      if (m[i] !== 1) continue;
       const d = (trainer.data[i] as number) - (rollout.data[i] as number);
       if (!Number.isFinite(d)) {
         throw overflowError(fn, "trainerLogprobs - rolloutLogprobs", d, [b, t]);
       }
-      gaps.push(d);
+      gaps[k++] = d;
       if (Math.abs(d) > gap) catastrophic.push([b, t]);
+      const x = s + d;
+      if (Math.abs(s) >= Math.abs(d)) c += s - x + d;
+      else c += d - x + s;
+      s = x;
+      // The four estimates (klPointInto's values: k1 −δ, k2 ½δ², k3 with its series), δ = Δ and,
+      // roles swapped, δ = −Δ (rollout − trainer is −Δ bitwise: IEEE subtraction is antisymmetric).
+      const e3 = Math.expm1(d);
+      const e4 = Math.expm1(-d);
+      add(sums, 0, -d, i, 0);
+      add(sums, 2, 0.5 * d * d, i, 1);
+      add(sums, 4, Number.isFinite(e3) ? k3Value(d, e3) : e3, i, 2);
+      add(sums, 6, Number.isFinite(e4) ? k3Value(-d, e4) : e4, i, 3);
     }
     // Compensated in row order; finite whenever the exact row sum is (robustSum).
-    const total = robustSum(gaps.length - start, (k) => gaps[start + k] as number);
+    const plain = Number.isFinite(s) ? s + c : s;
+    const total =
+      Number.isFinite(plain) || Number.isNaN(plain)
+        ? plain
+        : robustSum(k - start, (j) => gaps[start + j] as number);
     seq[b] = finiteOr(fn, "sequence log-ratio", total, [b], "Σ_t Δ exceeds float64");
   }
-  const n = gaps.length;
   const g = sampleMoments(gaps);
   const s = sampleMoments(seq);
-  const sorted = Float64Array.from(gaps).sort();
-  // KL(rollout‖trainer): the tokens are samples of the rollout policy, so it plays "logprobs"
-  // (the sampling policy) and the trainer plays "ref" — δ = ref − lp = Δ.
-  // The response positions once, row-major; the inputs are validated above, so the estimator
-  // runs without re-checking them (klPointsOf: the same values as klPoints).
-  const idx = new Int32Array(n);
-  for (let i = 0, k = 0; i < mask.data.length; i++) if (mask.data[i] === 1) idx[k++] = i;
-  const kl = (kind: KLEstimator, lp: Matrix, ref: Matrix, lpArg: string): number =>
-    maskedMean(klPointsOf(fn, lp, ref, kind, mask, lpArg).value, idx);
+  // The estimates' errors in the order klK1, klK2, klK3, klK3TrainerRollout were computed.
+  for (let e = 0; e < 4; e++) {
+    const i = firstBad[e] as number;
+    if (i < 0) continue;
+    const delta = e === 3 ? -(gaps[rank(m, i)] as number) : (gaps[rank(m, i)] as number);
+    throw overflowError(
+      fn,
+      `${kinds[e]} estimate`,
+      badValue[e] as number,
+      [Math.floor(i / cols), i % cols],
+      `the exact value at delta = ${String(delta)} exceeds float64`,
+    );
+  }
+  const mean = (e: number): number => {
+    const S = sums[2 * e] as number;
+    const plain = Number.isFinite(S) ? S + (sums[2 * e + 1] as number) : S;
+    if (Number.isFinite(plain) || Number.isNaN(plain)) return plain / n;
+    return robustSum(
+      n,
+      (j) => {
+        klPointInto(
+          kinds[e] as KLEstimator,
+          e === 3 ? -(gaps[j] as number) : (gaps[j] as number),
+          pt,
+        );
+        return pt[0] as number;
+      },
+      n,
+    );
+  };
   return checkFiniteReport(fn, {
     nTokens: n,
     gapMean: g.mean,
     gapStd: g.std,
     gapAbsMax: g.absMax,
-    gapQuantiles: MISMATCH_QUANTILE_LEVELS.map((q) => quantileSorted(sorted, q)),
-    klK1: kl("k1", rollout, trainer, "rolloutLogprobs"),
-    klK2: kl("k2", rollout, trainer, "rolloutLogprobs"),
-    klK3: kl("k3", rollout, trainer, "rolloutLogprobs"),
-    klK3TrainerRollout: kl("k3", trainer, rollout, "trainerLogprobs"),
+    gapQuantiles: quantilesOf(gaps, MISMATCH_QUANTILE_LEVELS),
+    klK1: mean(0),
+    klK2: mean(1),
+    klK3: mean(2),
+    klK3TrainerRollout: mean(3),
     seqLogRatioMean: s.mean,
     seqLogRatioStd: s.std,
     seqLogRatioAbsMax: s.absMax,

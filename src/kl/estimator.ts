@@ -67,6 +67,15 @@ export function klPointwise(kind: KLEstimator, delta: number): { value: number; 
 const KL_POINT = new Float64Array(2);
 
 /**
+ * The k3 value e^δ − 1 − δ given e = expm1(δ): its Taylor series for |δ| < 2^-8, else e − δ.
+ * For δ → −∞, expm1(δ) → −1 and the value −1 − δ stays finite; for δ > 709.78 both overflow.
+ * @internal
+ */
+export function k3Value(delta: number, e: number): number {
+  return Math.abs(delta) < K3_SERIES_BELOW ? k3Series(delta) : e - delta;
+}
+
+/**
  * {@link klPointwise} into `out` (out[0] ← value, out[1] ← ∂k/∂logprobs), allocation-free, for the
  * fused kernel. @internal
  */
@@ -85,8 +94,7 @@ export function klPointInto(kind: KLEstimator, delta: number, out: Float64Array)
       return;
     case "k3": {
       const e = Math.expm1(delta);
-      // For δ → −∞, expm1(δ) → −1 and the value −1 − δ stays finite; for δ > 709.78 both overflow.
-      out[0] = Math.abs(delta) < K3_SERIES_BELOW ? k3Series(delta) : e - delta;
+      out[0] = k3Value(delta, e);
       out[1] = -e;
       return;
     }

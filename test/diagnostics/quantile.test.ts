@@ -1,9 +1,33 @@
 /** Enforces docs/diagnostics/mismatch.md#quantiles: the linear-interpolation quantile helper. */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { quantiles } from "../../src/diagnostics/quantile.js";
+import { quantileSorted, quantiles, quantilesOf } from "../../src/diagnostics/quantile.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../../src/index.js";
 import { expectClose, FC_PARAMS } from "../_kit/index.js";
+
+describe("quantilesOf", () => {
+  test("identity: bitwise the quantiles of the sorted sample, on large samples with ties, −0 and +0", () => {
+    const cell = fc.oneof(
+      fc.double({ min: -3, max: 3, noNaN: true }),
+      fc.constantFrom(0, -0, 1, -1, 2.5, 1e300, -1e300),
+    );
+    const levels = [0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1, 1 / 3];
+    fc.assert(
+      fc.property(fc.array(cell, { minLength: 25, maxLength: 5000 }), fc.boolean(), (xs, big) => {
+        const sample = big ? [...xs, ...xs, ...xs] : xs;
+        const sorted = Float64Array.from(sample).sort();
+        const want = levels.map((q) => quantileSorted(sorted, q));
+        const got = quantilesOf(sample, levels);
+        for (let k = 0; k < levels.length; k++) {
+          expect(Object.is(got[k], want[k]), `q = ${levels[k]}: ${got[k]} vs ${want[k]}`).toBe(
+            true,
+          );
+        }
+      }),
+      FC_PARAMS,
+    );
+  });
+});
 
 describe("quantiles", () => {
   test("golden: linear interpolation on [-0.6, 0.2, 1.0]", () => {
