@@ -36,6 +36,8 @@ export async function benchCli(B, T, rounds, withPeer, seed = 0) {
       into.push(r);
       return r.seconds;
     };
+    const oursOut = [];
+    const outFile = join(dir, "out.safetensors");
     const arms = [
       {
         name: "ours",
@@ -43,6 +45,15 @@ export async function benchCli(B, T, rounds, withPeer, seed = 0) {
           process.execPath,
           [BIN, "loss", "--algorithm", "dapo", "--batch", file, "--json"],
           ours,
+        ),
+      },
+      {
+        // The [B, T] results as a tensor file, --json keeping the scalars (docs/cli.md#tensor-output).
+        name: "oursOut",
+        run: run(
+          process.execPath,
+          [BIN, "loss", "--algorithm", "dapo", "--batch", file, "--out", outFile, "--json"],
+          oursOut,
         ),
       },
     ];
@@ -83,8 +94,18 @@ export async function benchCli(B, T, rounds, withPeer, seed = 0) {
         peakRssMiB: rss(ours),
         peakRssOverFile: (rss(ours) * 1048576) / fileBytes,
       },
+      oursOut: {
+        command:
+          "node bin/polgrad.js loss --algorithm dapo --batch FILE --out OUT.safetensors --json > /dev/null",
+        medianSeconds: t.oursOut.median,
+        times: t.oursOut.times,
+        tokensPerSecond: n / t.oursOut.median,
+        peakRssMiB: rss(oursOut),
+        peakRssOverFile: (rss(oursOut) * 1048576) / fileBytes,
+      },
       peer: null,
       ratio: null,
+      ratioOut: null,
       agreement,
     };
     if (withPeer) {
@@ -96,6 +117,7 @@ export async function benchCli(B, T, rounds, withPeer, seed = 0) {
         peakRssMiB: rss(peer),
       };
       result.ratio = t.peer.median / t.ours.median;
+      result.ratioOut = t.peer.median / t.oursOut.median;
     }
     return result;
   } finally {

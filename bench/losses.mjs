@@ -54,11 +54,24 @@ const cliSize = parseSize(opt["cli-size"] ?? (opt.quick ? "64x4096" : "256x8192"
 const diagnoseSteps = Number(opt["diagnose-steps"] ?? (opt.quick ? 50 : 1000));
 const seed = Number(opt.seed);
 
-// The thread counts to measure: one entry per column. `null` is today's only path (policyLoss has
-// no threads option yet); when it lands this becomes e.g. [1, 2] and `callOurs` passes it on.
-const THREADS = [null];
-const threadLabel = (t) => (t === null ? "n/a" : String(t));
-const callOurs = (config, inputs, _threads) => policyLoss(config, inputs);
+// The thread counts to measure, one row each: policyLoss's `threads` option on our side, torch's
+// set_num_threads on the peer's (docs/performance.md#threads).
+const THREADS = [1, 2];
+const threadLabel = (t) => String(t);
+const callOurs = (config, inputs, threads, out) =>
+  policyLoss(config, inputs, out === undefined ? { threads } : { threads, out });
+
+/** Output arrays for B·T positions, reused call after call (the `out` option's use). */
+function reusedOutputs(n) {
+  const shared = (bytes) => new SharedArrayBuffer(bytes);
+  return {
+    gradLogprobs: new Float64Array(shared(8 * n)),
+    perTokenObjective: new Float64Array(shared(8 * n)),
+    ratio: new Float64Array(shared(8 * n)),
+    clippedLow: new Uint8Array(shared(n)),
+    clippedHigh: new Uint8Array(shared(n)),
+  };
+}
 
 // A full collection before every timed JS call, outside its timing, so that no call pays for the
 // garbage another arm left behind (the collections a call triggers itself stay in its time).
@@ -101,7 +114,7 @@ const doc = {
   },
   node: process.version,
   polgrad: VERSION,
-  threads: "n/a (no --threads yet)",
+  threads: THREADS,
   settings: { rounds, sizes, configs, fills, seed, sections: [...sections] },
   peer: { available: false, reason: null, versions: null },
   targets: TARGET,
@@ -114,7 +127,7 @@ const doc = {
 
 const say = (s) => process.stdout.write(`${s}\n`);
 say(`polgrad ${VERSION} bench, node ${process.version}, ${doc.machine.cpuModel} × ${cpus.length}`);
-say("threads: n/a (no --threads yet)");
+say(`threads: ${THREADS.join(", ")} (policyLoss threads; torch set_num_threads)`);
 say(`rounds: ${rounds} (interleaved; medians)`);
 
 let peer = null;
@@ -152,7 +165,7 @@ const mtok = (x) => fmt(x / 1e6, 1);
 async function benchLosses() {
   say("");
   say(
-    "config  size        fill    thr  typed ms  Mtok/s  of exp  nested ms  Mtok/s  n/t   torch ms  ratio typed  nested  agree (rel)",
+    "config  size        fill    thr  typed ms  Mtok/s  of exp  out ms  nested ms  Mtok/s  n/t   torch ms  ratio typed  out    nested  agree (rel)",
   );
   for (const { B, T } of sizes) {
     const n = B * T;
@@ -169,6 +182,7 @@ async function benchLosses() {
       const typed = typedInputs(batch);
       const nested = nestedInputs(batch);
       const z = new Float64Array(n);
+      const out = reusedOutputs(n);
       if (peer !== null) {
         const dir = mkdtempSync(join(os.tmpdir(), "polgrad-bench-npy-"));
         writeBatchNpy(dir, batch);
@@ -191,7 +205,7 @@ async function benchLosses() {
           };
           const loss = rt.loss;
           const gradAbsSum = absSum(rt.gradLogprobs.data);
-          const peerThreads = threads ?? 1;
+          const peerThreads = threads;
           if (peer !== null) {
             const p = await peer.request({
               cmd: "time",
@@ -205,6 +219,7 @@ async function benchLosses() {
           const arms = [
             { name: "exp", run: () => timed(() => expPass(batch.logprobs, batch.oldLogprobs, z)) },
             { name: "typed", run: () => timed(() => callOurs(config, typed, threads)) },
+            { name: "out", run: () => timed(() => callOurs(config, typed, threads, out)) },
           ];
           if (peer !== null)
             arms.push({
@@ -233,6 +248,7 @@ async function benchLosses() {
             gradAbsSum,
             exp: { medianSeconds: t.exp.median, tokensPerSecond: n / t.exp.median },
             typed: side(t.typed),
+            out: side(t.out),
             nested: side(t.nested),
             nestedOverTyped: t.nested.median / t.typed.median,
             peer: peer === null ? null : { threads: peerThreads, ...side(t.peer) },
@@ -241,6 +257,7 @@ async function benchLosses() {
                 ? null
                 : {
                     typed: t.peer.median / t.typed.median,
+                    out: t.peer.median / t.out.median,
                     nested: t.peer.median / t.nested.median,
                   },
             agreement,
@@ -259,11 +276,13 @@ async function benchLosses() {
               fmt(row.typed.medianSeconds * 1e3, 1).padStart(8),
               mtok(row.typed.tokensPerSecond).padStart(6),
               `${fmt(100 * row.typed.fractionOfExp, 0)} %`.padStart(6),
+              fmt(row.out.medianSeconds * 1e3, 1).padStart(6),
               fmt(row.nested.medianSeconds * 1e3, 1).padStart(9),
               mtok(row.nested.tokensPerSecond).padStart(6),
               fmt(row.nestedOverTyped).padStart(4),
               fmt(row.peer?.medianSeconds * 1e3, 1).padStart(9),
               times(row.ratio?.typed).padStart(11),
+              times(row.ratio?.out).padStart(5),
               times(row.ratio?.nested).padStart(7),
               ` ${agree}${agreement.nestedBitwise ? "" : " (nested differs!)"}`,
             ].join("  "),
@@ -293,9 +312,12 @@ if (sections.has("cli")) {
   say(
     `cli: ours ${c.ours.medianSeconds.toFixed(2)} s (${mtok(c.ours.tokensPerSecond)} Mtok/s), peak RSS ${c.ours.peakRssMiB.toFixed(0)} MiB = ${c.ours.peakRssOverFile.toFixed(2)}× the ${(c.fileBytes / 1e6).toFixed(0)} MB file (target ${TARGET.cliRssOverFile})`,
   );
+  say(
+    `cli: ours with --out ${c.oursOut.medianSeconds.toFixed(2)} s, peak RSS ${c.oursOut.peakRssMiB.toFixed(0)} MiB = ${c.oursOut.peakRssOverFile.toFixed(2)}× the file`,
+  );
   if (c.peer !== null)
     say(
-      `cli: python load + loss + backward ${c.peer.medianSeconds.toFixed(2)} s, peak RSS ${c.peer.peakRssMiB.toFixed(0)} MiB; ratio ${c.ratio.toFixed(2)}× (target ${TARGET.cliRatio}); loss agreement ${c.agreement.relDiff.toExponential(1)}`,
+      `cli: python load + loss + backward ${c.peer.medianSeconds.toFixed(2)} s, peak RSS ${c.peer.peakRssMiB.toFixed(0)} MiB; ratio ${c.ratio.toFixed(2)}× (--json), ${c.ratioOut.toFixed(2)}× (--out) (target ${TARGET.cliRatio}); loss agreement ${c.agreement.relDiff.toExponential(1)}`,
     );
 }
 

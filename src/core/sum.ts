@@ -32,6 +32,13 @@ export class CompensatedSum {
   }
 }
 
+/**
+ * One CompensatedSum kept alive, so that its hidden class outlives every short-lived accumulator
+ * and optimised code that checks it is not discarded at a GC (see KEEP_MAPS in
+ * losses/kernel/policyRows.ts).
+ */
+export const KEEP_COMPENSATED_SUM_MAP: CompensatedSum = new CompensatedSum();
+
 /** Compensated sum of `xs` in index order. */
 export function fsum(xs: ArrayLike<number>): number {
   const acc = new CompensatedSum();

@@ -188,7 +188,9 @@ function checkDense(fn: string, arg: string, x: Matrix | Mask | DenseLike): void
  * Copy rectangular nested rows into a row-major typed array, converting each cell with `cell`.
  * One pass per stream: a `Float64Array` row is copied whole; a plain row is read cell by cell with
  * the common case (a number, or a 0/1 for a mask) tested first and `cell` called only for the rest,
- * which converts or throws (docs/performance.md#nested-input).
+ * which converts or throws (docs/performance.md#nested-input). The float and mask loops are
+ * separate functions, so that each stores into one kind of typed array (a loop storing into both
+ * is polymorphic and several times slower).
  */
 function fromRows<A extends Float64Array | Uint8Array>(
   fn: string,
@@ -202,7 +204,13 @@ function fromRows<A extends Float64Array | Uint8Array>(
   const cols = (x[0] as ArrayLike<unknown>).length;
   if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
   const data = new Ctor(rows * cols);
-  const isMaskData = data instanceof Uint8Array;
+  const fail = (v: unknown, b: number, t: number): number => {
+    // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
+    if (Array.isArray(v)) {
+      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
+    }
+    return cell(v, b, t);
+  };
   for (let b = 0; b < rows; b++) {
     const row = x[b] as ArrayLike<unknown>;
     if (row.length !== cols) {
@@ -217,25 +225,41 @@ function fromRows<A extends Float64Array | Uint8Array>(
         ),
       );
     }
-    const o = b * cols;
-    if (!isMaskData && row instanceof Float64Array) {
-      data.set(row, o);
-      continue;
-    }
-    for (let t = 0; t < cols; t++) {
-      const v = row[t];
-      if (isMaskData ? v === 1 || v === 0 : typeof v === "number") {
-        data[o + t] = v as number;
-        continue;
-      }
-      // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
-      if (Array.isArray(v)) {
-        throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
-      }
-      data[o + t] = cell(v, b, t);
-    }
+    if (data instanceof Uint8Array) maskRow(row, data, b, cols, fail);
+    else if (row instanceof Float64Array) data.set(row, b * cols);
+    else floatRow(row, data as Float64Array, b, cols, fail);
   }
   return { rows, cols, data };
+}
+
+/** Row b of a float stream: numbers as they are, anything else through `fail`. */
+function floatRow(
+  row: ArrayLike<unknown>,
+  data: Float64Array,
+  b: number,
+  cols: number,
+  fail: (v: unknown, b: number, t: number) => number,
+): void {
+  const o = b * cols;
+  for (let t = 0; t < cols; t++) {
+    const v = row[t];
+    data[o + t] = typeof v === "number" ? v : fail(v, b, t);
+  }
+}
+
+/** Row b of a mask: 0 and 1 as they are, anything else (booleans, errors) through `fail`. */
+function maskRow(
+  row: ArrayLike<unknown>,
+  data: Uint8Array,
+  b: number,
+  cols: number,
+  fail: (v: unknown, b: number, t: number) => number,
+): void {
+  const o = b * cols;
+  for (let t = 0; t < cols; t++) {
+    const v = row[t];
+    data[o + t] = v === 1 || v === 0 ? v : fail(v, b, t);
+  }
 }
 
 /** Validate and convert a `[B]` vector argument (any float values; finiteness checked separately). */

@@ -80,27 +80,34 @@ export function k3Value(delta: number, e: number): number {
  * fused kernel. @internal
  */
 export function klPointInto(kind: KLEstimator, delta: number, out: Float64Array): void {
-  switch (kind) {
-    case "k1":
-      out[0] = -delta;
-      out[1] = 1;
-      return;
-    case "k2":
-      // (δ/2)·δ is round(δ²)/2 bitwise wherever δ² is finite, and stays finite up to
-      // |δ| = √(2·1.8e308) instead of √(1.8e308). d(δ²/2)/dlp = δ·(−1); written as −δ so it equals
-      // lp − ref bitwise.
-      out[0] = 0.5 * delta * delta;
-      out[1] = -delta;
-      return;
-    case "k3": {
-      const e = Math.expm1(delta);
-      out[0] = k3Value(delta, e);
-      out[1] = -e;
-      return;
-    }
-    case "abs":
-      out[0] = Math.abs(delta);
-      out[1] = delta > 0 ? -1 : delta < 0 ? 1 : 0;
-      return;
-  }
+  KL_POINT_FNS[kind](delta, out);
 }
+
+/**
+ * The estimators' point functions, one small function each (so that a kernel calling the one its
+ * config names can inline it): value and ∂k/∂logprobs at δ = ref − lp. @internal
+ */
+export const KL_POINT_FNS: Readonly<
+  Record<KLEstimator, (delta: number, out: Float64Array) => void>
+> = Object.freeze({
+  k1: (delta: number, out: Float64Array): void => {
+    out[0] = -delta;
+    out[1] = 1;
+  },
+  // (δ/2)·δ is round(δ²)/2 bitwise wherever δ² is finite, and stays finite up to
+  // |δ| = √(2·1.8e308) instead of √(1.8e308). d(δ²/2)/dlp = δ·(−1); written as −δ so it equals
+  // lp − ref bitwise.
+  k2: (delta: number, out: Float64Array): void => {
+    out[0] = 0.5 * delta * delta;
+    out[1] = -delta;
+  },
+  k3: (delta: number, out: Float64Array): void => {
+    const e = Math.expm1(delta);
+    out[0] = k3Value(delta, e);
+    out[1] = -e;
+  },
+  abs: (delta: number, out: Float64Array): void => {
+    out[0] = Math.abs(delta);
+    out[1] = delta > 0 ? -1 : delta < 0 ? 1 : 0;
+  },
+});

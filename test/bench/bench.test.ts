@@ -27,12 +27,13 @@ interface Row {
   T: number;
   fill: "ragged" | "full";
   validTokens: number;
-  threads: number | null;
+  threads: number;
   loss: number;
   typed: Side;
+  out: Side;
   nested: Side;
   peer: Side | null;
-  ratio: { typed: number; nested: number } | null;
+  ratio: { typed: number; out: number; nested: number } | null;
   agreement: { nestedBitwise: boolean; peerLossRel: number | null };
 }
 
@@ -42,7 +43,7 @@ function runQuick(): Record<string, unknown> {
   const r = spawnSync(process.execPath, [BENCH, ...args, "--json", out], { encoding: "utf8" });
   expect(r.stderr).toBe("");
   expect(r.status).toBe(0);
-  expect(r.stdout).toContain("threads: n/a (no --threads yet)");
+  expect(r.stdout).toContain("threads: 1, 2 (policyLoss threads; torch set_num_threads)");
   return JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>;
 }
 
@@ -50,9 +51,11 @@ describe("bench/losses.mjs", () => {
   test("identity: the JSON reports the loss policyLoss computes on the same batch, for both fills", () => {
     const doc = runQuick();
     const rows = doc.rows as Row[];
-    expect(rows.map((r) => [r.config, r.B, r.T, r.fill])).toEqual([
-      ["dapo", 8, 64, "ragged"],
-      ["dapo", 8, 64, "full"],
+    expect(rows.map((r) => [r.config, r.B, r.T, r.fill, r.threads])).toEqual([
+      ["dapo", 8, 64, "ragged", 1],
+      ["dapo", 8, 64, "ragged", 2],
+      ["dapo", 8, 64, "full", 1],
+      ["dapo", 8, 64, "full", 2],
     ]);
     for (const row of rows) {
       const batch = makeBatch(8, 64, row.fill, 0);
@@ -71,15 +74,14 @@ describe("bench/losses.mjs", () => {
     expect(machine.cpuCount).toBeGreaterThan(0);
     expect(typeof machine.cpuModel).toBe("string");
     expect(doc.node).toBe(process.version);
-    expect(doc.threads).toBe("n/a (no --threads yet)");
+    expect(doc.threads).toEqual([1, 2]);
     expect(doc.peer).toEqual({ available: false, reason: "--no-peer", versions: null });
     expect(Date.parse(doc.finishedAt as string)).toBeGreaterThanOrEqual(
       Date.parse(doc.startedAt as string),
     );
     for (const row of rows) {
-      expect(row.threads).toBeNull();
       expect([row.peer, row.ratio, row.agreement.peerLossRel]).toEqual([null, null, null]);
-      for (const side of [row.typed, row.nested]) {
+      for (const side of [row.typed, row.out, row.nested]) {
         expect(side.times).toHaveLength(1);
         expect(side.medianSeconds).toBe(side.times[0]);
         // Tokens per second count every B·T position: 512 / median.
@@ -88,9 +90,16 @@ describe("bench/losses.mjs", () => {
       }
     }
     expect((doc.exp as unknown[]).length).toBe(2);
-    const cli = doc.cli as { B: number; T: number; ours: { medianSeconds: number }; peer: null };
+    const cli = doc.cli as {
+      B: number;
+      T: number;
+      ours: { medianSeconds: number };
+      oursOut: { medianSeconds: number };
+      peer: null;
+    };
     expect([cli.B, cli.T, cli.peer]).toEqual([64, 4096, null]);
     expect(cli.ours.medianSeconds).toBeGreaterThan(0);
+    expect(cli.oursOut.medianSeconds).toBeGreaterThan(0);
     const diag = doc.diagnose as { steps: number; mbPerSecond: number; peakRssMiB: number };
     expect(diag.steps).toBe(50);
     expect(diag.mbPerSecond).toBeGreaterThan(0);

@@ -11,7 +11,7 @@
  */
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import type { PolicyOutputs } from "./outputs.js";
-import { surrogatePoint } from "./points.js";
+import { surrogateParams, surrogatePoint } from "./points.js";
 import { type PolicyPlan, processRow, ROW_OK, RowScratch } from "./policyRows.js";
 
 /** Slots per block in the events array: ev, at, mz, p, ell, klAt, klValue, klDelta, gradAt. */
@@ -67,6 +67,7 @@ export function planOf(s: SharedPlan): PolicyPlan {
     ref: s.ref,
     ratio: s.cfg.ratio,
     sur: surrogatePoint(s.cfg),
+    params: surrogateParams(s.cfg),
     w: s.w,
     tis: s.cfg.isCorrection,
     kl:

@@ -3,7 +3,7 @@
  * (docs/derivations/losses.md#surrogates, docs/performance.md#the-fused-kernel). The kernel owns
  * every loop: it reads the streams, computes the ratio, applies the TIS weight, aggregates, back-
  * propagates through the ratio and checks finiteness; a surrogate only says what one response
- * token contributes. Adding a surrogate is one entry in {@link surrogatePoint}.
+ * token contributes. Adding a surrogate is one record here and one `case` in {@link surrogatePoint}.
  *
  * A point function receives the token's ratio r (exactly 1 when `usesRatio` is false), its
  * advantage A, its logprob lp and the upstream derivative g = ∂L/∂ℓ (the aggregation weight times
@@ -18,6 +18,14 @@
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW, cispoWeight, pgClipInto } from "../surrogates.js";
 
+/** A surrogate's constants (the band, the dual-clip cap, CISPO's one-sidedness). */
+export interface SurrogateParams {
+  readonly lo: number;
+  readonly hi: number;
+  readonly cap: number | null;
+  readonly oneSided: boolean;
+}
+
 /** One token's surrogate term and its derivative; see the module header for the contract. */
 export type SurrogatePointFn = (
   r: number,
@@ -25,6 +33,7 @@ export type SurrogatePointFn = (
   lp: number,
   g: number,
   out: Float64Array,
+  k: SurrogateParams,
 ) => number;
 
 /** A surrogate as the kernel runs it. @internal */
@@ -47,65 +56,84 @@ function ratioWhy(which: string, logRatio: number, r: number, a: number): string
     : `${which} = ${logRatio}: r·A = ${r}·${a} exceeds float64`;
 }
 
+// The records are module constants, not closures made per call: optimised code that inlines a
+// point function holds it weakly, and a closure that dies at the next GC would throw that code
+// away (measured: every call re-optimised the kernel after a full GC).
+
+/** pg: ℓ = −r·A, ∂L/∂r = g·A. */
+const PG: SurrogatePoint = {
+  through: "ratio",
+  usesRatio: true,
+  // A = ±0: the term is ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
+  point: (r, a, _lp, g, out) => {
+    out[0] = -(a === 0 ? a : r * a);
+    out[1] = g * a;
+    return 0;
+  },
+  why: ratioWhy,
+};
+
+/** pg_clip: ℓ = −min(r·A, clamp(r, lo, hi)·A) (dual clip: −max(·, c·A) for A < 0). */
+const PG_CLIP: SurrogatePoint = {
+  through: "ratio",
+  usesRatio: true,
+  point: (r, a, _lp, g, out, k) => {
+    const flags = pgClipInto(r, a, k.lo, k.hi, k.cap, out);
+    const slope = out[1] as number;
+    out[0] = -(out[0] as number);
+    // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
+    out[1] = slope === 1 ? g * a : slope === 0 ? 0 : g * a * slope;
+    return flags;
+  },
+  why: ratioWhy,
+};
+
+/** reinforce: ℓ = −A·lp, ∂L/∂lp = g·A. */
+const REINFORCE: SurrogatePoint = {
+  through: "logprob",
+  usesRatio: false,
+  point: (_r, a, lp, g, out) => {
+    out[0] = -(a * lp);
+    out[1] = g * a;
+    return 0;
+  },
+  why: (_w, _z, _r, a, lp) => `−A·lp with A = ${a}, lp = ${lp} exceeds float64`,
+};
+
+/** cispo: ℓ = −sg[ŵ]·A·lp, ∂L/∂lp = g·ŵ·A (sg[ŵ]: the clipped weight is held constant). */
+const CISPO: SurrogatePoint = {
+  through: "logprob",
+  usesRatio: true,
+  point: (r, a, lp, g, out, k) => {
+    const coefA = cispoWeight(r, k.lo, k.hi, k.oneSided) * a;
+    out[0] = -(coefA * lp);
+    out[1] = g * coefA;
+    return (r > k.hi ? CLIPPED_HIGH : 0) | (!k.oneSided && r < k.lo ? CLIPPED_LOW : 0);
+  },
+  why: (_w, _z, _r, a, lp) => `−sg[ŵ]·A·lp with A = ${a}, lp = ${lp} exceeds float64`,
+};
+
 /**
- * The point function of `cfg.surrogate`, its constants bound.
+ * The point function of `cfg.surrogate` (its constants come as {@link surrogateParams}).
  * pg: ℓ = −r·A, ∂L/∂r = g·A. pg_clip: ℓ = −min(r·A, clamp(r, lo, hi)·A) (dual clip: −max(·, c·A)
  * for A < 0), ∂L/∂r = g·A·slope with slope ∈ {1, ½, ¼, 0}. reinforce: ℓ = −A·lp, ∂L/∂lp = g·A.
  * cispo: ℓ = −sg[ŵ]·A·lp, ∂L/∂lp = g·ŵ·A.
  * @internal
  */
 export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
-  const { lo, hi, cap, oneSided } = cfg;
   switch (cfg.surrogate) {
     case "pg":
-      return {
-        through: "ratio",
-        usesRatio: true,
-        // A = ±0: the term is ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
-        point: (r, a, _lp, g, out) => {
-          out[0] = -(a === 0 ? a : r * a);
-          out[1] = g * a;
-          return 0;
-        },
-        why: ratioWhy,
-      };
+      return PG;
     case "pg_clip":
-      return {
-        through: "ratio",
-        usesRatio: true,
-        point: (r, a, _lp, g, out) => {
-          const flags = pgClipInto(r, a, lo, hi, cap, out);
-          const slope = out[1] as number;
-          out[0] = -(out[0] as number);
-          // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
-          out[1] = slope === 1 ? g * a : slope === 0 ? 0 : g * a * slope;
-          return flags;
-        },
-        why: ratioWhy,
-      };
+      return PG_CLIP;
     case "reinforce":
-      return {
-        through: "logprob",
-        usesRatio: false,
-        point: (_r, a, lp, g, out) => {
-          out[0] = -(a * lp);
-          out[1] = g * a;
-          return 0;
-        },
-        why: (_w, _z, _r, a, lp) => `−A·lp with A = ${a}, lp = ${lp} exceeds float64`,
-      };
+      return REINFORCE;
     case "cispo":
-      return {
-        through: "logprob",
-        usesRatio: true,
-        // sg[ŵ]: CISPO holds the clipped IS weight constant; only lp carries gradient.
-        point: (r, a, lp, g, out) => {
-          const coefA = cispoWeight(r, lo, hi, oneSided) * a;
-          out[0] = -(coefA * lp);
-          out[1] = g * coefA;
-          return (r > hi ? CLIPPED_HIGH : 0) | (!oneSided && r < lo ? CLIPPED_LOW : 0);
-        },
-        why: (_w, _z, _r, a, lp) => `−sg[ŵ]·A·lp with A = ${a}, lp = ${lp} exceeds float64`,
-      };
+      return CISPO;
   }
+}
+
+/** The constants the point functions read, in one shape for every surrogate. @internal */
+export function surrogateParams(cfg: ResolvedPolicyLossConfig): SurrogateParams {
+  return { lo: cfg.lo, hi: cfg.hi, cap: cfg.cap, oneSided: cfg.oneSided };
 }

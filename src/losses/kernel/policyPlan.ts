@@ -24,7 +24,7 @@ import {
 import { ConfigError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import type { PolicyLossInputs } from "../policyLoss.js";
-import { surrogatePoint } from "./points.js";
+import { surrogateParams, surrogatePoint } from "./points.js";
 import type { PolicyPlan } from "./policyRows.js";
 
 /** Finiteness checks postponed to the kernel, replayed in order when it stops. @internal */
@@ -187,6 +187,7 @@ export function planPolicyLoss(
     ref: ref === null ? null : ref.data,
     ratio: cfg.ratio,
     sur: surrogatePoint(cfg),
+    params: surrogateParams(cfg),
     w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, N),
     tis: cfg.isCorrection,
     kl:

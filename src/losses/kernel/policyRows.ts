@@ -20,11 +20,11 @@
  * unfused code had (docs/conventions.md#numeric-policy).
  */
 import { robustSum } from "../../core/sum.js";
-import { type KLEstimator, klPointInto } from "../../kl/estimator.js";
+import { KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
 import type { RatioKind } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
-import type { SurrogatePoint } from "./points.js";
+import type { SurrogateParams, SurrogatePoint } from "./points.js";
 
 /** Everything the kernel reads, validated; `[B, T]` arrays are row-major. @internal */
 export interface PolicyPlan {
@@ -45,6 +45,8 @@ export interface PolicyPlan {
   readonly ref: Float64Array | null;
   readonly ratio: RatioKind;
   readonly sur: SurrogatePoint;
+  /** The surrogate's constants. */
+  readonly params: SurrogateParams;
   /** Aggregation weight of each row's tokens. */
   readonly w: Float64Array;
   readonly tis: { readonly level: "token" | "sequence"; readonly cap: number } | null;
@@ -258,6 +260,7 @@ function objectiveStage(
   const aRow = advRow === null ? 0 : (advRow[b] as number);
   const pt = sc.pt;
   const point = sur.point;
+  const params = plan.params;
   const sb = sc.sb;
   const rho = sc.rho;
   const rhoRow = sc.rhoRow;
@@ -291,7 +294,7 @@ function objectiveStage(
     const p = !hasTis ? 1 : tokenTis ? (rho[i - o] as number) : rhoRow;
     // Upstream ∂L/∂ℓ_t = w_t·ρ_t; ℓ = −obj, so ∂L/∂obj = −(w_t·ρ_t).
     const g = -(wb * p);
-    const flags = point(r, a, lp[i] as number, g, pt);
+    const flags = point(r, a, lp[i] as number, g, pt, params);
     const ell = pt[0] as number;
     if (!finite(ell)) {
       sc.at = i;
@@ -359,14 +362,14 @@ function klStage(
   const kl = plan.kl as NonNullable<PolicyPlan["kl"]>;
   const ref = plan.ref as Float64Array;
   const cw = kl.coef * (kl.w[b] as number);
-  const kk = kl.kind;
+  const point = KL_POINT_FNS[kl.kind];
   const pt = sc.pt;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
     const rf = ref[i] as number;
     if (!finite(rf)) return ROW_BAD_INPUT;
     const d = rf - (lp[i] as number);
-    klPointInto(kk, d, pt);
+    point(d, pt);
     const v = pt[0] as number;
     const dl = pt[1] as number;
     if ((!finite(v) || !finite(dl)) && sc.klAt < 0) {
@@ -396,19 +399,23 @@ function rowTerm(
 
 /** The running compensated sums of the loss and of the KL term. @internal */
 export class LossSums {
-  s = 0;
-  c = 0;
-  ks = 0;
-  kc = 0;
+  /**
+   * [s, c] of Σ w·objective, then [s, c] of Σ w^kl·k. A typed array, not four number fields: a
+   * field that starts as a small integer and later holds doubles changes the object's hidden class,
+   * which optimised code would then see die (see KEEP_MAPS).
+   */
+  readonly v: Float64Array = new Float64Array(4);
 
   /** Σ w·objective (the surrogate's aggregate), as CompensatedSum.value(). */
   loss(): number {
-    return Number.isFinite(this.s) ? this.s + this.c : this.s;
+    const [s = 0, c = 0] = this.v;
+    return Number.isFinite(s) ? s + c : s;
   }
 
   /** Σ w^kl·k. */
   kl(): number {
-    return Number.isFinite(this.ks) ? this.ks + this.kc : this.ks;
+    const s = this.v[2] as number;
+    return Number.isFinite(s) ? s + (this.v[3] as number) : s;
   }
 }
 
@@ -428,8 +435,9 @@ export function accumulateRow(
   const f = plan.first[b] as number;
   const e = plan.end[b] as number;
   const wb = plan.w[b] as number;
-  let s = acc.s;
-  let c = acc.c;
+  const v = acc.v;
+  let s = v[0] as number;
+  let c = v[1] as number;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
     const x = wb * (objective[i] as number);
@@ -438,13 +446,13 @@ export function accumulateRow(
     else c += x - t + s;
     s = t;
   }
-  acc.s = s;
-  acc.c = c;
+  v[0] = s;
+  v[1] = c;
   if (plan.kl === null) return;
   const wk = plan.kl.w[b] as number;
   const base = kOff - b * plan.T;
-  s = acc.ks;
-  c = acc.kc;
+  s = v[2] as number;
+  c = v[3] as number;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
     const x = wk * (k[base + i] as number);
@@ -453,6 +461,15 @@ export function accumulateRow(
     else c += x - t + s;
     s = t;
   }
-  acc.ks = s;
-  acc.kc = c;
+  v[2] = s;
+  v[3] = c;
 }
+
+/**
+ * One instance of each kernel class kept for the life of the module. A class instance's final
+ * hidden class is reached by transitions, which V8 holds weakly: when every instance dies (the
+ * scratch of a finished call), a GC may collect it, and optimised code that checks it is thrown
+ * away ("weak objects") and rebuilt on the next call. Measured: after a full GC every call
+ * re-optimised ratioStage, objectiveStage and accumulateRow, about 40 ms at 256×8192.
+ */
+export const KEEP_MAPS: readonly object[] = Object.freeze([new RowScratch(0), new LossSums()]);
