@@ -117,7 +117,11 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["loss", "--config", CFG, "--batch", F.batch, "--json"], true),
     row(0, () => ["loss", "--config", `@${F.cfg}`, "--batch", F.batch]),
     row(0, () => ["loss", "--algorithm", "dr_grpo", "--norm-len", "4", "--batch", F.batch]),
-    row(0, () => ["loss", "--algorithm", "grpo", "--threads", "2", "--batch", F.batch, "--json"], true),
+    row(
+      0,
+      () => ["loss", "--algorithm", "grpo", "--threads", "2", "--batch", F.batch, "--json"],
+      true,
+    ),
     row(2, () => ["loss", "--algorithm", "grpo", "--threads", "x", "--batch", F.batch]),
     row(0, () => [
       "loss",
