@@ -25,17 +25,18 @@ export const CLIPPED_HIGH = 2;
 /**
  * PPO clipped objective of one token into `out` (out[0] ← obj, out[1] ← slope), returning the clip
  * flags ({@link CLIPPED_LOW} | {@link CLIPPED_HIGH}); allocation-free, for the fused kernel.
- * The semantics are {@link pgClipPoint}'s. @internal
+ * The semantics are {@link pgClipPoint}'s; `cap` is NaN for no dual clip. @internal
  */
 export function pgClipInto(
   r: number,
   A: number,
   lo: number,
   hi: number,
-  cap: number | null,
+  cap: number,
   out: Float64Array,
 ): number {
-  if (r > lo && r < hi && cap === null) {
+  const capped = !Number.isNaN(cap);
+  if (r > lo && r < hi && !capped) {
     // Strictly inside the band (the common case): clamp(r) = r, so both branches are r·A and
     // tie, giving obj = r·A (A itself when A = ±0) with slope (1 + 1)·½ = 1 and no flag: the
     // general path's values, without its compares.
@@ -62,7 +63,7 @@ export function pgClipInto(
     slope = (1 + pass) * 0.5;
   }
   let flags = A > 0 && r > hi ? CLIPPED_HIGH : A < 0 && r < lo ? CLIPPED_LOW : 0;
-  if (cap !== null && A < 0) {
+  if (capped && A < 0) {
     const floor = cap * A;
     if (floor > obj) {
       obj = floor;
@@ -95,7 +96,7 @@ export function pgClipPoint(
   hi: number,
   cap: number | null,
 ): PgClipPoint {
-  const flags = pgClipInto(r, A, lo, hi, cap, POINT);
+  const flags = pgClipInto(r, A, lo, hi, cap ?? Number.NaN, POINT);
   return {
     obj: POINT[0] as number,
     slope: POINT[1] as number,

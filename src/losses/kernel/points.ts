@@ -18,11 +18,15 @@
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW, cispoWeight, pgClipInto } from "../surrogates.js";
 
-/** A surrogate's constants (the band, the dual-clip cap, CISPO's one-sidedness). */
+/**
+ * A surrogate's constants: the band [lo, hi], the dual-clip cap (NaN for none) and CISPO's
+ * one-sidedness. Every field is a double for every config (built by {@link surrogateParams}), so
+ * the objects of all configs share one hidden class.
+ */
 export interface SurrogateParams {
   readonly lo: number;
   readonly hi: number;
-  readonly cap: number | null;
+  readonly cap: number;
   readonly oneSided: boolean;
 }
 
@@ -135,5 +139,12 @@ export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
 
 /** The constants the point functions read, in one shape for every surrogate. @internal */
 export function surrogateParams(cfg: ResolvedPolicyLossConfig): SurrogateParams {
-  return { lo: cfg.lo, hi: cfg.hi, cap: cfg.cap, oneSided: cfg.oneSided };
+  // Created with doubles (NaN), then filled: a field first seen as a small integer (lo = 0) and
+  // later as a double would change the hidden class from config to config (see KEEP_MAPS).
+  const p = { lo: Number.NaN, hi: Number.NaN, cap: Number.NaN, oneSided: false };
+  p.lo = cfg.lo;
+  p.hi = cfg.hi;
+  p.cap = cfg.cap ?? Number.NaN;
+  p.oneSided = cfg.oneSided;
+  return p;
 }

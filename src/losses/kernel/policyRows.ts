@@ -68,6 +68,8 @@ export const ROW_OBJECTIVE_TIS = 3;
 
 /** Per-thread scratch of the kernel, reused row after row. @internal */
 export class RowScratch {
+  // The float fields start as NaN ("not set yet"), never as a small integer: a field that starts
+  // as one and later holds a double changes the object's hidden class (see KEEP_MAPS).
   /** Token TIS weights of the current row. */
   readonly rho: Float64Array;
   /** The point functions' out slots. */
@@ -75,19 +77,19 @@ export class RowScratch {
   /** Flat index of the stopping event. */
   at = -1;
   /** The row's mean log-ratio (sequence kinds), for messages. */
-  mz = 0;
+  mz: number = Number.NaN;
   /** The row's sequence ratio s_b (1 for the token ratio). */
-  sb = 1;
+  sb: number = Number.NaN;
   /** The row's sequence TIS weight ρ_b. */
-  rhoRow = 1;
+  rhoRow: number = Number.NaN;
   /** The TIS weight at `at`. */
-  p = 1;
+  p: number = Number.NaN;
   /** ℓ at `at`. */
-  ell = 0;
+  ell: number = Number.NaN;
   /** First KL overflow of the row (flat index, or −1), its non-finite value and δ. */
   klAt = -1;
-  klValue = 0;
-  klDelta = 0;
+  klValue: number = Number.NaN;
+  klDelta: number = Number.NaN;
   /** First non-finite gradient of the row (flat index, or −1). */
   gradAt = -1;
 
