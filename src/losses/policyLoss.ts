@@ -13,6 +13,7 @@ import { SharedArena } from "./kernel/arena.js";
 import {
   BLOCK_FAILED,
   EVENT_SLOTS,
+  outputsOf,
   rowBlockRunner,
   runBlock,
   type SharedPlan,
@@ -256,38 +257,29 @@ function runRows(
   return { acc, klAt, klValue, klDelta, gradAt };
 }
 
-/** A shared-memory copy of a small array (row metadata, weights). */
-function sharedCopy<A extends Float64Array | Int32Array>(src: A): A {
-  if (src.buffer instanceof SharedArrayBuffer) return src;
-  const Ctor = src.constructor as new (b: SharedArrayBuffer) => A;
-  const dst = new Ctor(new SharedArrayBuffer(src.byteLength));
-  dst.set(src as unknown as ArrayLike<number>);
-  return dst;
-}
-
-/** The arena the workers' input rows are copied into, reused from call to call. */
+/** The arena the workers' share of a call lives in, reused from call to call. */
 const arena = new SharedArena();
 
-/** `src` itself when shared, else its elements from `from` on copied into `dst` (the arena). */
-function staged<A extends Float64Array | Uint8Array>(src: A, dst: () => A, from: number): A {
-  if (src.buffer instanceof SharedArrayBuffer) return src;
+/**
+ * A view of the arena holding `src`'s elements from `from` on. Always a copy, even of shared
+ * input: a job must name no memory but the arena's (see SharedArena).
+ */
+function staged<A extends Float64Array | Uint8Array | Int32Array>(
+  src: A,
+  dst: () => A,
+  from: number,
+): A {
   const d = dst();
   d.set(src.subarray(from) as unknown as ArrayLike<number>, from);
   return d;
 }
 
-/** Outputs the workers can write: the caller's when all five are shared, else fresh shared ones. */
-function sharedOutputs(given: PolicyOutputs | undefined, n: number): PolicyOutputs {
-  if (given === undefined) return allocOutputs(n, true);
-  const all = [given.grad, given.objective, given.ratio, given.low, given.high];
-  return all.every((a) => a.buffer instanceof SharedArrayBuffer) ? given : allocOutputs(n, true);
-}
-
 /**
- * Run the rows in `threads` blocks: block 0 on this thread (reading the inputs in place), the others
- * on worker threads (reading shared copies of their rows); then the reductions here, in row-major
- * order, and the events in block order, so that the result and any error are bitwise those of
- * {@link runRows}.
+ * Run the rows in `threads` blocks: block 0 on this thread, reading the inputs in place and
+ * writing the result; the others on worker threads, reading arena copies of their rows and
+ * writing arena outputs that are then copied into the result. Then the reductions here, in
+ * row-major order, and the events in block order, so that the result and any error are bitwise
+ * those of {@link runRows}.
  */
 function runThreaded(
   fn: string,
@@ -299,71 +291,102 @@ function runThreaded(
   const { plan } = planned;
   const { B, T } = plan;
   const n = B * T;
-  const blocks = splitRows(plan.L, threads);
-  // Workers read rows blocks[1] … B − 1 only: those are copied (into the reused arena).
-  const from = (blocks[1] as number) * T;
-  const out = sharedOutputs(given, n);
+  const blocks0 = splitRows(plan.L, threads);
+  // Workers read and write rows blocks[1] … B − 1 only: just those are copied in and out.
+  const from = (blocks0[1] as number) * T;
+  const out = given ?? allocOutputs(n, false);
   const streams = [plan.lp, plan.old, plan.advTok, plan.rollout, plan.ref].filter(
     (x) => x !== null,
   );
-  arena.begin(SharedArena.bytesFor([n, ...streams.map(() => n * 8), plan.kl === null ? 0 : n * 8]));
+  // Every view the job takes from the arena, by byte length.
+  const views = [
+    ...(plan.kl === null ? [] : [n * 8]), // k
+    (threads + 1) * 4, // blocks
+    n, // mask
+    B * 4, // first
+    B * 4, // end
+    B * 4, // L
+    ...streams.map(() => n * 8), // lp, old, and advTok, rollout, ref when given
+    ...(plan.advRow === null ? [] : [B * 8]),
+    B * 8, // w
+    ...(plan.kl === null ? [] : [B * 8]), // klW
+    n * 8, // grad
+    n * 8, // objective
+    n * 8, // ratio
+    n, // clippedLow
+    n, // clippedHigh
+    threads * EVENT_SLOTS * 8,
+  ];
+  arena.begin(SharedArena.bytesFor(views));
   const f64 = (x: Float64Array | null): Float64Array | null =>
     x === null ? null : staged(x, () => arena.f64(n), from);
+  const small = <A extends Float64Array | Int32Array>(x: A, make: (n: number) => A): A =>
+    staged(x, () => make(x.length), 0);
   const k = plan.kl === null ? new Float64Array(0) : arena.f64(n);
+  const blocks = small(blocks0, (m) => arena.i32(m));
   const job: SharedPlan = {
     cfg,
     B,
     T,
     m: staged(plan.m, () => arena.u8(n), from),
-    first: sharedCopy(plan.first),
-    end: sharedCopy(plan.end),
-    L: sharedCopy(plan.L),
+    first: small(plan.first, (m) => arena.i32(m)),
+    end: small(plan.end, (m) => arena.i32(m)),
+    L: small(plan.L, (m) => arena.i32(m)),
     lp: f64(plan.lp) as Float64Array,
     old: f64(plan.old) as Float64Array,
-    advRow: plan.advRow === null ? null : sharedCopy(plan.advRow),
+    advRow: plan.advRow === null ? null : small(plan.advRow, (m) => arena.f64(m)),
     advTok: f64(plan.advTok),
     rollout: f64(plan.rollout),
     ref: f64(plan.ref),
-    w: sharedCopy(plan.w),
-    klW: plan.kl === null ? null : sharedCopy(plan.kl.w),
-    grad: out.grad,
-    objective: out.objective,
-    ratio: out.ratio,
-    low: out.low,
-    high: out.high,
-    fresh: out.fresh,
+    w: small(plan.w, (m) => arena.f64(m)),
+    klW: plan.kl === null ? null : small(plan.kl.w, (m) => arena.f64(m)),
+    grad: arena.f64(n),
+    objective: arena.f64(n),
+    ratio: arena.f64(n),
+    low: arena.u8(n),
+    high: arena.u8(n),
+    // The arena is reused: the workers write every position of their rows, padding included.
+    fresh: false,
     k,
     blocks,
-    events: new Float64Array(new SharedArrayBuffer(threads * EVENT_SLOTS * 8)),
+    events: arena.f64(threads * EVENT_SLOTS),
   };
   const { events } = job;
   (rowBlockRunner() as NonNullable<ReturnType<typeof rowBlockRunner>>).run(job, () =>
     runBlock(plan, out, k, blocks, events, 0),
   );
+  // Blocks the workers ran are copied into the result; a block they could not run is rerun here,
+  // straight into the result (a retired worker may still read the arena: the next call gets a
+  // new one).
+  const shared = outputsOf(job);
+  const onWorker = (j: number): boolean => j > 0 && events[j * EVENT_SLOTS] !== BLOCK_FAILED;
   for (let j = 1; j < threads; j++) {
-    if (events[j * EVENT_SLOTS] !== BLOCK_FAILED) continue;
-    // A retired worker may still read the arena: the next call gets a new one.
+    if (onWorker(j)) continue;
     arena.drop();
     runBlock(plan, out, k, blocks, events, j);
   }
+  for (let j = 1; j < threads; j++) {
+    if (!onWorker(j)) continue;
+    const a = (blocks[j] as number) * T;
+    const z = (blocks[j + 1] as number) * T;
+    out.grad.set(shared.grad.subarray(a, z), a);
+    out.objective.set(shared.objective.subarray(a, z), a);
+    out.ratio.set(shared.ratio.subarray(a, z), a);
+    out.low.set(shared.low.subarray(a, z), a);
+    out.high.set(shared.high.subarray(a, z), a);
+  }
   // Events in block order: any stop first (a deferred finiteness check, else the earliest
   // objective overflow), then the first KL and gradient overflows.
-  let stop = -1;
   for (let j = 0; j < threads; j++) {
-    if (events[j * EVENT_SLOTS] !== ROW_OK) {
-      stop = j;
-      break;
-    }
-  }
-  if (stop >= 0) {
-    const e = stop * EVENT_SLOTS;
+    const e = j * EVENT_SLOTS;
+    if (events[e] === ROW_OK) continue;
     const ev: StopEvent = {
       at: events[e + 1] as number,
       mz: events[e + 2] as number,
       p: events[e + 3] as number,
       ell: events[e + 4] as number,
     };
-    throw stopError(fn, cfg, planned, out, events[e] as number, ev);
+    throw stopError(fn, cfg, planned, onWorker(j) ? shared : out, events[e] as number, ev);
   }
   let klAt = -1;
   let klValue = 0;
@@ -380,26 +403,7 @@ function runThreaded(
   }
   const acc = new LossSums();
   for (let b = 0; b < B; b++) accumulateRow(plan, out.objective, b, acc, k, b * T);
-  const result = finish(fn, cfg, planned, out, { acc, klAt, klValue, klDelta, gradAt });
-  return given === undefined || given === out ? result : copyInto(result, given);
-}
-
-/** The result with its arrays copied into the caller's buffers (threads write shared memory). */
-function copyInto(r: PolicyLossResult, given: PolicyOutputs): PolicyLossResult {
-  given.grad.set(r.gradLogprobs.data);
-  given.objective.set(r.perTokenObjective.data);
-  given.ratio.set(r.ratio.data);
-  given.low.set(r.clippedLow.data);
-  given.high.set(r.clippedHigh.data);
-  const { rows, cols } = r.gradLogprobs;
-  return {
-    ...r,
-    gradLogprobs: { rows, cols, data: given.grad },
-    perTokenObjective: { rows, cols, data: given.objective },
-    ratio: { rows, cols, data: given.ratio },
-    clippedLow: { rows, cols, data: given.low },
-    clippedHigh: { rows, cols, data: given.high },
-  };
+  return finish(fn, cfg, planned, out, { acc, klAt, klValue, klDelta, gradAt });
 }
 
 function overflowAt(

@@ -64,6 +64,28 @@ describe("policyLoss threads", () => {
     if ("ok" in got) expect(got.ok.gradLogprobs.data).toBe(out.gradLogprobs);
   });
 
+  it("golden: threaded calls leave no memory behind in the workers (resident memory stays bounded)", () => {
+    // 40 calls of 128×8192: each call's outputs are 27 MB; had the workers kept each call's
+    // shared memory (as fresh SharedArrayBuffers per call did), 40 calls would hold > 1 GB.
+    const B = 128;
+    const T = 8192;
+    const n = B * T;
+    const lp = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.sin(i));
+    const old = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.cos(i));
+    const inputs = {
+      logprobs: { rows: B, cols: T, data: lp },
+      oldLogprobs: { rows: B, cols: T, data: old },
+      advantages: Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1)),
+      responseMask: { rows: B, cols: T, data: new Uint8Array(n).fill(1) },
+    };
+    const cfg = getAlgorithm("dapo").loss;
+    policyLoss(cfg, inputs, { threads: 2 });
+    const before = process.memoryUsage().rss;
+    for (let k = 0; k < 40; k++) policyLoss(cfg, inputs, { threads: 2 });
+    const grown = (process.memoryUsage().rss - before) / 2 ** 20;
+    expect(grown, `resident memory grew ${grown.toFixed(0)} MiB`).toBeLessThan(400);
+  });
+
   it("rejects: threads that are not a positive integer up to 256", () => {
     const cfg = getAlgorithm("dapo").loss;
     const inputs = { logprobs: [[-1]], oldLogprobs: [[-1]], advantages: [1], responseMask: [[1]] };
