@@ -10,7 +10,7 @@
  * {@link setRowBlockRunner}.
  */
 import type { ResolvedPolicyLossConfig } from "../config.js";
-import type { PolicyOutputs } from "./outputs.js";
+import { outputs, type PolicyOutputs } from "./outputs.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
 import { type PolicyPlan, processRow, ROW_OK, RowScratch } from "./policyRows.js";
 
@@ -79,14 +79,7 @@ export function planOf(s: SharedPlan): PolicyPlan {
 
 /** The outputs of a shared plan. @internal */
 export function outputsOf(s: SharedPlan): PolicyOutputs {
-  return {
-    grad: s.grad,
-    objective: s.objective,
-    ratio: s.ratio,
-    low: s.low,
-    high: s.high,
-    fresh: s.fresh,
-  };
+  return outputs(s.grad, s.objective, s.ratio, s.low, s.high, s.fresh);
 }
 
 /**

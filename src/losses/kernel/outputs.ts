@@ -31,6 +31,21 @@ export interface PolicyLossOut {
   readonly clippedHigh?: Uint8Array;
 }
 
+/**
+ * The one place a {@link PolicyOutputs} is built: every outputs object has the same hidden class,
+ * so the kernel's property reads stay monomorphic whichever path made it. @internal
+ */
+export function outputs(
+  grad: Float64Array,
+  objective: Float64Array,
+  ratio: Float64Array,
+  low: Uint8Array,
+  high: Uint8Array,
+  fresh: boolean,
+): PolicyOutputs {
+  return { grad, objective, ratio, low, high, fresh };
+}
+
 /** Bytes between consecutive views (a multiple of 8, not of 64 or 4096). */
 const STAGGER = 520;
 
@@ -43,14 +58,14 @@ export function allocOutputs(n: number, shared: boolean): PolicyOutputs {
   const u8 = n + STAGGER;
   const bytes = 3 * f64 + 2 * u8;
   const buf = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-  return {
-    grad: new Float64Array(buf, 0, n),
-    objective: new Float64Array(buf, f64, n),
-    ratio: new Float64Array(buf, 2 * f64, n),
-    low: new Uint8Array(buf, 3 * f64, n),
-    high: new Uint8Array(buf, 3 * f64 + u8, n),
-    fresh: true,
-  };
+  return outputs(
+    new Float64Array(buf, 0, n),
+    new Float64Array(buf, f64, n),
+    new Float64Array(buf, 2 * f64, n),
+    new Uint8Array(buf, 3 * f64, n),
+    new Uint8Array(buf, 3 * f64 + u8, n),
+    true,
+  );
 }
 
 const OUT_FIELDS = [
@@ -123,14 +138,14 @@ export function callerOutputs(
   }
   if (views.length === 0) return undefined;
   const pick = <A>(v: unknown, make: () => A): A => (v === undefined ? make() : (v as A));
-  return {
-    grad: pick(given.gradLogprobs, () => new Float64Array(n)),
-    objective: pick(given.perTokenObjective, () => new Float64Array(n)),
-    ratio: pick(given.ratio, () => new Float64Array(n)),
-    low: pick(given.clippedLow, () => new Uint8Array(n)),
-    high: pick(given.clippedHigh, () => new Uint8Array(n)),
-    fresh: false,
-  };
+  return outputs(
+    pick(given.gradLogprobs, () => new Float64Array(n)),
+    pick(given.perTokenObjective, () => new Float64Array(n)),
+    pick(given.ratio, () => new Float64Array(n)),
+    pick(given.clippedLow, () => new Uint8Array(n)),
+    pick(given.clippedHigh, () => new Uint8Array(n)),
+    false,
+  );
 }
 
 function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
