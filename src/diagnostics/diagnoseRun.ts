@@ -12,7 +12,7 @@ import { ConfigError, IoError, PolgradError } from "../errors.js";
 import { toPartialBatchAs } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
 import { readTensorsAs } from "../io/readTensors.js";
-import { dumpGaps, type RunProblem, scanRunFolder } from "../io/runFolder.js";
+import { dumpGaps, type RunProblem, type RunScan, scanRunFolder } from "../io/runFolder.js";
 import {
   type Alarm,
   type DetectorName,
@@ -29,6 +29,7 @@ import {
   type StepRange,
   stepSettings,
 } from "./runSteps.js";
+import { runShardRunner, splitSteps } from "./runThreads.js";
 import { type SeriesTrend, seriesTrend } from "./seriesTrend.js";
 import { MAX_THEIL_SEN_POINTS, theilSenSlope } from "./trend.js";
 
@@ -95,6 +96,12 @@ export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
   readonly essAlarm?: number;
   /** Only the steps from…to (inclusive) of the run (collectRunSteps; a shard of the run). */
   readonly steps?: StepRange;
+  /**
+   * Threads for diagnoseRun (Node; docs/diagnostics/run.md#threads): the steps are collected as
+   * shards on worker threads and merged exactly, so every count gives the same report. Default:
+   * min(cores, ⌊steps / 32⌋), at least 1; a positive integer up to 256.
+   */
+  readonly threads?: number;
 }
 
 function summarize(points: readonly { step: number; value: number }[]): SeriesSummary | null {
@@ -153,6 +160,7 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  * @enforcedBy test/diagnostics/hardening.test.ts > diagnoseRun > regression: a rollout gap beyond 709 nats raises an alarm instead of passing as a skipped detector
  * @enforcedBy test/diagnostics/runLayouts.test.ts > diagnoseRun > regression: a run dumped every 10 steps reports slopes per step and no gaps
  * @enforcedBy test/diagnostics/runLayouts.test.ts > diagnoseRun > regression: a folder where every step is unreadable is an error naming each reason
+ * @enforcedBy test/diagnostics/runShards.test.ts > run shards > identity: diagnoseRun on 2 and 3 threads equals the one-thread report, and the workers ran
  * @since 0.1.0
  */
 export function diagnoseRun(
@@ -161,7 +169,75 @@ export function diagnoseRun(
   onStep?: (done: number, total: number) => void,
 ): RunDiagnosis {
   const fn = "diagnoseRun";
-  return summarizeRunAs(fn, [collectRunStepsAs(fn, dir, options, onStep)], options);
+  const opts = checkObject(fn, "options", options);
+  const { threads, ...rest } = opts;
+  if (
+    threads !== undefined &&
+    (typeof threads !== "number" || !Number.isInteger(threads) || threads < 1 || threads > 256)
+  ) {
+    const rule = "a positive integer at most 256";
+    throw new ConfigError(
+      fn,
+      "options.threads",
+      mustBe(fn, "options.threads", rule, fmtValue(threads)),
+    );
+  }
+  const runner = runShardRunner();
+  const scan = runner === null || rest.steps !== undefined ? null : scanRunFolderIfAny(dir);
+  const stepNumbers = scan === null ? [] : scan.steps.map((e) => e.step);
+  const t =
+    runner === null
+      ? 1
+      : Math.min(
+          threads ?? Math.min(runner.cores, Math.floor(stepNumbers.length / 32)),
+          stepNumbers.length,
+        );
+  if (runner === null || t <= 1) {
+    return summarizeRunAs(fn, [collectRunStepsAs(fn, dir, rest, onStep)], rest);
+  }
+  // Shards on threads: range 0 here, the others on workers; merged exactly (runThreads.ts).
+  // The shards get our progress callback, so the caller's is checked here, as collect checks it.
+  if (onStep !== undefined && typeof onStep !== "function") {
+    throw new ConfigError(
+      fn,
+      "onStep",
+      mustBe(fn, "onStep", "a function or undefined", fmtValue(onStep)),
+    );
+  }
+  const ranges = splitSteps(stepNumbers, t);
+  const progress = new Int32Array(new SharedArrayBuffer(4));
+  const total = stepNumbers.length;
+  const shard = (steps: StepRange): RunSteps =>
+    collectRunStepsAs(fn, dir, { ...rest, steps }, () => {
+      Atomics.add(progress, 0, 1);
+      onStep?.(Atomics.load(progress, 0), total);
+    });
+  let own: RunSteps | null = null;
+  let failure: unknown = null;
+  const others = runner.collect(dir, rest, ranges.slice(1), progress, () => {
+    // Caught and rethrown once the workers are done, so no reply is left behind for a next call.
+    try {
+      own = shard(ranges[0] as StepRange);
+    } catch (e) {
+      failure = e;
+    }
+  });
+  if (failure !== null) throw failure;
+  const parts = [
+    own as unknown as RunSteps,
+    ...others.map((p, j) => (p as RunSteps | null) ?? shard(ranges[j + 1] as StepRange)),
+  ];
+  return summarizeRunAs(fn, parts, rest);
+}
+
+/** The scan of `dir`, or null when it cannot be scanned (the one-thread path reports why). */
+function scanRunFolderIfAny(dir: string): RunScan | null {
+  try {
+    const scan = scanRunFolder(dir, "diagnoseRun");
+    return scan.steps.length === 0 ? null : scan;
+  } catch {
+    return null;
+  }
 }
 
 /**

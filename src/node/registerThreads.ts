@@ -1,9 +1,13 @@
 /**
- * Give policyLoss its worker threads (./threadPool.ts) in this process: imported for its effect by
- * the root entry (src/index.ts) and by the CLI's `loss` command. Node only; the pure core never
- * imports it (a browser build runs every row block on its one thread).
+ * Give policyLoss (./threadPool.ts) and diagnoseRun (./runPool.ts) their worker threads in this
+ * process: imported for its effect by the root entry (src/index.ts) and by the CLI's `loss` and
+ * `diagnose` commands. Node only; the pure core never imports it (a browser build runs on its one
+ * thread).
  */
+import { setRunShardRunner } from "../diagnostics/runThreads.js";
 import { setRowBlockRunner } from "../losses/kernel/blocks.js";
+import { runPool } from "./runPool.js";
 import { threadPool } from "./threadPool.js";
 
 setRowBlockRunner(threadPool);
+setRunShardRunner(runPool);

@@ -197,9 +197,11 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   ],
   diagnose: [
     row(0, () => ["diagnose", F.batch, "--clip", "0.2,0.28,3", "--json"], true),
+    row(2, () => ["diagnose", F.batch, "--threads", "2"]),
     row(0, () => ["diagnose", F.batch, "--agg", "token_sum_norm", "--norm-len", "4"]),
     // The 8-step demo run has no alarm (its injections start at step 140): exit 0, exactly.
     row(0, () => ["diagnose", F.run, "--window", "4", "--seed", "2", "--json"], true),
+    row(0, () => ["diagnose", F.run, "--window", "4", "--threads", "2", "--json"], true),
     row(1, () => ["diagnose", F.rollout, "--json"]),
     row(2, () => ["diagnose", F.batch, "--agg", "token_meen"]),
     row(2, () => ["diagnose", F.batch, "--clip", "a,b"]),

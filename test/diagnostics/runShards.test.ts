@@ -9,6 +9,8 @@ import { describe, expect, test } from "vitest";
 import { writeDemoRun } from "../../src/demo/demoRun.js";
 import { collectRunSteps, diagnoseRun, summarizeRun } from "../../src/diagnostics/diagnoseRun.js";
 import { ConfigError } from "../../src/errors.js";
+import { runPool } from "../../src/node/runPool.js";
+import "../../src/node/registerThreads.js";
 import { runMain } from "../cli/_run.js";
 import { useTmpDir } from "../io/_kit.js";
 
@@ -44,6 +46,26 @@ describe("run shards", () => {
     const once = await runMain(["diagnose", dir, "--window", "20", "--json"]);
     expect(merged.code).toBe(once.code);
     expect(merged.stdout).toBe(once.stdout);
+  });
+
+  test("identity: diagnoseRun on 2 and 3 threads equals the one-thread report, and the workers ran", async () => {
+    // The workers run the built library (dist/node/runWorker.js), which npm test builds first.
+    const dir = run("threads");
+    const before = runPool.workerShards;
+    const one = diagnoseRun(dir, { window: 20, threads: 1 });
+    let ticks = 0;
+    expect(diagnoseRun(dir, { window: 20, threads: 2 }, () => ticks++)).toEqual(one);
+    expect(diagnoseRun(dir, { window: 20, threads: 3 })).toEqual(one);
+    expect(runPool.workerShards).toBeGreaterThan(before);
+    // Progress counts the steps of every thread: 39 entries, 38 readable (25 is junk) at least.
+    expect(ticks).toBeGreaterThan(0);
+    const cli1 = await runMain(["diagnose", dir, "--window", "20", "--threads", "1", "--json"]);
+    const cli3 = await runMain(["diagnose", dir, "--window", "20", "--threads", "3", "--json"]);
+    expect(cli3.code).toBe(cli1.code);
+    expect(cli3.stdout).toBe(cli1.stdout);
+    expect(() => diagnoseRun(dir, { threads: 0 })).toThrow(
+      /options\.threads must be a positive integer/,
+    );
   });
 
   test("rejects: overlapping shards and shards collected with other settings", () => {

@@ -45,7 +45,7 @@ export const diagnoseCommand: Command = {
   summary:
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--threads N] [--json]",
   positionals: 1,
   options: {
     clip: {
@@ -78,6 +78,12 @@ export const diagnoseCommand: Command = {
       type: "string",
       argument: "A-B",
       description: "only the steps A to B of a run (inclusive; a shard of the run)",
+    },
+    threads: {
+      type: "string",
+      argument: "N",
+      description:
+        "threads for a run folder (default: from the step count and the cores; every count gives the same report)",
     },
     "summary-out": {
       type: "string",
@@ -126,6 +132,19 @@ export const diagnoseCommand: Command = {
         ...trendOptions(values),
         ...(range === undefined ? {} : { steps: range }),
       };
+      const threads = intOption(values, "threads", "diagnose");
+      if (typeof summaryOut !== "string") {
+        // The whole run: diagnoseRun, on threads (shards merged exactly: the same report).
+        const { diagnoseRun } = await import("../../diagnostics/diagnoseRun.js");
+        await import("../../node/registerThreads.js");
+        const d = diagnoseRun(
+          path,
+          threads === undefined ? runOptions : { ...runOptions, threads },
+          bar.tick,
+        );
+        bar.finish();
+        return printRun(fn, values, io, d);
+      }
       const part = collectRunSteps(path, runOptions, bar.tick);
       bar.finish();
       if (typeof summaryOut === "string") {
@@ -145,6 +164,13 @@ export const diagnoseCommand: Command = {
         return 0;
       }
       return printRun(fn, values, io, summarizeRun(part, runOptions));
+    }
+    if (values.threads !== undefined) {
+      throw new UsageError(
+        fn,
+        "--threads",
+        `${fn}: --threads must come with a run folder (a batch is one step); got ${safeText(path)}`,
+      );
     }
     if (range !== undefined || typeof summaryOut === "string") {
       throw new UsageError(

@@ -1,0 +1,54 @@
+/**
+ * Run diagnosis on several threads (docs/diagnostics/run.md#threads): the steps are split into
+ * contiguous ranges, each collected as a shard (collectRunSteps over a step range) on its own
+ * thread, and the shards are merged by the exact merge of sharded runs
+ * (docs/diagnostics/run.md#sharding-a-run), so the report is the one-thread report, value for
+ * value. This module is pure; the Node entry registers the worker-thread runner
+ * (src/node/runPool.ts).
+ */
+import type { StepRange } from "./runSteps.js";
+
+/** Collects shards of a run on other threads. @internal */
+export interface RunShardRunner {
+  /** Threads the machine offers (the calling one included). */
+  readonly cores: number;
+  /**
+   * Collect `ranges` of `dir` on worker threads while `own()` runs here; return each range's
+   * RunSteps (a plain, structured-clone object), or null for a range a worker could not collect
+   * (the caller collects it itself). `progress[0]` counts the steps done by every thread.
+   */
+  collect(
+    dir: string,
+    options: Readonly<Record<string, unknown>>,
+    ranges: readonly StepRange[],
+    progress: Int32Array,
+    own: () => void,
+  ): (unknown | null)[];
+}
+
+let runner: RunShardRunner | null = null;
+
+/** Register the runner (the Node entry does). @internal */
+export function setRunShardRunner(r: RunShardRunner | null): void {
+  runner = r;
+}
+
+/** The registered runner, or null. @internal */
+export function runShardRunner(): RunShardRunner | null {
+  return runner;
+}
+
+/**
+ * Split sorted step numbers into at most `n` contiguous ranges of about equal counts (each
+ * non-empty, together covering every step). @internal
+ */
+export function splitSteps(steps: readonly number[], n: number): StepRange[] {
+  const k = Math.max(1, Math.min(n, steps.length));
+  const out: StepRange[] = [];
+  for (let j = 0; j < k; j++) {
+    const a = Math.floor((j * steps.length) / k);
+    const b = Math.floor(((j + 1) * steps.length) / k);
+    out.push({ from: steps[a] as number, to: steps[b - 1] as number });
+  }
+  return out;
+}

@@ -1,0 +1,31 @@
+/**
+ * The worker thread of the run-diagnosis pool (./runPool.ts): collects one shard (a step range)
+ * of a run folder with the library's own collectRunSteps and posts the RunSteps back on its port.
+ * Node only.
+ */
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { collectRunSteps } from "../diagnostics/diagnoseRun.js";
+
+const { ctl, port } = workerData as { ctl: Int32Array; port: MessagePort };
+
+parentPort?.on(
+  "message",
+  (msg: { dir: string; options: Record<string, unknown>; progress: Int32Array }) => {
+    let reply: { ok: unknown } | { error: string };
+    try {
+      const part = collectRunSteps(msg.dir, msg.options, () => {
+        Atomics.add(msg.progress, 0, 1);
+      });
+      reply = { ok: part };
+    } catch (e) {
+      // The caller collects the range itself, so the error (if any) comes from the calling thread.
+      reply = { error: e instanceof Error ? e.message : String(e) };
+    }
+    port.postMessage(reply);
+    Atomics.add(ctl, 0, 1);
+    Atomics.notify(ctl, 0);
+  },
+);
+
+Atomics.add(ctl, 1, 1);
+Atomics.notify(ctl, 1);
