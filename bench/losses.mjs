@@ -326,9 +326,10 @@ if (sections.has("diagnose")) {
   say(`diagnose: ${diagnoseSteps} steps × 32 × 1024 (F64, written by polgrad demo-run)`);
   const d = benchDiagnose(diagnoseSteps, 1024);
   doc.diagnose = d;
-  say(
-    `diagnose: ${(d.runBytes / 1e9).toFixed(3)} GB in ${d.diagnoseSeconds.toFixed(2)} s = ${d.mbPerSecond.toFixed(0)} MB/s of run data (target ${TARGET.diagnoseMBps}), peak RSS ${d.peakRssMiB.toFixed(0)} MiB (${d.peakRssOverRun.toFixed(3)}× the run); peer: n/a (polgrad 0.2.0 has no run-level diagnosis)`,
-  );
+  for (const t of d.threads)
+    say(
+      `diagnose: ${(d.runBytes / 1e9).toFixed(3)} GB on ${t.threads} thread(s) in ${t.diagnoseSeconds.toFixed(2)} s = ${t.mbPerSecond.toFixed(0)} MB/s of run data (target ${TARGET.diagnoseMBps}), peak RSS ${t.peakRssMiB.toFixed(0)} MiB (${t.peakRssOverRun.toFixed(3)}× the run); peer: n/a (polgrad 0.2.0 has no run-level diagnosis)`,
+    );
 }
 
 doc.finishedAt = new Date().toISOString();

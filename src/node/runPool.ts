@@ -15,6 +15,7 @@ import {
 } from "node:worker_threads";
 import type { StepRange } from "../diagnostics/runSteps.js";
 import type { RunShardRunner } from "../diagnostics/runThreads.js";
+import { workerExecArgv } from "./threadPool.js";
 
 const START_MS = 10_000;
 /** A worker that completes no step for this long is taken for stuck. */
@@ -43,6 +44,7 @@ class RunPool implements RunShardRunner {
         const w = new Worker(workerUrl(), {
           workerData: { ctl: this.ctl, port: port2 },
           transferList: [port2],
+          execArgv: workerExecArgv(),
         });
         w.unref();
         port1.unref();

@@ -20,6 +20,25 @@ import {
   type SharedPlan,
 } from "../losses/kernel/blocks.js";
 
+/**
+ * The process's options minus those a worker refuses: a worker inherits `execArgv`, and one
+ * started from `node --input-type=module -e …` failed to load ("--input-type can only be used
+ * with string input"), leaving the pool to time out. @internal
+ */
+export function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a.startsWith("--input-type")) {
+      if (a === "--input-type") i++; // its value came as the next argument
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
 /** How long a pool may take to start (module loading in each worker). */
 const START_MS = 10_000;
 
@@ -50,7 +69,10 @@ class ThreadPool implements RowBlockRunner {
     if (have >= n) return true;
     try {
       for (let i = have; i < n; i++) {
-        const w = new Worker(workerUrl(), { workerData: { ctl: this.ctl } });
+        const w = new Worker(workerUrl(), {
+          workerData: { ctl: this.ctl },
+          execArgv: workerExecArgv(),
+        });
         w.unref();
         w.on("error", () => this.retire());
         this.workers.push(w);

@@ -5,6 +5,7 @@
  * The workers run the built kernel (dist/node/rowWorker.js: Node 20 workers do not load
  * TypeScript), which `npm test` builds first.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +85,25 @@ describe("policyLoss threads", () => {
     for (let k = 0; k < 40; k++) policyLoss(cfg, inputs, { threads: 2 });
     const grown = (process.memoryUsage().rss - before) / 2 ** 20;
     expect(grown, `resident memory grew ${grown.toFixed(0)} MiB`).toBeLessThan(400);
+  });
+
+  it("regression: the workers start in a process run as node --input-type=module -e (they inherit execArgv)", () => {
+    const dist = new URL("../../dist/", import.meta.url).href;
+    const script = `
+      import { getAlgorithm, policyLoss } from "${dist}index.js";
+      import { threadPool } from "${dist}node/threadPool.js";
+      const t0 = Date.now();
+      policyLoss(getAlgorithm("dapo").loss, { logprobs: [[-1, -2], [-1, -1]], oldLogprobs: [[-1, -1], [-2, -1]], advantages: [1, -1], responseMask: [[1, 1], [1, 0]] }, { threads: 2 });
+      console.log(JSON.stringify({ workerBlocks: threadPool.workerBlocks, ms: Date.now() - t0 }));
+    `;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
+    expect(r.stderr).toBe("");
+    const out = JSON.parse(r.stdout) as { workerBlocks: number; ms: number };
+    // A worker that cannot load leaves the pool waiting its 10 s start budget, then one thread.
+    expect(out.workerBlocks).toBe(1);
+    expect(out.ms).toBeLessThan(8000);
   });
 
   it("rejects: threads that are not a positive integer up to 256", () => {
