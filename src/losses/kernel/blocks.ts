@@ -19,29 +19,31 @@ export const EVENT_SLOTS = 9;
 /** Event code of a block whose runner failed (a worker error): the caller reruns it. */
 export const BLOCK_FAILED = -1;
 
-/** The arrays of a plan, as worker threads receive them (every array over shared memory). */
-export interface SharedPlan {
+/**
+ * A job as worker threads receive it: the plan's arrays and the outputs (every array a view of the
+ * shared arena), the resolved config to rebuild the point function from, and the call's blocks
+ * and events.
+ */
+export interface SharedPlan
+  extends Pick<
+      PolicyPlan,
+      | "B"
+      | "T"
+      | "m"
+      | "first"
+      | "end"
+      | "L"
+      | "lp"
+      | "old"
+      | "advRow"
+      | "advTok"
+      | "rollout"
+      | "ref"
+      | "w"
+    >,
+    PolicyOutputs {
   readonly cfg: ResolvedPolicyLossConfig;
-  readonly B: number;
-  readonly T: number;
-  readonly m: Uint8Array;
-  readonly first: Int32Array;
-  readonly end: Int32Array;
-  readonly L: Int32Array;
-  readonly lp: Float64Array;
-  readonly old: Float64Array;
-  readonly advRow: Float64Array | null;
-  readonly advTok: Float64Array | null;
-  readonly rollout: Float64Array | null;
-  readonly ref: Float64Array | null;
-  readonly w: Float64Array;
   readonly klW: Float64Array | null;
-  readonly grad: Float64Array;
-  readonly objective: Float64Array;
-  readonly ratio: Float64Array;
-  readonly low: Uint8Array;
-  readonly high: Uint8Array;
-  readonly fresh: boolean;
   /** The KL terms of every position (`[B, T]`), for the caller's sum; empty without KL. */
   readonly k: Float64Array;
   /** Block boundaries: block j is rows [blocks[j], blocks[j + 1]). */
