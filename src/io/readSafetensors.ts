@@ -57,5 +57,6 @@ export function readOpenSafetensors(fn: string, path: string, file: OpenFile): T
   const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
   const bufferLength = file.size - 8 - n;
   const header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), bufferLength);
-  return assemble(path, header, fail, readRange(fn, path, file, 8 + n, bufferLength));
+  // The body is read into memory of our own: its aligned F64 and byte tensors are views of it.
+  return assemble(path, header, fail, readRange(fn, path, file, 8 + n, bufferLength), true);
 }

@@ -223,16 +223,21 @@ export function parseHeader(
 /** Typed arrays use the host's byte order; safetensors is little-endian. */
 const LITTLE_ENDIAN_HOST: boolean = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
+function decodeEntry(fail: Fail, e: Entry, body: Uint8Array, owned: boolean): NamedTensor {
   const view = new DataView(body.buffer, body.byteOffset + e.begin, e.end - e.begin);
   const n = e.count;
   if (e.dtype === "BOOL" || e.dtype === "U8") {
-    const bytes = body.slice(e.begin, e.end);
+    const bytes = owned ? body.subarray(e.begin, e.end) : body.slice(e.begin, e.end);
     if (e.dtype === "BOOL") {
       const bad = bytes.findIndex((b) => b > 1);
       if (bad >= 0) throw fail(e.name, "BOOL bytes 0 or 1", `${bytes[bad]} at flat index ${bad}`);
     }
     return { dtype: e.dtype, shape: e.shape, data: bytes };
+  }
+  const at = body.byteOffset + e.begin;
+  // Bytes the reader read itself (a file): an aligned F64 tensor is a view of them, no copy.
+  if (owned && e.dtype === "F64" && LITTLE_ENDIAN_HOST && at % 8 === 0) {
+    return { dtype: e.dtype, shape: e.shape, data: new Float64Array(body.buffer, at, n) };
   }
   let out: Float64Array;
   try {
@@ -240,7 +245,6 @@ function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
   } catch {
     throw fail(e.name, "small enough to hold as float64 in memory", `${n} elements`);
   }
-  const at = body.byteOffset + e.begin;
   switch (e.dtype) {
     case "F64":
       // Aligned on a little-endian host: one copy of the bytes (a view would alias the input).
@@ -293,10 +297,21 @@ function decodeEntry(fail: Fail, e: Entry, body: Uint8Array): NamedTensor {
   return { dtype: e.dtype, shape: e.shape, data: out };
 }
 
-/** Decode every entry of a validated header from the byte buffer. @internal */
-export function assemble(path: string, header: Header, fail: Fail, body: Uint8Array): TensorSet {
+/**
+ * Decode every entry of a validated header from the byte buffer. `owned`: the bytes were read by
+ * the reader itself (a file), so aligned F64 tensors and BOOL/U8 tensors may be views of them
+ * instead of copies (the tensors then share one `.buffer`; each view's offset and length delimit
+ * its data); bytes a caller handed over are always copied. @internal
+ */
+export function assemble(
+  path: string,
+  header: Header,
+  fail: Fail,
+  body: Uint8Array,
+  owned = false,
+): TensorSet {
   const tensors = new Map<string, NamedTensor>();
-  for (const e of header.entries) tensors.set(e.name, decodeEntry(fail, e, body));
+  for (const e of header.entries) tensors.set(e.name, decodeEntry(fail, e, body, owned));
   return { path, format: "safetensors", tensors, metadata: header.metadata };
 }
 

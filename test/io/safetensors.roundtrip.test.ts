@@ -93,6 +93,33 @@ describe("readSafetensors", () => {
     expectSame(values(odd.tensors.get("b")), f32);
   });
 
+  test("identity: a file's aligned f64 and byte tensors are views of the bytes read; bytes handed over are copied", () => {
+    const f64 = [0.1, -0, Number.NaN, 1e308];
+    const tensors = {
+      a: { dtype: "F64" as const, shape: [4], data: f64 },
+      m: { dtype: "BOOL" as const, shape: [3], data: [1, 0, 1] },
+      b: { dtype: "F64" as const, shape: [4], data: f64 },
+    };
+    const path = tmp("views.safetensors");
+    writeSafetensors(path, tensors);
+    const read = readSafetensors(path).tensors;
+    const a = read.get("a")?.data as Float64Array;
+    const m = read.get("m")?.data as Uint8Array;
+    const b = read.get("b")?.data as Float64Array;
+    // One buffer (the file's body), three disjoint views with the right values.
+    expect(a.buffer).toBe(m.buffer);
+    expectSame(Array.from(a), f64);
+    expect(Array.from(m)).toEqual([1, 0, 1]);
+    // b follows 3 BOOL bytes, so it is unaligned: decoded into its own array, the same bits.
+    expect(b.buffer).not.toBe(a.buffer);
+    expectSame(Array.from(b), f64);
+    // parseSafetensors on a caller's bytes copies: changing the bytes afterwards changes nothing.
+    const bytes = encodeSafetensors(tensors);
+    const parsed = parseSafetensors(bytes).tensors.get("a")?.data as Float64Array;
+    bytes.fill(0);
+    expectSame(Array.from(parsed), f64);
+  });
+
   test("golden: f32 values are upcast exactly", () => {
     const path = tmp("f32.safetensors");
     writeSafetensors(path, { x: { dtype: "F32", shape: [2], data: [0.1, 1 / 3] } });
