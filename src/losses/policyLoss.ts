@@ -260,6 +260,9 @@ function runRows(
 /** The arena the workers' share of a call lives in, reused from call to call. */
 const arena = new SharedArena();
 
+/** The arena is let go after this long without a threaded call (as the pools' idle workers). */
+const ARENA_IDLE_MS = 30_000;
+
 /**
  * A view of the arena holding `src`'s elements from `from` on. Always a copy, even of shared
  * input: a job must name no memory but the arena's (see SharedArena).
@@ -355,6 +358,7 @@ function runThreaded(
   (rowBlockRunner() as NonNullable<ReturnType<typeof rowBlockRunner>>).run(job, () =>
     runBlock(plan, out, k, blocks, events, 0),
   );
+  arena.releaseWhenIdle(ARENA_IDLE_MS);
   // Blocks the workers ran are copied into the result; a block they could not run is rerun here,
   // straight into the result (a retired worker may still read the arena: the next call gets a
   // new one).

@@ -51,6 +51,7 @@ class RunPool implements RunShardRunner {
       this.set.all[j]?.worker.postMessage({ dir, options: { ...options, steps }, progress });
     });
     own();
+    this.set.touch();
     // A watchdog, not a budget: the workers may take as long as the run needs, but if no thread
     // finishes a step for a minute, the unfinished shards are left to this thread.
     if (!this.set.waitFor(0, n, STALL_MS, progress)) return results;

@@ -44,6 +44,7 @@ class ThreadPool implements RowBlockRunner {
     Atomics.store(this.set.ctl, 0, 0);
     for (let j = 1; j < blocks; j++) this.set.all[j - 1]?.worker.postMessage({ job, block: j });
     own();
+    this.set.touch();
     // Time budget: generous for the largest batches (about 1 µs a position on one core, ×20).
     if (this.set.waitFor(0, others, 10_000 + (job.B * job.T) / 50_000)) {
       for (let j = 1; j < blocks; j++)

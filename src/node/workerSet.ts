@@ -11,6 +11,13 @@ import { type TransferListItem, Worker } from "node:worker_threads";
 const START_MS = 10_000;
 
 /**
+ * Idle workers are stopped after this long without a call, so that neither they nor the shared
+ * memory their last job named outlive a burst of work (an idle isolate does not collect it); the
+ * next call starts them again (tens of milliseconds).
+ */
+export const IDLE_MS = 30_000;
+
+/**
  * The process's options minus those a worker refuses: a worker inherits `execArgv`, and one
  * started from `node --input-type=module -e …` failed to load ("--input-type can only be used
  * with string input"), leaving the pool to time out. @internal
@@ -61,6 +68,7 @@ export class WorkerSet<T> {
   ) {}
 
   private readonly closers: (() => void)[] = [];
+  private idle: ReturnType<typeof setTimeout> | null = null;
 
   /** The members, once {@link ensure} succeeded. */
   get all(): readonly { readonly worker: Worker; readonly extra: T }[] {
@@ -116,12 +124,26 @@ export class WorkerSet<T> {
     }
   }
 
-  /** Stop every worker; the set stays retired (its callers run on their own thread). */
-  retire(): void {
-    this.broken = true;
+  /** Call after each use: the workers stop after `ms` (default {@link IDLE_MS}) without another. */
+  touch(ms: number = IDLE_MS): void {
+    if (this.idle !== null) clearTimeout(this.idle);
+    // Unref'd: an idle timer never keeps a process alive.
+    this.idle = setTimeout(() => this.stop(), ms);
+    this.idle.unref();
+  }
+
+  /** Stop every worker; the next {@link ensure} starts new ones. */
+  private stop(): void {
     for (const close of this.closers) close();
     for (const { worker } of this.members) void worker.terminate();
     this.members = [];
     this.closers.length = 0;
+    Atomics.store(this.ctl, 1, 0);
+  }
+
+  /** Stop every worker; the set stays retired (its callers run on their own thread). */
+  retire(): void {
+    this.broken = true;
+    this.stop();
   }
 }

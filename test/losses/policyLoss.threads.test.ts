@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getAlgorithm, policyLoss } from "../../src/index.js";
 import { threadPool } from "../../src/node/threadPool.js";
+import { WorkerSet } from "../../src/node/workerSet.js";
 import { FC_PARAMS } from "../_kit/index.js";
 import { expectSame, outcome, policyBatches } from "../_kit/policyBatches.js";
 import { runMain } from "../cli/_run.js";
@@ -104,6 +105,23 @@ describe("policyLoss threads", () => {
     // A worker that cannot load leaves the pool waiting its 10 s start budget, then one thread.
     expect(out.workerBlocks).toBe(1);
     expect(out.ms).toBeLessThan(8000);
+  });
+
+  it("golden: idle workers stop after their idle time and start again on the next use", async () => {
+    const url = new URL("../../dist/node/rowWorker.js", import.meta.url);
+    const set = new WorkerSet<null>(url, (ctl) => ({
+      workerData: { ctl },
+      transferList: [],
+      extra: null,
+    }));
+    expect(set.ensure(1)).toBe(true);
+    expect(set.all).toHaveLength(1);
+    set.touch(50);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(set.all).toHaveLength(0);
+    expect(set.ensure(1)).toBe(true);
+    expect(set.all).toHaveLength(1);
+    set.retire();
   });
 
   it("rejects: threads that are not a positive integer up to 256", () => {

@@ -3,10 +3,11 @@
  * the input streams they are given, the row metadata, their outputs and events, the KL terms. It
  * is the only shared memory a job names, so no call leaves a worker holding memory: a worker's
  * idle isolate rarely collects garbage, and fresh SharedArrayBuffers sent per call stayed alive
- * there (measured: 6 GB resident after a benchmark's few hundred threaded calls). Fresh memory is expensive to first touch (about
- * 3 µs per 4 KiB page on this project's machine, 40 ms for the 53 MB a 256×8192 call's outputs
- * need, docs/performance.md#where-the-time-goes); inputs only live for the call, so their copies
- * reuse the arena's pages from call to call. Views are staggered like the outputs (./outputs.ts).
+ * there (measured: 6 GB resident after a benchmark's few hundred threaded calls). Reuse also
+ * spares first touches of fresh memory (about 3 µs per 4 KiB page on this project's machine,
+ * docs/performance.md#where-the-time-goes). After a while without calls the arena is let go
+ * ({@link SharedArena.releaseWhenIdle}) and the pools stop their idle workers. Views are staggered
+ * like the outputs (./outputs.ts).
  * @internal
  */
 export class SharedArena {
@@ -19,9 +20,23 @@ export class SharedArena {
     this.off = 0;
   }
 
+  private idle: ReturnType<typeof setTimeout> | null = null;
+
   /** Forget the arena (after a worker was retired mid-call, it may still read the old one). */
   drop(): void {
     this.buf = null;
+  }
+
+  /**
+   * Call after each use: the arena's memory is let go after `ms` without another call (the
+   * worker pools stop their idle workers after as long, so nothing holds it). The timer is
+   * unref'd where the platform has that (Node), so it never keeps a process alive.
+   */
+  releaseWhenIdle(ms: number): void {
+    if (this.idle !== null) clearTimeout(this.idle);
+    const t = setTimeout(() => this.drop(), ms);
+    (t as { unref?: () => void }).unref?.();
+    this.idle = t;
   }
 
   /** Bytes to ask {@link begin} for, for views of these byte lengths. */
