@@ -145,8 +145,10 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  *
  * @param dir - The run folder.
  * @param options - Detector options, name options (names, rename, strict, responseSlice), trend
- *   window/permutations/seed, ESS alarm level.
- * @param onStep - Called after each step (for a progress display).
+ *   window/permutations/seed, ESS alarm level, `threads` (steps on worker threads as exactly
+ *   merged shards: the same report; docs/diagnostics/run.md#threads).
+ * @param onStep - Called after each step (for a progress display; with threads, the count of
+ *   every thread's steps).
  * @returns The run diagnosis; unreadable or invalid steps, duplicates and missing dumps are
  *   listed in `problems` and the other steps are still diagnosed.
  * @throws {IoError} E_IO when `dir` is not a folder, holds no step, or no step could be read and

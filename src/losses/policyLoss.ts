@@ -118,7 +118,8 @@ const MAX_THREADS = 256;
  * unfused evaluation (Σ w·ℓ is maskedDot's compensated sum in row-major order).
  *
  * @param inputs - The batch (`[B, T]` streams, `[B]` or `[B, T]` advantages, mask).
- * @param options - `out`: caller-provided output arrays (PolicyLossOptions).
+ * @param options - `out`: caller-provided output arrays; `threads`: rows on worker threads, the
+ *   same bits (PolicyLossOptions, docs/performance.md#threads).
  * @returns The loss, its gradient and per-token diagnostics; at padding gradient and objective
  *   are 0, ratio is 1 and the clip flags are false.
  * @throws {ConfigError} E_CONFIG when the config breaks a rule or a required stream is missing.
