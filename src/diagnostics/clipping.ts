@@ -4,7 +4,14 @@
  * a sequence ratio couples the tokens of a row, so its zero set is not per-token.
  */
 import { fmtValue, mustBe } from "../core/message.js";
-import type { Mask, MaskLike, MatrixLike, VectorLike } from "../core/tensor.js";
+import {
+  isMask,
+  isMatrix,
+  type Mask,
+  type MaskLike,
+  type MatrixLike,
+  type VectorLike,
+} from "../core/tensor.js";
 import { broadcastAdvantages, checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { ClipConfig } from "../losses/config.js";
@@ -46,6 +53,151 @@ function positiveEps(fn: string, arg: string, x: unknown): number {
   return x;
 }
 
+/** Validate a ClipConfig for the census: both widths finite > 0, the cap null or finite > 1. */
+function checkClip(
+  fn: string,
+  clip: ClipConfig,
+): { epsLow: number; epsHigh: number; cap: number | null } {
+  if (typeof clip !== "object" || clip === null || !isSet(clip.epsLow) || !isSet(clip.epsHigh)) {
+    throw new ConfigError(
+      fn,
+      "clip",
+      mustBe(fn, "clip", "a ClipConfig with epsLow and epsHigh set", fmtValue(clip)),
+    );
+  }
+  const epsLow = positiveEps(fn, "clip.epsLow", clip.epsLow);
+  const epsHigh = positiveEps(fn, "clip.epsHigh", clip.epsHigh);
+  let cap: number | null = null;
+  if (isSet(clip.ratioCap)) {
+    const c = clip.ratioCap;
+    if (typeof c !== "number" || !Number.isFinite(c) || c <= 1) {
+      throw new ConfigError(
+        fn,
+        "clip.ratioCap",
+        mustBe(fn, "clip.ratioCap", "a finite number > 1 (dual clip) or null", fmtValue(c)),
+      );
+    }
+    cap = c;
+  }
+  return { epsLow, epsHigh, cap };
+}
+
+/** Quadrant and killed bits of one token ({@link classify}). */
+const POS_HIGH = 1;
+const POS_LOW = 2;
+const NEG_HIGH = 4;
+const NEG_LOW = 8;
+const KILLED = 16;
+
+/**
+ * One response token's census bits: the quadrant it falls in (A > 0 or A < 0, above 1 + ε_hi or
+ * below 1 − ε_lo) and whether the exact PG_CLIP gradient is zero there (clamp binding, A = 0, or
+ * above the dual-clip cap with A < 0).
+ */
+function classify(x: number, a: number, lo: number, hi: number, cap: number | null): number {
+  const above = x > hi;
+  const below = x < lo;
+  let bits = 0;
+  if (a > 0) {
+    if (above) bits |= POS_HIGH;
+    if (below) bits |= POS_LOW;
+  } else if (a < 0) {
+    if (above) bits |= NEG_HIGH;
+    if (below) bits |= NEG_LOW;
+  }
+  if ((a > 0 && above) || (a < 0 && below) || a === 0 || (cap !== null && a < 0 && x > cap))
+    bits |= KILLED;
+  return bits;
+}
+
+/** The report's fractions from the counts of each bit over n response tokens. */
+function fractions(
+  epsLow: number,
+  epsHigh: number,
+  cap: number | null,
+  c: Int32Array,
+  n: number,
+): Omit<ClipReport, "gradientKilledMask"> {
+  return {
+    epsLow,
+    epsHigh,
+    ratioCap: cap,
+    fracPosAdvClippedHigh: (c[0] as number) / n,
+    fracPosAdvClippedLow: (c[1] as number) / n,
+    fracNegAdvClippedHigh: (c[2] as number) / n,
+    fracNegAdvClippedLow: (c[3] as number) / n,
+    gradientKilledFrac: (c[4] as number) / n,
+  };
+}
+
+/** Add a token's bits to the five counts. */
+function count(c: Int32Array, bits: number): void {
+  if (bits === 0) return;
+  if ((bits & POS_HIGH) !== 0) c[0] = (c[0] as number) + 1;
+  if ((bits & POS_LOW) !== 0) c[1] = (c[1] as number) + 1;
+  if ((bits & NEG_HIGH) !== 0) c[2] = (c[2] as number) + 1;
+  if ((bits & NEG_LOW) !== 0) c[3] = (c[3] as number) + 1;
+  if ((bits & KILLED) !== 0) c[4] = (c[4] as number) + 1;
+}
+
+/**
+ * The census of {@link clipReport} on the ratio exp(lp − old), clamped into [MIN_VALUE,
+ * MAX_VALUE] (an overflowing or underflowing ratio is beyond every band edge and cap either way),
+ * computed in one pass without the ratio array, the broadcast advantages or the killed mask
+ * (diagnoseBatch's clip detector needs none of them). Returns null whenever anything is not the
+ * plain case (not typed matrices and a mask of the same shape, a mask value other than 0/1, an
+ * empty row, a NaN ratio, non-finite or misshaped advantages): the caller then runs clipReport on
+ * the ratio array, which gives the exact error. The clip config is checked first, as clipReport
+ * checks it. @internal
+ */
+export function clipCensusOfLogprobs(
+  lp: unknown,
+  old: unknown,
+  advantages: unknown,
+  responseMask: unknown,
+  clip: ClipConfig,
+): Omit<ClipReport, "gradientKilledMask"> | null {
+  const { epsLow, epsHigh, cap } = checkClip("clipReport", clip);
+  if (!isMatrix(lp) || !isMatrix(old) || !isMask(responseMask)) return null;
+  const { rows: B, cols: T } = lp;
+  const m = responseMask.data;
+  const same = (x: { rows: number; cols: number; data: { length: number } }): boolean =>
+    x.rows === B && x.cols === T && x.data.length === B * T;
+  if (!same(lp) || !same(old) || !same(responseMask)) return null;
+  let advRow: Float64Array | null = null;
+  let advTok: Float64Array | null = null;
+  if (advantages instanceof Float64Array && advantages.length === B) advRow = advantages;
+  else if (isMatrix(advantages) && same(advantages)) advTok = advantages.data;
+  else return null;
+  if (advRow !== null)
+    for (let b = 0; b < B; b++) if (!Number.isFinite(advRow[b] as number)) return null;
+  const lo = 1 - epsLow;
+  const hi = 1 + epsHigh;
+  const c = new Int32Array(5);
+  let n = 0;
+  const lpd = lp.data;
+  const od = old.data;
+  for (let b = 0; b < B; b++) {
+    const o = b * T;
+    let rowN = 0;
+    for (let i = o; i < o + T; i++) {
+      const v = m[i] as number;
+      if (v === 0) continue;
+      if (v !== 1) return null;
+      const e = Math.exp((lpd[i] as number) - (od[i] as number));
+      if (Number.isNaN(e)) return null;
+      const x = e > Number.MAX_VALUE ? Number.MAX_VALUE : e === 0 ? Number.MIN_VALUE : e;
+      const a = advTok === null ? ((advRow as Float64Array)[b] as number) : (advTok[i] as number);
+      if (!Number.isFinite(a)) return null;
+      count(c, classify(x, a, lo, hi, cap));
+      rowN++;
+    }
+    if (rowN === 0) return null;
+    n += rowN;
+  }
+  return fractions(epsLow, epsHigh, cap, c, n);
+}
+
 /**
  * Census the PPO clip regions of a batch and the tokens whose PG_CLIP gradient is exactly zero.
  *
@@ -80,27 +232,7 @@ export function clipReport(
   clip: ClipConfig,
 ): ClipReport {
   const fn = "clipReport";
-  if (typeof clip !== "object" || clip === null || !isSet(clip.epsLow) || !isSet(clip.epsHigh)) {
-    throw new ConfigError(
-      fn,
-      "clip",
-      mustBe(fn, "clip", "a ClipConfig with epsLow and epsHigh set", fmtValue(clip)),
-    );
-  }
-  const epsLow = positiveEps(fn, "clip.epsLow", clip.epsLow);
-  const epsHigh = positiveEps(fn, "clip.epsHigh", clip.epsHigh);
-  let cap: number | null = null;
-  if (isSet(clip.ratioCap)) {
-    const c = clip.ratioCap;
-    if (typeof c !== "number" || !Number.isFinite(c) || c <= 1) {
-      throw new ConfigError(
-        fn,
-        "clip.ratioCap",
-        mustBe(fn, "clip.ratioCap", "a finite number > 1 (dual clip) or null", fmtValue(c)),
-      );
-    }
-    cap = c;
-  }
+  const { epsLow, epsHigh, cap } = checkClip(fn, clip);
   const r = toMatrix(fn, "ratio", ratio);
   const mask = toMask(fn, responseMask, { rows: r.rows, cols: r.cols, arg: "ratio" });
   checkFiniteAt(fn, "ratio", r, mask);
@@ -126,42 +258,25 @@ export function clipReport(
   const lo = 1 - epsLow;
   const hi = 1 + epsHigh;
   const killed = new Uint8Array(m.length);
+  const c = new Int32Array(5);
   let n = 0;
-  let posHigh = 0;
-  let posLow = 0;
-  let negHigh = 0;
-  let negLow = 0;
-  let nKilled = 0;
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== 1) continue;
     n++;
-    const a = A[i] as number;
-    const x = r.data[i] as number;
-    const above = x > hi;
-    const below = x < lo;
-    if (a > 0) {
-      if (above) posHigh++;
-      if (below) posLow++;
-    } else if (a < 0) {
-      if (above) negHigh++;
-      if (below) negLow++;
-    }
-    const dead =
-      (a > 0 && above) || (a < 0 && below) || a === 0 || (cap !== null && a < 0 && x > cap);
-    if (dead) {
-      killed[i] = 1;
-      nKilled++;
-    }
+    const bits = classify(r.data[i] as number, A[i] as number, lo, hi, cap);
+    count(c, bits);
+    if ((bits & KILLED) !== 0) killed[i] = 1;
   }
+  const f = fractions(epsLow, epsHigh, cap, c, n);
   return {
-    epsLow,
-    epsHigh,
-    ratioCap: cap,
-    fracPosAdvClippedHigh: posHigh / n,
-    fracPosAdvClippedLow: posLow / n,
-    fracNegAdvClippedHigh: negHigh / n,
-    fracNegAdvClippedLow: negLow / n,
+    epsLow: f.epsLow,
+    epsHigh: f.epsHigh,
+    ratioCap: f.ratioCap,
+    fracPosAdvClippedHigh: f.fracPosAdvClippedHigh,
+    fracPosAdvClippedLow: f.fracPosAdvClippedLow,
+    fracNegAdvClippedHigh: f.fracNegAdvClippedHigh,
+    fracNegAdvClippedLow: f.fracNegAdvClippedLow,
     gradientKilledMask: { rows: r.rows, cols: r.cols, data: killed },
-    gradientKilledFrac: nKilled / n,
+    gradientKilledFrac: f.gradientKilledFrac,
   };
 }

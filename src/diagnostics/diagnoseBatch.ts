@@ -11,7 +11,7 @@ import type { Matrix } from "../core/tensor.js";
 import { type ErrorCode, PolgradError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
-import { type ClipReport, clipReport } from "./clipping.js";
+import { type ClipReport, clipCensusOfLogprobs, clipReport } from "./clipping.js";
 import { type EntropyReport, tokenEntropyEstimate } from "./entropy.js";
 import { type ESSReport, importanceEss } from "./ess.js";
 import { type LengthBiasReport, lengthBiasProbe } from "./lengthBias.js";
@@ -131,6 +131,9 @@ export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}
   const clip = attempt("clip", needs(batch, ["logprobs", "oldLogprobs", "advantages"]), () => {
     const lp = batch.logprobs as Matrix;
     const old = batch.oldLogprobs as Matrix;
+    // One pass in the plain case; anything else through clipReport on the ratio array (its errors).
+    const fast = clipCensusOfLogprobs(lp, old, batch.advantages, m, options.clip ?? DEFAULT_CLIP);
+    if (fast !== null) return fast;
     const ratio = new Float64Array(lp.data.length).fill(1);
     // exp(lp − old) clamped into [MIN_VALUE, MAX_VALUE]: an overflowing (underflowing) ratio is
     // above (below) every band edge and cap either way, so the census is exact; NaN stays NaN.

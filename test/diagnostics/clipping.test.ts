@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { Aggregation } from "../../src/aggregate/aggregation.js";
-import { clipReport } from "../../src/diagnostics/clipping.js";
+import { clipCensusOfLogprobs, clipReport } from "../../src/diagnostics/clipping.js";
 import {
   type ClipConfig,
   ConfigError,
@@ -377,5 +377,107 @@ describe("renderClipText", () => {
       "gradient killed on 0.6667 of response tokens",
       "",
     ]);
+  });
+});
+
+describe("clipCensusOfLogprobs", () => {
+  test("identity: the one-pass census equals clipReport on the clamped ratio array, and declines anything but the plain case", () => {
+    const cell = fc.oneof(
+      { weight: 9, arbitrary: fc.double({ min: -3, max: -0.01, noNaN: true }) },
+      { weight: 1, arbitrary: fc.constantFrom(800, -800, 0) },
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.boolean(),
+        fc.constantFrom({ epsLow: 0.2, epsHigh: 0.28 }, { epsLow: 0.1, epsHigh: 0.1, ratioCap: 2 }),
+        fc.array(cell, { minLength: 48, maxLength: 48 }),
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 24, maxLength: 24 }),
+        (B, T, tokenAdv, clip, cells, bits) => {
+          const n = B * T;
+          const lp = Float64Array.from(cells.slice(0, n));
+          const old = Float64Array.from(cells.slice(24, 24 + n));
+          const mask = Uint8Array.from(bits.slice(0, n), (v) => (v > 0 ? 1 : 0));
+          for (let b = 0; b < B; b++) mask[b * T] = 1;
+          const adv = tokenAdv
+            ? {
+                rows: B,
+                cols: T,
+                data: Float64Array.from({ length: n }, (_, i) => ((i % 5) - 2) / 2),
+              }
+            : Float64Array.from({ length: B }, (_, b) => (b % 3) - 1);
+          const ratio = Float64Array.from({ length: n }, (_, i) => {
+            const r = Math.exp((lp[i] as number) - (old[i] as number));
+            return mask[i] !== 1
+              ? 1
+              : r > Number.MAX_VALUE
+                ? Number.MAX_VALUE
+                : r === 0
+                  ? Number.MIN_VALUE
+                  : r;
+          });
+          const m = { rows: B, cols: T, data: mask };
+          const { gradientKilledMask: _k, ...want } = clipReport(
+            { rows: B, cols: T, data: ratio },
+            adv,
+            m,
+            clip,
+          );
+          const got = clipCensusOfLogprobs(
+            { rows: B, cols: T, data: lp },
+            { rows: B, cols: T, data: old },
+            adv,
+            m,
+            clip,
+          );
+          expect(got).toEqual(want);
+          // Not the plain case: a NaN, a mask value 2, an empty row, misshaped advantages.
+          const nan = Float64Array.from(lp);
+          nan[0] = Number.NaN;
+          expect(
+            clipCensusOfLogprobs(
+              { rows: B, cols: T, data: nan },
+              { rows: B, cols: T, data: old },
+              adv,
+              m,
+              clip,
+            ),
+          ).toBeNull();
+          const two = Uint8Array.from(mask);
+          two[0] = 2;
+          expect(
+            clipCensusOfLogprobs(
+              { rows: B, cols: T, data: lp },
+              { rows: B, cols: T, data: old },
+              adv,
+              { rows: B, cols: T, data: two },
+              clip,
+            ),
+          ).toBeNull();
+          const empty = Uint8Array.from(mask);
+          empty.fill(0, 0, T);
+          expect(
+            clipCensusOfLogprobs(
+              { rows: B, cols: T, data: lp },
+              { rows: B, cols: T, data: old },
+              adv,
+              { rows: B, cols: T, data: empty },
+              clip,
+            ),
+          ).toBeNull();
+          expect(
+            clipCensusOfLogprobs(
+              { rows: B, cols: T, data: lp },
+              { rows: B, cols: T, data: old },
+              new Float64Array(B + 1),
+              m,
+              clip,
+            ),
+          ).toBeNull();
+        },
+      ),
+      FC_PARAMS,
+    );
   });
 });
