@@ -1,4 +1,4 @@
-import { checkFiniteOutput, finiteOr, overflowError } from "../core/finite.js";
+import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
@@ -30,11 +30,9 @@ import {
   accumulateRow,
   LossSums,
   type PolicyPlan,
-  processRow,
   ROW_BAD_INPUT,
   ROW_OBJECTIVE,
   ROW_OK,
-  RowScratch,
 } from "./kernel/policyRows.js";
 
 export type { PolicyLossOut } from "./kernel/outputs.js";
@@ -229,7 +227,10 @@ interface RowSums {
   readonly gradAt: number;
 }
 
-/** Run every row in order on this thread, accumulating as it goes (the rows stay in cache). */
+/**
+ * Run every row in order on this thread as one block, adding each row's terms to the sums right
+ * after it (the row is still in cache; KL terms in one row's scratch).
+ */
 function runRows(
   fn: string,
   cfg: ResolvedPolicyLossConfig,
@@ -237,25 +238,53 @@ function runRows(
   out: PolicyOutputs,
 ): RowSums {
   const { plan } = planned;
-  const sc = new RowScratch(plan.T);
   const k = new Float64Array(plan.kl === null ? 0 : plan.T);
   const acc = new LossSums();
+  const events = new Float64Array(EVENT_SLOTS);
+  runBlock(plan, out, k, 0, Int32Array.of(0, plan.B), events, 0, (b) =>
+    accumulateRow(plan, out.objective, b, acc, k, 0),
+  );
+  return { acc, ...resolveEvents(fn, cfg, planned, events, 1, () => out) };
+}
+
+/**
+ * The blocks' events in block order (so in row-major order): the first stop is thrown (a deferred
+ * finiteness check, else the earliest objective overflow; `outputsOf(j)` holds block j's raw
+ * ratios for the message), else the first KL and gradient overflows are returned.
+ */
+function resolveEvents(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  planned: PlannedPolicyLoss,
+  events: Float64Array,
+  blocks: number,
+  outputsOf: (j: number) => PolicyOutputs,
+): Omit<RowSums, "acc"> {
+  for (let j = 0; j < blocks; j++) {
+    const e = j * EVENT_SLOTS;
+    if (events[e] === ROW_OK) continue;
+    const ev: StopEvent = {
+      at: events[e + 1] as number,
+      mz: events[e + 2] as number,
+      p: events[e + 3] as number,
+      ell: events[e + 4] as number,
+    };
+    throw stopError(fn, cfg, planned, outputsOf(j), events[e] as number, ev);
+  }
   let klAt = -1;
   let klValue = 0;
   let klDelta = 0;
   let gradAt = -1;
-  for (let b = 0; b < plan.B; b++) {
-    const ev = processRow(plan, out, b, sc, k, 0);
-    if (ev !== ROW_OK) throw stopError(fn, cfg, planned, out, ev, sc);
-    if (sc.klAt >= 0 && klAt < 0) {
-      klAt = sc.klAt;
-      klValue = sc.klValue;
-      klDelta = sc.klDelta;
+  for (let j = 0; j < blocks; j++) {
+    const e = j * EVENT_SLOTS;
+    if (klAt < 0 && (events[e + 5] as number) >= 0) {
+      klAt = events[e + 5] as number;
+      klValue = events[e + 6] as number;
+      klDelta = events[e + 7] as number;
     }
-    if (sc.gradAt >= 0 && gradAt < 0) gradAt = sc.gradAt;
-    accumulateRow(plan, out.objective, b, acc, k, 0);
+    if (gradAt < 0 && (events[e + 8] as number) >= 0) gradAt = events[e + 8] as number;
   }
-  return { acc, klAt, klValue, klDelta, gradAt };
+  return { klAt, klValue, klDelta, gradAt };
 }
 
 /** The arena the workers' share of a call lives in, reused from call to call. */
@@ -357,7 +386,7 @@ function runThreaded(
   };
   const { events } = job;
   (rowBlockRunner() as NonNullable<ReturnType<typeof rowBlockRunner>>).run(job, () =>
-    runBlock(plan, out, k, blocks, events, 0),
+    runBlock(plan, out, k, T, blocks, events, 0),
   );
   arena.releaseWhenIdle(ARENA_IDLE_MS);
   // Blocks the workers ran are copied into the result; a block they could not run is rerun here,
@@ -368,7 +397,7 @@ function runThreaded(
   for (let j = 1; j < threads; j++) {
     if (onWorker(j)) continue;
     arena.drop();
-    runBlock(plan, out, k, blocks, events, j);
+    runBlock(plan, out, k, T, blocks, events, j);
   }
   for (let j = 1; j < threads; j++) {
     if (!onWorker(j)) continue;
@@ -380,35 +409,12 @@ function runThreaded(
     out.low.set(shared.low.subarray(a, z), a);
     out.high.set(shared.high.subarray(a, z), a);
   }
-  // Events in block order: any stop first (a deferred finiteness check, else the earliest
-  // objective overflow), then the first KL and gradient overflows.
-  for (let j = 0; j < threads; j++) {
-    const e = j * EVENT_SLOTS;
-    if (events[e] === ROW_OK) continue;
-    const ev: StopEvent = {
-      at: events[e + 1] as number,
-      mz: events[e + 2] as number,
-      p: events[e + 3] as number,
-      ell: events[e + 4] as number,
-    };
-    throw stopError(fn, cfg, planned, onWorker(j) ? shared : out, events[e] as number, ev);
-  }
-  let klAt = -1;
-  let klValue = 0;
-  let klDelta = 0;
-  let gradAt = -1;
-  for (let j = 0; j < threads; j++) {
-    const e = j * EVENT_SLOTS;
-    if (klAt < 0 && (events[e + 5] as number) >= 0) {
-      klAt = events[e + 5] as number;
-      klValue = events[e + 6] as number;
-      klDelta = events[e + 7] as number;
-    }
-    if (gradAt < 0 && (events[e + 8] as number) >= 0) gradAt = events[e + 8] as number;
-  }
+  const overflows = resolveEvents(fn, cfg, planned, events, threads, (j) =>
+    onWorker(j) ? shared : out,
+  );
   const acc = new LossSums();
   for (let b = 0; b < B; b++) accumulateRow(plan, out.objective, b, acc, k, b * T);
-  return finish(fn, cfg, planned, out, { acc, klAt, klValue, klDelta, gradAt });
+  return finish(fn, cfg, planned, out, { acc, ...overflows });
 }
 
 function overflowAt(
@@ -512,12 +518,14 @@ function finish(
     loss = finiteOr(fn, "loss", loss + cfg.kl.coef * klLoss, undefined, "surrogate + coef·klLoss");
   }
   if (sums.gradAt >= 0) {
-    checkFiniteOutput(
+    // gradAt is the first non-finite gradient in row-major order (each row records its first).
+    const i = sums.gradAt;
+    throw overflowAt(
       fn,
+      plan,
+      i,
       "gradLogprobs",
-      out.grad,
-      plan.T,
-      plan.m,
+      out.grad[i] as number,
       "∂loss/∂logprobs exceeds float64",
     );
   }

@@ -18,7 +18,7 @@ const ctl = (workerData as { ctl: Int32Array }).ctl;
 parentPort?.on("message", (msg: { job: SharedPlan; block: number }) => {
   const { job, block } = msg;
   try {
-    runBlock(planOf(job), outputsOf(job), job.k, job.blocks, job.events, block);
+    runBlock(planOf(job), outputsOf(job), job.k, job.T, job.blocks, job.events, block);
   } catch {
     // A bug, not a user error (inputs were validated): the caller reruns the block itself.
     job.events[block * EVENT_SLOTS] = BLOCK_FAILED;

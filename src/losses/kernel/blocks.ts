@@ -86,15 +86,20 @@ export function outputsOf(s: SharedPlan): PolicyOutputs {
 
 /**
  * Run block j's rows, writing its events (the first stopping event, or the first KL and gradient
- * overflows) into `events[j·EVENT_SLOTS …]`. Stops at a row's stopping event. @internal
+ * overflows) into `events[j·EVENT_SLOTS …]`. Stops at a row's stopping event. Row b's KL terms go
+ * to `k[b·kStride + t]`: kStride = T for a `[B, T]` array (threads), 0 for one row's scratch that
+ * `onRow(b)` consumes right after the row (the one-thread path, which sums while the row is in
+ * cache). @internal
  */
 export function runBlock(
   plan: PolicyPlan,
   out: PolicyOutputs,
   k: Float64Array,
+  kStride: number,
   blocks: Int32Array,
   events: Float64Array,
   j: number,
+  onRow?: (b: number) => void,
 ): void {
   const sc = new RowScratch(plan.T);
   const e = j * EVENT_SLOTS;
@@ -105,7 +110,7 @@ export function runBlock(
   let ev = ROW_OK;
   const b1 = blocks[j + 1] as number;
   for (let b = blocks[j] as number; b < b1; b++) {
-    ev = processRow(plan, out, b, sc, k, b * plan.T);
+    ev = processRow(plan, out, b, sc, k, b * kStride);
     if (ev !== ROW_OK) break;
     if (sc.klAt >= 0 && klAt < 0) {
       klAt = sc.klAt;
@@ -113,6 +118,7 @@ export function runBlock(
       klDelta = sc.klDelta;
     }
     if (sc.gradAt >= 0 && gradAt < 0) gradAt = sc.gradAt;
+    onRow?.(b);
   }
   events[e] = ev;
   events[e + 1] = sc.at;
