@@ -185,49 +185,52 @@ export function diagnoseRun(
     );
   }
   const runner = runShardRunner();
-  const scan = runner === null || rest.steps !== undefined ? null : scanRunFolderIfAny(dir);
+  // The scan decides the thread count and is then reused by this thread's collection.
+  const scan =
+    runner === null || rest.steps !== undefined || threads === 1 ? null : scanRunFolderIfAny(dir);
   const stepNumbers = scan === null ? [] : scan.steps.map((e) => e.step);
   const t =
-    runner === null
+    runner === null || scan === null
       ? 1
       : Math.min(
           threads ?? Math.min(runner.cores, Math.floor(stepNumbers.length / 32)),
           stepNumbers.length,
         );
   if (runner === null || t <= 1) {
-    return summarizeRunAs(fn, [collectRunStepsAs(fn, dir, rest, onStep)], rest);
+    return summarizeRunAs(fn, [collectRunStepsAs(fn, dir, rest, onStep, scan ?? undefined)], rest);
   }
   // Shards on threads: range 0 here, the others on workers; merged exactly (runThreads.ts).
   // The shards get our progress callback, so the caller's is checked here, as collect checks it.
-  if (onStep !== undefined && typeof onStep !== "function") {
-    throw new ConfigError(
-      fn,
-      "onStep",
-      mustBe(fn, "onStep", "a function or undefined", fmtValue(onStep)),
-    );
-  }
+  checkOnStep(fn, onStep);
+  const found = scan as RunScan; // t > 1 only with a scan
   const ranges = splitSteps(stepNumbers, t);
   const progress = new Int32Array(new SharedArrayBuffer(4));
   const total = stepNumbers.length;
-  const shard = (steps: StepRange): RunSteps =>
-    collectRunStepsAs(fn, dir, { ...rest, steps }, () => {
-      Atomics.add(progress, 0, 1);
-      onStep?.(Atomics.load(progress, 0), total);
-    });
-  let own: RunSteps | null = null;
-  let failure: unknown = null;
+  const shard = (steps: StepRange, reuse?: RunScan): RunSteps =>
+    collectRunStepsAs(
+      fn,
+      dir,
+      { ...rest, steps },
+      () => {
+        Atomics.add(progress, 0, 1);
+        onStep?.(Atomics.load(progress, 0), total);
+      },
+      reuse,
+    );
+  let own: RunSteps | undefined;
+  let failure: unknown;
   const others = runner.collect(dir, rest, ranges.slice(1), progress, () => {
     // Caught and rethrown once the workers are done, so no reply is left behind for a next call.
     try {
-      own = shard(ranges[0] as StepRange);
+      own = shard(ranges[0] as StepRange, found);
     } catch (e) {
       failure = e;
     }
   });
-  if (failure !== null) throw failure;
+  if (own === undefined) throw failure;
   const parts = [
-    own as unknown as RunSteps,
-    ...others.map((p, j) => (p as RunSteps | null) ?? shard(ranges[j + 1] as StepRange)),
+    own,
+    ...others.map((p, j) => (p as RunSteps | null) ?? shard(ranges[j + 1] as StepRange, found)),
   ];
   return summarizeRunAs(fn, parts, rest);
 }
@@ -271,13 +274,8 @@ export function collectRunSteps(
 /** The function a step's read and validation errors name, whichever entry point collects it. */
 const STEP_FN = "diagnoseRun";
 
-function collectRunStepsAs(
-  fn: string,
-  dir: string,
-  options: DiagnoseRunOptions,
-  onStep?: (done: number, total: number) => void,
-): RunSteps {
-  const opts = checkObject(fn, "options", options);
+/** Require the progress callback to be a function or undefined. */
+function checkOnStep(fn: string, onStep: unknown): void {
   if (onStep !== undefined && typeof onStep !== "function") {
     throw new ConfigError(
       fn,
@@ -285,9 +283,21 @@ function collectRunStepsAs(
       mustBe(fn, "onStep", "a function or undefined", fmtValue(onStep)),
     );
   }
+}
+
+/** collectRunSteps as `fn`; `scan` is the folder's scan when the caller made it already. */
+function collectRunStepsAs(
+  fn: string,
+  dir: string,
+  options: DiagnoseRunOptions,
+  onStep?: (done: number, total: number) => void,
+  scan?: RunScan,
+): RunSteps {
+  const opts = checkObject(fn, "options", options);
+  checkOnStep(fn, onStep);
   checkEssAlarm(fn, opts.essAlarm);
   const range = checkRange(fn, opts.steps);
-  const full = scanRunFolder(dir, fn);
+  const full = scan ?? scanRunFolder(dir, fn);
   if (full.steps.length === 0)
     throw noSteps(fn, { dir, entries: [], entryProblems: full.problems, others: full.others }, []);
   const inRange = (step: number | null): boolean =>
