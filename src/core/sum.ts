@@ -33,6 +33,21 @@ export class CompensatedSum {
 }
 
 /**
+ * The exact rounding error of t = s + x, branch-free (Knuth's TwoSum): with b′ = t − s,
+ * err = (s − (t − b′)) + (x − b′), so that s + x = t + err exactly. CompensatedSum gets the same
+ * error with Neumaier's compare of |s| and |x|; the error of a float64 addition is itself a float64
+ * (unique), so the two agree bit for bit whenever t is finite (once t overflows, a running sum
+ * stays non-finite and its correction is never read). The kernel's hot sums use this form: the
+ * compare was a data-dependent branch, mispredicted about half the time.
+ * Enforced by: test/core/sum.test.ts > twoSumError > property: TwoSum's error is bitwise
+ * Neumaier's wherever the sum is finite
+ */
+export function twoSumError(s: number, x: number, t: number): number {
+  const bv = t - s;
+  return s - (t - bv) + (x - bv);
+}
+
+/**
  * One CompensatedSum kept alive, so that its hidden class outlives every short-lived accumulator
  * and optimised code that checks it is not discarded at a GC (see KEEP_MAPS in
  * losses/kernel/policyRows.ts).

@@ -19,7 +19,7 @@
  * gradient overflow it saw; policyLoss turns events into the typed errors, in the precedence the
  * unfused code had (docs/conventions.md#numeric-policy).
  */
-import { robustSum } from "../../core/sum.js";
+import { robustSum, twoSumError } from "../../core/sum.js";
 import { KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
 import type { RatioKind } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
@@ -424,6 +424,9 @@ export class LossSums {
 /**
  * Add row b's terms w_b·objective_t (and w^kl_b·k_t) to `acc`, in row-major order: called for
  * b = 0, 1, … this is maskedDot's compensated sum exactly. @internal
+ *
+ * The correction is {@link twoSumError} (branch-free; bitwise CompensatedSum's Neumaier correction
+ * wherever the sum is finite): the compare it replaces was 19 % of a threaded 256×8192 dapo call.
  */
 export function accumulateRow(
   plan: PolicyPlan,
@@ -444,8 +447,7 @@ export function accumulateRow(
     if (m[i] !== 1) continue;
     const x = wb * (objective[i] as number);
     const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
+    c += twoSumError(s, x, t);
     s = t;
   }
   v[0] = s;
@@ -459,8 +461,7 @@ export function accumulateRow(
     if (m[i] !== 1) continue;
     const x = wk * (k[base + i] as number);
     const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
+    c += twoSumError(s, x, t);
     s = t;
   }
   v[2] = s;
