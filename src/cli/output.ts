@@ -5,7 +5,7 @@
 import { readSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { IoError, PolgradError, UnknownNameError, UsageError } from "../errors.js";
-import { toWire } from "../report/wire.js";
+import { writeWireJson } from "../report/wire.js";
 import type { CommandIO, OptionValues } from "./command.js";
 
 /** Version of the `--json` document layout (docs/schemas/). */
@@ -23,9 +23,10 @@ export const EXIT_BROKEN_PIPE = 141;
  * a verification failure); docs/cli.md#json-output.
  */
 export function writeJson(io: CommandIO, command: string, result: unknown, ok = true): void {
-  io.stdout(
-    `${JSON.stringify({ schema_version: SCHEMA_VERSION, command, ok, result: toWire(result) }, null, 2)}\n`,
-  );
+  // In pieces, rows straight from their typed arrays: a large result's text exceeds the longest
+  // string V8 can hold (docs/cli.md#json-output).
+  writeWireJson({ schema_version: SCHEMA_VERSION, command, ok, result }, io.stdout);
+  io.stdout("\n");
 }
 
 /** Read a positive (or, with `min: 0`, non-negative) integer option, or undefined when absent. */

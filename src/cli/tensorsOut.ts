@@ -8,6 +8,14 @@
 import { isMask, isMatrix } from "../core/tensor.js";
 import { snakeCase } from "../report/wire.js";
 
+/**
+ * The longest text String() gives a float64 (24 characters: sign, 17 significant digits, point,
+ * a three-digit exponent). The file's header is padded to the length it has with this as the
+ * `loss` metadata, so the tensors start at the same byte whatever the loss, and the by-rows writer
+ * of `loss --out` (which learns the loss last) writes the same bytes as this one.
+ */
+export const WIDEST_NUMBER: string = String(-2.2250738585072014e-308);
+
 /** What `--json` says of the tensor file: its path and each tensor's dtype and shape. */
 export interface TensorsFileInfo {
   readonly path: string;
@@ -29,6 +37,9 @@ export async function splitTensorsOut(
   result: Readonly<Record<string, unknown>>,
   metadata: Readonly<Record<string, string>>,
 ): Promise<{ kept: Record<string, unknown>; file: TensorsFileInfo }> {
+  const reserve = Object.hasOwn(metadata, "loss")
+    ? { ...metadata, loss: WIDEST_NUMBER }
+    : undefined;
   const kept: Record<string, unknown> = {};
   const tensors: Record<
     string,
@@ -44,6 +55,11 @@ export async function splitTensorsOut(
     } else kept[key] = value;
   }
   const { writeSafetensors } = await import("../io/writeSafetensors.js");
-  writeSafetensors(path, tensors, metadata);
+  writeSafetensors(
+    path,
+    tensors,
+    metadata,
+    reserve === undefined ? {} : { reserveMetadata: reserve },
+  );
   return { kept, file: { path, tensors: info } };
 }

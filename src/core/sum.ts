@@ -69,21 +69,47 @@ export function fsum(xs: ArrayLike<number>): number {
  * Written by hand: six lines, and it must run over Float64Array views without allocation.
  */
 export function l2Norm(xs: ArrayLike<number>, mask?: ArrayLike<number>): number {
-  let scale = 0;
-  let ssq = 1;
-  for (let i = 0; i < xs.length; i++) {
-    if (mask !== undefined && mask[i] !== 1) continue;
-    const a = Math.abs(xs[i] as number);
-    if (a === 0) continue;
-    if (Number.isNaN(a)) return Number.NaN;
-    if (scale < a) {
-      ssq = 1 + ssq * (scale / a) * (scale / a);
-      scale = a;
-    } else {
-      ssq += (a / scale) * (a / scale);
+  const acc = new L2Norm();
+  acc.addAll(xs, mask);
+  return acc.value();
+}
+
+/**
+ * {@link l2Norm} fed in pieces: `addAll` over consecutive slices (with their mask slices) gives
+ * the bits of one l2Norm over the whole, since the state (the running largest magnitude and the
+ * scaled sum of squares) is carried from slice to slice.
+ */
+export class L2Norm {
+  private scale = 0;
+  private ssq = 1;
+  private nan = false;
+
+  /** Add the terms of `xs` that `mask` selects (all when absent), in index order. */
+  addAll(xs: ArrayLike<number>, mask?: ArrayLike<number>): void {
+    let { scale, ssq } = this;
+    for (let i = 0; i < xs.length; i++) {
+      if (mask !== undefined && mask[i] !== 1) continue;
+      const a = Math.abs(xs[i] as number);
+      if (a === 0) continue;
+      if (Number.isNaN(a)) {
+        this.nan = true;
+        return;
+      }
+      if (scale < a) {
+        ssq = 1 + ssq * (scale / a) * (scale / a);
+        scale = a;
+      } else {
+        ssq += (a / scale) * (a / scale);
+      }
     }
+    this.scale = scale;
+    this.ssq = ssq;
   }
-  return scale * Math.sqrt(ssq);
+
+  /** √(Σ x²) of the terms added so far (NaN once a NaN was added). */
+  value(): number {
+    return this.nan ? Number.NaN : this.scale * Math.sqrt(this.ssq);
+  }
 }
 
 /** 2^-600: terms are scaled by it when a plain sum overflows (exact: a power of two). */

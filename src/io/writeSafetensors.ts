@@ -8,8 +8,8 @@ import { encodeBf16, encodeF16 } from "../core/halfFloat.js";
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isNumericTypedArray } from "../core/tensor.js";
-import { ConfigError, ShapeError } from "../errors.js";
-import { writeFileChunks } from "./_internal/files.js";
+import { ConfigError, IoError, ShapeError } from "../errors.js";
+import { openReplacement, writeFileChunks } from "./_internal/files.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
 /** A tensor to write: a dtype, a shape and row-major values (booleans as 0/1). */
@@ -167,6 +167,7 @@ function planFile(
   fn: string,
   tensors: TensorsToWrite,
   metadata: Readonly<Record<string, string>> | undefined,
+  reserve?: Readonly<Record<string, string>>,
 ): PlannedFile {
   const list: [string, TensorToWrite][] =
     tensors instanceof Map
@@ -190,30 +191,11 @@ function planFile(
     }
     header.__metadata__ = metadata;
   }
-  let offset = 0;
   for (const [name, t] of list) {
     const arg = `tensors.${name}`;
-    if (name === "__metadata__") {
-      throw new ConfigError(
-        fn,
-        arg,
-        mustBe(
-          fn,
-          "tensor name",
-          "anything but the reserved key __metadata__",
-          JSON.stringify(name),
-        ),
-      );
-    }
+    checkName(fn, name);
     const dtype = oneOf(fn, `${arg}.dtype`, t.dtype, TENSOR_DTYPES);
-    const shape = t.shape;
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-      throw new ShapeError(
-        fn,
-        arg,
-        mustBe(fn, `${arg}.shape`, "a list of non-negative integers", fmtValue(shape)),
-      );
-    }
+    const shape = checkShape(fn, arg, t.shape);
     const count = shape.reduce((p: number, d: number) => p * d, 1);
     if (t.data.length !== count) {
       throw new ShapeError(
@@ -228,6 +210,59 @@ function planFile(
       );
     }
     checkValues(fn, name, dtype, t.data);
+  }
+  const { head, size } = layoutOf(
+    list.map(([name, t]) => [name, t.dtype, t.shape] as const),
+    header,
+    reserve,
+  );
+  return { head, list, size };
+}
+
+function checkName(fn: string, name: string): void {
+  if (name === "__metadata__") {
+    throw new ConfigError(
+      fn,
+      `tensors.${name}`,
+      mustBe(fn, "tensor name", "anything but the reserved key __metadata__", JSON.stringify(name)),
+    );
+  }
+}
+
+function checkShape(fn: string, arg: string, shape: readonly number[]): readonly number[] {
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    throw new ShapeError(
+      fn,
+      arg,
+      mustBe(fn, `${arg}.shape`, "a list of non-negative integers", fmtValue(shape)),
+    );
+  }
+  return shape;
+}
+
+/** A file's layout: the header bytes, each tensor's byte offset in the file, the file's size. */
+interface Layout {
+  readonly head: Uint8Array;
+  readonly at: ReadonlyMap<string, number>;
+  readonly size: number;
+}
+
+/**
+ * The header of tensors laid out in order (dtypes and shapes already checked), after the
+ * `__metadata__` entry of `header` if any. With `reserve`, the header is padded with spaces to the
+ * length it would have with `reserve` as its metadata (when that is longer): a writer that learns
+ * a metadata value only after the tensors' bytes (the loss of `loss --out`) then knows where they
+ * go before it has the value, and a writer that knows it from the start gives the same bytes.
+ */
+function layoutOf(
+  list: readonly (readonly [string, TensorDtype, readonly number[]])[],
+  header: Record<string, unknown>,
+  reserve: Readonly<Record<string, string>> | undefined,
+): Layout {
+  let offset = 0;
+  const at = new Map<string, number>();
+  for (const [name, dtype, shape] of list) {
+    const count = shape.reduce((p: number, d: number) => p * d, 1);
     const end = offset + count * DTYPE_BYTES[dtype];
     Object.defineProperty(header, name, {
       value: { dtype, shape: [...shape], data_offsets: [offset, end] },
@@ -235,9 +270,14 @@ function planFile(
       writable: true,
       configurable: true,
     });
+    at.set(name, offset);
     offset = end;
   }
   let json = JSON.stringify(header);
+  if (reserve !== undefined) {
+    const wide = JSON.stringify({ ...header, __metadata__: reserve }).length;
+    if (wide > json.length) json += " ".repeat(wide - json.length);
+  }
   let headerBytes = new TextEncoder().encode(json);
   const pad = (8 - ((8 + headerBytes.length) % 8)) % 8;
   if (pad > 0) {
@@ -247,7 +287,8 @@ function planFile(
   const head = new Uint8Array(8 + headerBytes.length);
   new DataView(head.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
   head.set(headerBytes, 8);
-  return { head, list, size: head.length + offset };
+  const base = head.length;
+  return { head, at: new Map([...at].map(([k, v]) => [k, base + v])), size: base + offset };
 }
 
 /** Whether this machine stores numbers little-endian (the file's byte order). */
@@ -340,6 +381,9 @@ function encodeAs(
  * @param path - The file to write; its directory must exist.
  * @param tensors - The tensors by name, in layout order; `__metadata__` is reserved.
  * @param metadata - Optional string map stored as `__metadata__`.
+ * @param options - `reserveMetadata`: pad the header to the length it would have with this
+ *   metadata (same keys, the widest values), so that the tensors start where a
+ *   {@link openSafetensorsRows} writer reserving the same puts them.
  * @returns Nothing; the file holds the encoded tensors.
  * @throws {ShapeError} E_SHAPE when a data length differs from the product of its shape.
  * @throws {ConfigError} E_CONFIG when a name is reserved, metadata is not strings, or a value
@@ -356,11 +400,12 @@ export function writeSafetensors(
   path: string,
   tensors: TensorsToWrite,
   metadata?: Readonly<Record<string, string>>,
+  options: WriteSafetensorsOptions = {},
 ): void {
   const fn = "writeSafetensors";
   // Streamed: the header, then each tensor's bytes straight from its memory (or encoded a chunk
   // at a time), never the whole file in memory.
-  const file = planFile(fn, tensors, metadata);
+  const file = planFile(fn, tensors, metadata, checkReserve(fn, options, metadata));
   writeFileChunks(
     fn,
     path,
@@ -369,4 +414,102 @@ export function writeSafetensors(
       yield* tensorChunks(file.list);
     })(),
   );
+}
+
+/** Options of {@link writeSafetensors}. */
+export interface WriteSafetensorsOptions {
+  /** Metadata whose header length to reserve (see {@link layoutOf}). */
+  readonly reserveMetadata?: Readonly<Record<string, string>>;
+}
+
+function checkReserve(
+  fn: string,
+  options: WriteSafetensorsOptions,
+  metadata: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
+  const r = options.reserveMetadata;
+  if (r === undefined) return undefined;
+  const keys = Object.keys(metadata ?? {});
+  const same =
+    keys.length === Object.keys(r).length &&
+    keys.every((k) => typeof r[k] === "string" && Object.hasOwn(r, k));
+  if (!same) {
+    throw new ConfigError(
+      fn,
+      "options.reserveMetadata",
+      mustBe(
+        fn,
+        "options.reserveMetadata",
+        "a map of string values with the metadata's keys",
+        fmtValue(Object.keys(r)),
+      ),
+    );
+  }
+  return r;
+}
+
+/** A `[rows, cols]` F64 or BOOL tensor of a file written by rows. */
+export interface RowTensorLayout {
+  readonly dtype: "F64" | "BOOL";
+  readonly shape: readonly [number, number];
+}
+
+/** A safetensors file written a block of rows at a time ({@link openSafetensorsRows}). */
+export interface SafetensorsRowsWriter {
+  /**
+   * Write rows [firstRow, firstRow + data.length / cols) of tensor `name`: a Float64Array for F64,
+   * a Uint8Array of 0/1 for BOOL (the bytes as they lie in memory).
+   */
+  writeRows(name: string, firstRow: number, data: Float64Array | Uint8Array): void;
+  /** Write the header with `metadata` (within the reserved length) and move the file into place. */
+  finish(metadata: Readonly<Record<string, string>>): void;
+  /** Delete the partial file; the path keeps what it held. */
+  abort(): void;
+}
+
+/**
+ * Open a safetensors file whose `[rows, cols]` tensors are written a block of rows at a time, in
+ * any order, and whose metadata comes last: the layout is fixed up front with the header's length
+ * reserved for `reserveMetadata` (as {@link writeSafetensors} with the same option lays it out, so
+ * both give the same bytes), the rows go to their offsets, and `finish` writes the header and
+ * renames the file onto `path` (openReplacement: an error or `abort` leaves `path` as it was).
+ * Memory: the caller's blocks only, never the whole file. @internal
+ *
+ * @throws {IoError} E_IO when `path` is not a regular file path or cannot be written.
+ */
+export function openSafetensorsRows(
+  path: string,
+  layout: Readonly<Record<string, RowTensorLayout>>,
+  reserveMetadata: Readonly<Record<string, string>>,
+): SafetensorsRowsWriter {
+  const fn = "writeSafetensors";
+  if (!LITTLE_ENDIAN) {
+    throw new IoError(fn, "path", `${fn}: row writing needs a little-endian machine`);
+  }
+  const list = Object.entries(layout).map(([name, t]) => [name, t.dtype, t.shape] as const);
+  for (const [name, , shape] of list) {
+    checkName(fn, name);
+    checkShape(fn, `tensors.${name}`, shape);
+  }
+  const fixed = layoutOf(list, {}, reserveMetadata);
+  const file = openReplacement(fn, path);
+  return {
+    writeRows(name, firstRow, data) {
+      const t = layout[name] as RowTensorLayout;
+      const at = (fixed.at.get(name) as number) + firstRow * t.shape[1] * DTYPE_BYTES[t.dtype];
+      file.write(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
+    },
+    finish(metadata) {
+      const head = layoutOf(list, { __metadata__: metadata }, reserveMetadata).head;
+      if (head.length !== fixed.head.length) {
+        file.abort();
+        throw new Error(`${fn}: internal error: the metadata outgrew the reserved header`);
+      }
+      file.write(head, 0);
+      file.commit();
+    },
+    abort() {
+      file.abort();
+    },
+  };
 }

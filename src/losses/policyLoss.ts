@@ -15,6 +15,7 @@ import {
   EVENT_SLOTS,
   outputsOf,
   rowBlockRunner,
+  rowsOf,
   runBlock,
   type SharedPlan,
   splitRows,
@@ -22,6 +23,7 @@ import {
 import {
   allocOutputs,
   callerOutputs,
+  outputs,
   type PolicyLossOut,
   type PolicyOutputs,
 } from "./kernel/outputs.js";
@@ -245,6 +247,74 @@ function runRows(
     accumulateRow(plan, out.objective, b, acc, k, 0),
   );
   return { acc, ...resolveEvents(fn, cfg, planned, events, 1, () => out) };
+}
+
+/** The scalars of a policy loss whose `[B, T]` fields went to a consumer block by block. */
+export interface PolicyLossScalars {
+  readonly loss: number;
+  readonly klLoss: number | null;
+}
+
+/**
+ * {@link policyLoss} with its `[B, T]` fields handed out a block of rows at a time instead of
+ * allocated whole (the memory of `polgrad loss --out`, docs/performance.md#loss---out-by-row-blocks):
+ * rows [b0, b1) of about `positions` positions are run on reused outputs, then given to
+ * `onBlock(b0, b1, out)` (each array `(b1 − b0)·T` long, the masked-position contract written; valid
+ * only during the call). The loss is the same compensated sum in the same row-major order, so every
+ * bit equals policyLoss's.
+ *
+ * Returns null, having stopped, when the rows meet anything the exact path must judge with the
+ * whole result in hand (a non-finite input, an overflow, a sum past float64): the caller then runs
+ * {@link policyLoss}, which throws the error it always throws or returns the result. Structural
+ * errors throw here, exactly as policyLoss throws them. @internal
+ *
+ * @enforcedBy test/losses/policyLoss.blocks.test.ts > policyLossBlocks > identity: blocks of every size give policyLoss's bits, and null exactly where policyLoss throws or overflows
+ */
+export function policyLossBlocks(
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
+  positions: number,
+  onBlock: (b0: number, b1: number, out: PolicyOutputs) => void,
+): PolicyLossScalars | null {
+  const fn = "policyLoss";
+  const cfg = validatePolicyLossConfig(fn, config);
+  const planned = planPolicyLoss(fn, cfg, inputs);
+  const { plan } = planned;
+  const { B, T } = plan;
+  const rows = Math.max(1, Math.min(B, Math.floor(positions / Math.max(1, T))));
+  const buf = allocOutputs(rows * T, false);
+  const k = new Float64Array(plan.kl === null ? 0 : T);
+  const acc = new LossSums();
+  const events = new Float64Array(EVENT_SLOTS);
+  for (let b0 = 0; b0 < B; b0 += rows) {
+    const b1 = Math.min(B, b0 + rows);
+    const sub = rowsOf(plan, b0, b1);
+    const n = (b1 - b0) * T;
+    const out = outputs(
+      buf.grad.subarray(0, n),
+      buf.objective.subarray(0, n),
+      buf.ratio.subarray(0, n),
+      buf.low.subarray(0, n),
+      buf.high.subarray(0, n),
+      false,
+    );
+    runBlock(sub, out, k, 0, Int32Array.of(0, b1 - b0), events, 0, (b) =>
+      accumulateRow(sub, out.objective, b, acc, k, 0),
+    );
+    // A stop, a KL overflow or a gradient overflow: policyLoss names it.
+    if (events[0] !== ROW_OK || (events[5] as number) >= 0 || (events[8] as number) >= 0) {
+      return null;
+    }
+    onBlock(b0, b1, out);
+  }
+  // finish()'s arithmetic on finite sums; anything non-finite is policyLoss's to name.
+  const surrogate = acc.loss();
+  if (!Number.isFinite(surrogate)) return null;
+  if (plan.kl === null || cfg.kl === null) return { loss: surrogate, klLoss: null };
+  const klLoss = acc.kl();
+  const loss = surrogate + cfg.kl.coef * klLoss;
+  if (!Number.isFinite(klLoss) || !Number.isFinite(loss)) return null;
+  return { loss, klLoss };
 }
 
 /**

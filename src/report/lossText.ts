@@ -1,5 +1,5 @@
 /** Render a policy-loss result as terminal text (pure: returns text, prints nothing). */
-import { l2Norm, robustSum } from "../core/sum.js";
+import { L2Norm, robustSum } from "../core/sum.js";
 import type { MaskLike } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
 import type { PolicyLossConfig } from "../losses/config.js";
@@ -32,32 +32,84 @@ export function renderLossText(
   responseMask: MaskLike,
 ): string {
   const mask = toMask("renderLossText", responseMask);
-  const { rows: B, cols: T } = mask;
-  let N = 0;
-  let low = 0;
-  let high = 0;
-  let rmin = Number.POSITIVE_INFINITY;
-  let rmax = Number.NEGATIVE_INFINITY;
-  const mass: number[] = [];
-  const g = r.gradLogprobs.data;
-  for (let b = 0; b < B; b++) {
-    const at: number[] = [];
-    for (let t = 0; t < T; t++) {
-      const i = b * T + t;
-      if (mask.data[i] !== 1) continue;
-      at.push(i);
-      N++;
-      low += r.clippedLow.data[i] as number;
-      high += r.clippedHigh.data[i] as number;
-      const x = r.ratio.data[i] as number;
-      rmin = Math.min(rmin, x);
-      rmax = Math.max(rmax, x);
+  const summary = new LossTextSummary(mask.rows, mask.cols);
+  summary.addRows(
+    0,
+    mask.data,
+    r.ratio.data,
+    r.clippedLow.data,
+    r.clippedHigh.data,
+    r.gradLogprobs.data,
+  );
+  return renderLossSummary(config, source, batchPath, r, summary);
+}
+
+/**
+ * The per-token part of the loss summary, fed a block of rows at a time (in row order), so that
+ * `polgrad loss --out` summarises rows it never holds all at once: N, the clip counts, the ratio
+ * range over response tokens, the scaled L2 norm of the gradient ({@link L2Norm}, the bits of
+ * l2Norm over the whole) and each row's gradient mass.
+ * @internal
+ */
+export class LossTextSummary {
+  n: number = 0;
+  low: number = 0;
+  high: number = 0;
+  rmin: number = Number.POSITIVE_INFINITY;
+  rmax: number = Number.NEGATIVE_INFINITY;
+  readonly mass: number[] = [];
+  readonly norm: L2Norm = new L2Norm();
+
+  constructor(
+    readonly rows: number,
+    readonly cols: number,
+  ) {}
+
+  /**
+   * Add rows b0, b0 + 1, … whose positions are the arrays' (each a whole number of rows):
+   * `mask` 0/1, the ratio, the clip flags and the gradient.
+   */
+  addRows(
+    b0: number,
+    mask: ArrayLike<number>,
+    ratio: ArrayLike<number>,
+    low: ArrayLike<number>,
+    high: ArrayLike<number>,
+    grad: ArrayLike<number>,
+  ): void {
+    const T = this.cols;
+    const rows = mask.length / T;
+    for (let j = 0; j < rows; j++) {
+      const at: number[] = [];
+      for (let t = 0; t < T; t++) {
+        const i = j * T + t;
+        if (mask[i] !== 1) continue;
+        at.push(i);
+        this.n++;
+        this.low += low[i] as number;
+        this.high += high[i] as number;
+        const x = ratio[i] as number;
+        this.rmin = Math.min(this.rmin, x);
+        this.rmax = Math.max(this.rmax, x);
+      }
+      // Compensated Σ_t |g|, rescaled when a partial sum overflows (robustSum).
+      this.mass[b0 + j] = robustSum(at.length, (k) => Math.abs(grad[at[k] as number] as number));
     }
-    // Compensated Σ_t |g|, rescaled when a partial sum overflows (robustSum).
-    mass.push(robustSum(at.length, (k) => Math.abs(g[at[k] as number] as number)));
+    // The scaled L2 norm: finite whenever representable (‖[1e200, 1e200]‖ = 1.414e200).
+    this.norm.addAll(grad, mask);
   }
-  // The scaled L2 norm: finite whenever representable (‖[1e200, 1e200]‖ = 1.414e200).
-  const norm = l2Norm(g, mask.data);
+}
+
+/** The loss summary's text from the scalars and a {@link LossTextSummary} of every row. @internal */
+export function renderLossSummary(
+  config: PolicyLossConfig,
+  source: string,
+  batchPath: string,
+  r: { readonly loss: number; readonly klLoss: number | null },
+  summary: LossTextSummary,
+): string {
+  const { rows: B, cols: T, n: N, low, high, rmin, rmax, mass } = summary;
+  const norm = summary.norm.value();
   const clip = config.clip
     ? `, clip eps_low=${config.clip.epsLow ?? "none"} eps_high=${config.clip.epsHigh ?? "none"} ratio_cap=${config.clip.ratioCap ?? "none"}`
     : "";

@@ -139,6 +139,12 @@ export const lossCommand: Command = {
     const { policyLoss } = await import("../../losses/policyLoss.js");
     await import("../../node/registerThreads.js");
     const batch = await readCliBatch(fn, values, io);
+    if (typeof values.out === "string" && (threads ?? 1) === 1) {
+      // The result straight to the tensor file by row blocks, never whole (src/cli/lossOut.ts).
+      const { lossOutByRows } = await import("../lossOut.js");
+      const code = await lossOutByRows(values, io, config, source, batch, values.out);
+      if (code !== null) return code;
+    }
     // One thread unless asked: measured on a 256×8192 F64 file, 0.58 s / 136 MB on one thread
     // against 0.71 s / 200 MB on two (the worker's start and staging memory are not won back).
     const result = policyLoss(config, batch, { threads: threads ?? 1 });

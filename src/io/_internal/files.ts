@@ -14,10 +14,14 @@ import {
   ftruncateSync,
   openSync,
   readSync,
+  realpathSync,
+  renameSync,
   type Stats,
   statSync,
+  unlinkSync,
   writeSync,
 } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { ConfigError, IoError } from "../../errors.js";
 import { allocBytes, decodeUtf8, fmtBytes, ioError } from "./ioError.js";
@@ -240,4 +244,85 @@ export function writeFileChunks(fn: string, path: string, chunks: Iterable<Uint8
   } finally {
     closeSync(fd);
   }
+}
+
+/** A file written at positions, replacing `path` only when committed. @internal */
+export interface ReplacementFile {
+  /** Write `bytes` at byte `at`. */
+  write(bytes: Uint8Array, at: number): void;
+  /** Close the file and move it onto the path (replacing a regular file there). */
+  commit(): void;
+  /** Close and delete the file; the path keeps what it held. */
+  abort(): void;
+}
+
+/**
+ * Open a file that replaces `path` when committed: written beside it (in the directory of the file
+ * a symlink at `path` points to) under a hidden temporary name, then renamed onto it, so that a
+ * write that stops half-way (an error, a fallback) leaves `path` as it was. An existing `path` must
+ * be a regular file (a FIFO, device or directory is an IoError, and nothing is opened). The new
+ * file has the default mode (0o666 less the umask), as a file {@link writeFileChunks} creates.
+ * @internal
+ */
+export function openReplacement(fn: string, path: string): ReplacementFile {
+  if (typeof path !== "string" || path.length === 0) {
+    throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
+  }
+  let target = path;
+  let st: Stats | undefined;
+  try {
+    st = statSync(path);
+  } catch {
+    st = undefined;
+  }
+  if (st !== undefined) {
+    if (!st.isFile()) throw ioError(fn, path, "path", "a regular file path", fileKind(st));
+    try {
+      target = realpathSync(path);
+    } catch (e) {
+      throw fsError(fn, path, e, "writing");
+    }
+  }
+  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.polgrad-partial`);
+  let fd: number;
+  try {
+    fd = openSync(tmp, WRITE_FLAGS | constants.O_TRUNC, 0o666);
+  } catch (e) {
+    throw fsError(fn, path, e, "writing");
+  }
+  let open = true;
+  const close = (): void => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return {
+    write(bytes, at) {
+      try {
+        let done = 0;
+        while (done < bytes.length)
+          done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+      } catch (e) {
+        throw fsError(fn, path, e, "writing");
+      }
+    },
+    commit() {
+      try {
+        close();
+        renameSync(tmp, target);
+      } catch (e) {
+        throw fsError(fn, path, e, "writing");
+      }
+    },
+    abort() {
+      try {
+        close();
+      } finally {
+        try {
+          unlinkSync(tmp);
+        } catch {
+          // Already gone: nothing to clean.
+        }
+      }
+    },
+  };
 }

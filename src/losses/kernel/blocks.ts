@@ -79,6 +79,50 @@ export function planOf(s: SharedPlan): PolicyPlan {
   };
 }
 
+/**
+ * The plan of rows [b0, b1) alone, every array a view (or, for the spans, a shifted copy) whose
+ * index 0 is row b0's first position: run on outputs of (b1 − b0)·T positions, a row gives the
+ * bits it gives in the whole plan (rows are independent; the aggregation weights are the whole
+ * batch's). Built with the key order of planPolicyLoss's plan, so both share one hidden class.
+ * @internal
+ */
+export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
+  const { T } = plan;
+  const lo = b0 * T;
+  const hi = b1 * T;
+  const first = new Int32Array(b1 - b0);
+  const end = new Int32Array(b1 - b0);
+  for (let b = b0; b < b1; b++) {
+    first[b - b0] = (plan.first[b] as number) - lo;
+    end[b - b0] = (plan.end[b] as number) - lo;
+  }
+  const view = (x: Float64Array | null): Float64Array | null =>
+    x === null ? null : x.subarray(lo, hi);
+  return {
+    B: b1 - b0,
+    T,
+    m: plan.m.subarray(lo, hi),
+    first,
+    end,
+    L: plan.L.subarray(b0, b1),
+    lp: plan.lp.subarray(lo, hi),
+    old: plan.old.subarray(lo, hi),
+    advRow: plan.advRow === null ? null : plan.advRow.subarray(b0, b1),
+    advTok: view(plan.advTok),
+    rollout: view(plan.rollout),
+    ref: view(plan.ref),
+    ratio: plan.ratio,
+    sur: plan.sur,
+    params: plan.params,
+    w: plan.w.subarray(b0, b1),
+    tis: plan.tis,
+    kl:
+      plan.kl === null
+        ? null
+        : { kind: plan.kl.kind, coef: plan.kl.coef, w: plan.kl.w.subarray(b0, b1) },
+  };
+}
+
 /** The outputs of a shared plan. @internal */
 export function outputsOf(s: SharedPlan): PolicyOutputs {
   return outputs(s.grad, s.objective, s.ratio, s.low, s.high, s.fresh);
