@@ -77,20 +77,43 @@ const PG: SurrogatePoint = {
   why: ratioWhy,
 };
 
-/** pg_clip: ℓ = −min(r·A, clamp(r, lo, hi)·A) (dual clip: −max(·, c·A) for A < 0). */
+/**
+ * pg_clip without a dual clip: ℓ = −min(r·A, clamp(r, lo, hi)·A). Strictly inside the band (the
+ * common case) the two branches tie at r·A with slope (1 + 1)·½ = 1, so ℓ = −r·A and ∂L/∂r = g·A
+ * are written at once, which are pgClipInto's values there (a record of its own: the dual clip's
+ * test and the slope's round trip through `out` cost about 15 % of the objective stage).
+ */
 const PG_CLIP: SurrogatePoint = {
   through: "ratio",
   usesRatio: true,
   point: (r, a, _lp, g, out, k) => {
-    const flags = pgClipInto(r, a, k.lo, k.hi, k.cap, out);
-    const slope = out[1] as number;
-    out[0] = -(out[0] as number);
-    // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
-    out[1] = slope === 1 ? g * a : slope === 0 ? 0 : g * a * slope;
-    return flags;
+    if (r > k.lo && r < k.hi) {
+      out[0] = -(a === 0 ? a : r * a);
+      out[1] = g * a;
+      return 0;
+    }
+    return clipped(r, a, g, out, k);
   },
   why: ratioWhy,
 };
+
+/** pg_clip with a dual clip c: ℓ = −max(min(r·A, clamp(r, lo, hi)·A), c·A) for A < 0. */
+const PG_CLIP_DUAL: SurrogatePoint = {
+  through: "ratio",
+  usesRatio: true,
+  point: (r, a, _lp, g, out, k) => clipped(r, a, g, out, k),
+  why: ratioWhy,
+};
+
+/** pgClipInto's term and slope, then ∂L/∂r = g·A·slope with slope ∈ {1, ½, ¼, 0}. */
+function clipped(r: number, a: number, g: number, out: Float64Array, k: SurrogateParams): number {
+  const flags = pgClipInto(r, a, k.lo, k.hi, k.cap, out);
+  const slope = out[1] as number;
+  out[0] = -(out[0] as number);
+  // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
+  out[1] = slope === 1 ? g * a : slope === 0 ? 0 : g * a * slope;
+  return flags;
+}
 
 /** reinforce: ℓ = −A·lp, ∂L/∂lp = g·A. */
 const REINFORCE: SurrogatePoint = {
@@ -129,7 +152,7 @@ export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
     case "pg":
       return PG;
     case "pg_clip":
-      return PG_CLIP;
+      return cfg.cap === null ? PG_CLIP : PG_CLIP_DUAL;
     case "reinforce":
       return REINFORCE;
     case "cispo":
