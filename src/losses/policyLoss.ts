@@ -88,15 +88,14 @@ export interface PolicyLossOptions {
   readonly out?: PolicyLossOut;
   /**
    * Threads to run the rows on (worker threads over shared memory, Node only): a positive
-   * integer; 1 runs on the calling thread. Default: 1 below 2^20 positions (B·T), else
-   * min(cores, ⌈B·T / 2^20⌉). The result is bitwise the same for every value
-   * (docs/performance.md#threads).
+   * integer; 1 runs on the calling thread. Default: 1 (measured on this project's 2-core
+   * machine, two threads never paid, at 256×8192 or 512×32768: the rows of other threads are
+   * copied in and out; docs/performance.md#threads). The result is bitwise the same for every
+   * value.
    */
   readonly threads?: number;
 }
 
-/** Positions per thread below which another thread does not pay for its start and copies. */
-const POSITIONS_PER_THREAD = 2 ** 20;
 /** The most threads a call may ask for. */
 const MAX_THREADS = 256;
 
@@ -167,11 +166,7 @@ export function policyLossAs(
   const n = plan.B * plan.T;
   const given = callerOutputs(fn, opts.out, n, planned.reads);
   const runner = rowBlockRunner();
-  const threads = Math.min(
-    plan.B,
-    opts.threads ??
-      (runner === null ? 1 : Math.min(runner.cores, Math.ceil(n / POSITIONS_PER_THREAD))),
-  );
+  const threads = Math.min(plan.B, opts.threads ?? 1);
   if (runner === null || threads <= 1) {
     const out = given ?? allocOutputs(n, false);
     return finish(fn, cfg, planned, out, runRows(fn, cfg, planned, out));
