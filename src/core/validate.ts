@@ -133,7 +133,12 @@ const INPUT_FIELDS: ReadonlySet<string> = new Set([
  * Validate and convert a `[B, T]` matrix argument. Nested rows must be rectangular and hold numbers
  * (any float, NaN included: finiteness is checked separately at response positions).
  */
-export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
+export function toMatrix(
+  fn: string,
+  arg: string,
+  x: MatrixLike,
+  alloc: (n: number) => Float64Array = newF64,
+): Matrix {
   if (isMatrix(x)) {
     checkDense(fn, arg, x);
     return x;
@@ -147,20 +152,28 @@ export function toMatrix(fn: string, arg: string, x: MatrixLike): Matrix {
     );
   };
   return isDenseLike(x)
-    ? fromDense(fn, arg, x, Float64Array, cell)
-    : fromRows(fn, arg, x, Float64Array, cell);
+    ? fromDense(fn, arg, x, alloc, cell)
+    : fromRows(fn, arg, x, alloc, cell);
 }
 
-/** Copy a {@link DenseLike}'s row-major data into a typed array, converting each cell with `cell`. */
+/** A fresh zero-filled float64 array (the default allocation of a converted stream). */
+const newF64 = (n: number): Float64Array => new Float64Array(n);
+/** A fresh zero-filled byte array (the default allocation of a converted mask). */
+const newU8 = (n: number): Uint8Array => new Uint8Array(n);
+
+/**
+ * Copy a {@link DenseLike}'s row-major data into a typed array from `alloc` (every element is
+ * written, so it may be reused memory), converting each cell with `cell`.
+ */
 function fromDense<A extends Float64Array | Uint8Array>(
   fn: string,
   arg: string,
   x: DenseLike,
-  Ctor: new (n: number) => A,
+  alloc: (n: number) => A,
   cell: (v: unknown, b: number, t: number) => number,
 ): { rows: number; cols: number; data: A } {
   checkDense(fn, arg, x);
-  const data = new Ctor(x.rows * x.cols);
+  const data = alloc(x.rows * x.cols);
   const src = x.data;
   // A typed array of numbers converts whole (float64 target); a mask still checks every cell.
   if (!(data instanceof Uint8Array) && isNumericTypedArray(src)) {
@@ -196,14 +209,14 @@ function fromRows<A extends Float64Array | Uint8Array>(
   fn: string,
   arg: string,
   x: unknown,
-  Ctor: new (n: number) => A,
+  alloc: (n: number) => A,
   cell: (v: unknown, b: number, t: number) => number,
 ): { rows: number; cols: number; data: A } {
   if (!isRows(x)) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
   const rows = x.length;
   const cols = (x[0] as ArrayLike<unknown>).length;
   if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
-  const data = new Ctor(rows * cols);
+  const data = alloc(rows * cols);
   const fail = (v: unknown, b: number, t: number): number => {
     // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
     if (Array.isArray(v)) {
@@ -294,6 +307,7 @@ export function toMask(
   arg = "responseMask",
   emptyRows: "reject" | "allow" = "reject",
   values: "check" | "caller" = "check",
+  alloc: (n: number) => Uint8Array = newU8,
 ): Mask {
   let mask: Mask;
   if (isMask(x)) {
@@ -312,8 +326,8 @@ export function toMask(
       );
     };
     mask = isDenseLike(x)
-      ? fromDense(fn, arg, x, Uint8Array, cell)
-      : fromRows(fn, arg, x, Uint8Array, cell);
+      ? fromDense(fn, arg, x, alloc, cell)
+      : fromRows(fn, arg, x, alloc, cell);
   }
   if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
     throw new ShapeError(
@@ -427,6 +441,7 @@ export function advantagesOf(
   like: { readonly rows: number; readonly cols: number },
   likeArg: string,
   arg = "advantages",
+  alloc: (n: number) => Float64Array = newF64,
 ):
   | { readonly row: Float64Array; readonly token: null }
   | { readonly row: null; readonly token: Matrix } {
@@ -454,7 +469,7 @@ export function advantagesOf(
   if (!isMatrix(advantages) && !isDenseLike(advantages) && !isRows(advantages)) {
     throw new ShapeError(fn, arg, mustBe(fn, arg, "[B] or [B, T]", describeInput(advantages)));
   }
-  const a = toMatrix(fn, arg, advantages as MatrixLike);
+  const a = toMatrix(fn, arg, advantages as MatrixLike, alloc);
   if (a.rows !== rows || a.cols !== cols) {
     throw new ShapeError(
       fn,

@@ -10,6 +10,7 @@ import {
   validatePolicyLossConfig,
 } from "./config.js";
 import { SharedArena } from "./kernel/arena.js";
+import { InputScratch } from "./kernel/inputScratch.js";
 import {
   BLOCK_FAILED,
   EVENT_SLOTS,
@@ -161,7 +162,23 @@ export function policyLossAs(
 ): PolicyLossResult {
   const cfg = validatePolicyLossConfig(fn, config);
   const opts = checkPolicyLossOptions(fn, options);
-  const planned = planPolicyLoss(fn, cfg, inputs);
+  scratch.enter();
+  try {
+    return evaluate(fn, cfg, opts, planPolicyLoss(fn, cfg, inputs, scratch));
+  } finally {
+    scratch.exit();
+  }
+}
+
+/** Streams converted by a call live in this memory until the next call (./kernel/inputScratch.ts). */
+const scratch = new InputScratch();
+
+function evaluate(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  opts: PolicyLossOptions,
+  planned: PlannedPolicyLoss,
+): PolicyLossResult {
   const { plan } = planned;
   const n = plan.B * plan.T;
   const given = callerOutputs(fn, opts.out, n, planned.reads);

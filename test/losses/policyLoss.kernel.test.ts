@@ -146,4 +146,72 @@ describe("policyLoss kernel", () => {
       }),
     ).toThrow(/responseMask must be 0\/1 valued; got 2 at flat index 1/);
   });
+
+  it("identity: converted streams live in reused memory, yet consecutive nested calls and a call made from inside another give each its own bits", () => {
+    // Each batch in nested form and typed form: the typed call converts nothing, so it is the
+    // reference for the nested one, whatever the nested calls before it left in the scratch.
+    const typedOf = (inputs: PolicyLossInputs, B: number, T: number): PolicyLossInputs => {
+      const m = (x: unknown) =>
+        Array.isArray(x)
+          ? { rows: B, cols: T, data: Float64Array.from((x as number[][]).flat()) }
+          : x;
+      return {
+        ...inputs,
+        logprobs: m(inputs.logprobs) as PolicyLossInputs["logprobs"],
+        oldLogprobs: m(inputs.oldLogprobs) as PolicyLossInputs["oldLogprobs"],
+      };
+    };
+    let nested = 0;
+    fc.assert(
+      fc.property(fc.array(batches, { minLength: 2, maxLength: 4 }), (cases) => {
+        for (const { config, inputs, B, T } of cases) {
+          if (!Array.isArray(inputs.logprobs)) continue;
+          nested++;
+          const want = outcome(() => policyLoss(config, typedOf(inputs, B, T)));
+          const got = outcome(() => policyLoss(config, inputs));
+          expectSame(got, want, JSON.stringify(config));
+        }
+      }),
+      FC_PARAMS,
+    );
+    expect(nested).toBeGreaterThan(20);
+    // A call from inside another (an input's getter) while the outer call holds the scratch.
+    const rows = (v: number) => [
+      [v, v - 0.5, -1],
+      [v / 2, -1, -2],
+    ];
+    const inner: PolicyLossInputs = {
+      logprobs: rows(-0.3),
+      oldLogprobs: rows(-0.4),
+      advantages: [1, -1],
+      responseMask: [
+        [1, 1, 0],
+        [1, 1, 1],
+      ],
+    };
+    const config = {
+      ratio: "token",
+      surrogate: "pg_clip",
+      aggregation: "token_mean",
+      clip: { epsLow: 0.2, epsHigh: 0.28 },
+    } as const;
+    const innerWant = policyLoss(config, inner).loss;
+    let innerGot = Number.NaN;
+    const outer = {
+      ...inner,
+      logprobs: rows(-0.2),
+      get oldLogprobs() {
+        innerGot = policyLoss(config, inner).loss;
+        return rows(-0.25);
+      },
+    };
+    const outerGot = policyLoss(config, outer).loss;
+    const outerWant = policyLoss(config, {
+      ...inner,
+      logprobs: rows(-0.2),
+      oldLogprobs: rows(-0.25),
+    }).loss;
+    expect(innerGot).toBe(innerWant);
+    expect(outerGot).toBe(outerWant);
+  });
 });

@@ -24,6 +24,7 @@ import {
 import { ConfigError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import type { PolicyLossInputs } from "../policyLoss.js";
+import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
 import type { PolicyPlan } from "./policyRows.js";
 
@@ -122,10 +123,13 @@ export function planPolicyLoss(
   fn: string,
   cfg: ResolvedPolicyLossConfig,
   inputs: PolicyLossInputs,
+  scratch?: InputScratch,
 ): PlannedPolicyLoss {
   requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
-  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
-  const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
+  // Converted streams go to the call's scratch when it has one (reused memory).
+  const f64 = scratch?.f64;
+  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs, f64);
+  const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs, f64);
   checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
   const like = { rows: logprobs.rows, cols: logprobs.cols, arg: "logprobs" };
   // A Mask's values are checked in the row pass below (which reads each once); when toMask
@@ -136,7 +140,7 @@ export function planPolicyLoss(
   };
   let mask: Mask;
   try {
-    mask = toMask(fn, given, like, "responseMask", "allow", "caller");
+    mask = toMask(fn, given, like, "responseMask", "allow", "caller", scratch?.u8);
   } catch (e) {
     checkValues();
     throw e;
@@ -163,6 +167,7 @@ export function planPolicyLoss(
         fn,
         "rolloutLogprobs",
         requireStream(fn, "rolloutLogprobs", inputs.rolloutLogprobs, why),
+        f64,
       );
       checkSameShape(fn, "logprobs", logprobs, "rolloutLogprobs", s);
       return s;
@@ -178,6 +183,7 @@ export function planPolicyLoss(
         fn,
         "refLogprobs",
         requireStream(fn, "refLogprobs", inputs.refLogprobs, "config.kl is set"),
+        f64,
       );
       checkSameShape(fn, "logprobs", logprobs, "refLogprobs", s);
       return s;
@@ -186,7 +192,9 @@ export function planPolicyLoss(
     deferred.add(() => checkFiniteAt(fn, "refLogprobs", x, mask));
     reads.push(x.data);
   }
-  const adv = deferred.guard(() => advantagesOf(fn, inputs.advantages, logprobs, "logprobs"));
+  const adv = deferred.guard(() =>
+    advantagesOf(fn, inputs.advantages, logprobs, "logprobs", "advantages", f64),
+  );
   if (adv.token !== null) {
     const a = adv.token;
     deferred.add(() => checkFiniteAt(fn, "advantages", a, mask));
