@@ -151,9 +151,7 @@ export function toMatrix(
       mustBe(fn, arg, "a [B, T] array of numbers", `${cellText(v)} at (${b}, ${t})`),
     );
   };
-  return isDenseLike(x)
-    ? fromDense(fn, arg, x, alloc, cell)
-    : fromRows(fn, arg, x, alloc, cell);
+  return isDenseLike(x) ? fromDense(fn, arg, x, alloc, cell) : fromRows(fn, arg, x, alloc, cell);
 }
 
 /** A fresh zero-filled float64 array (the default allocation of a converted stream). */
@@ -325,9 +323,7 @@ export function toMask(
         mustBe(fn, arg, "boolean (true/false or 1/0)", `${cellText(v)} at (${b}, ${t})`),
       );
     };
-    mask = isDenseLike(x)
-      ? fromDense(fn, arg, x, alloc, cell)
-      : fromRows(fn, arg, x, alloc, cell);
+    mask = isDenseLike(x) ? fromDense(fn, arg, x, alloc, cell) : fromRows(fn, arg, x, alloc, cell);
   }
   if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
     throw new ShapeError(

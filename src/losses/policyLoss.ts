@@ -10,7 +10,6 @@ import {
   validatePolicyLossConfig,
 } from "./config.js";
 import { SharedArena } from "./kernel/arena.js";
-import { InputScratch } from "./kernel/inputScratch.js";
 import {
   BLOCK_FAILED,
   EVENT_SLOTS,
@@ -21,6 +20,7 @@ import {
   type SharedPlan,
   splitRows,
 } from "./kernel/blocks.js";
+import { InputScratch } from "./kernel/inputScratch.js";
 import {
   allocOutputs,
   callerOutputs,
