@@ -11,6 +11,8 @@ import { ConfigError, UnknownNameError } from "../errors.js";
 import { KL_ESTIMATORS, type KLLossConfig } from "../kl/estimator.js";
 import {
   type ClipConfig,
+  IS_LEVELS,
+  IS_MODES,
   type ISCorrectionConfig,
   type PolicyLossConfig,
   RATIO_KINDS,
@@ -41,7 +43,13 @@ export interface PolicyLossConfigJson {
   } | null;
   readonly aggregation: string;
   readonly norm_len: number | null;
-  readonly is_correction: { readonly cap: number; readonly level: string } | null;
+  readonly is_correction: {
+    readonly cap: number | null;
+    readonly level: string;
+    readonly lower?: number;
+    readonly mode?: string;
+    readonly log_clamp?: number;
+  } | null;
   readonly kl: {
     readonly kind: string;
     readonly coef: number;
@@ -144,12 +152,38 @@ function clipOf(r: Reader, v: unknown): ClipConfig | null {
 
 function isCorrectionOf(r: Reader, v: unknown): ISCorrectionConfig | null {
   if (v === undefined || v === null) return null;
-  const c = r.object("config.is_correction", v, ["cap", "level"]);
+  const c = r.object("config.is_correction", v, ["cap", "level", "lower", "mode", "log_clamp"]);
   const level =
-    c.level === undefined
-      ? "token"
-      : r.name("config.is_correction.level", c.level, ["token", "sequence"] as const);
-  return Object.freeze({ cap: r.number("config.is_correction.cap", c.cap), level });
+    c.level === undefined ? "token" : r.name("config.is_correction.level", c.level, IS_LEVELS);
+  // cap is required (a number, or null for no upper bound); the others may be omitted.
+  const cap = c.cap === null ? null : r.number("config.is_correction.cap", c.cap);
+  const out: ISCorrectionConfig = { cap, level };
+  const lower = r.numberOrNull("config.is_correction.lower", c.lower);
+  const mode = c.mode === undefined ? null : r.name("config.is_correction.mode", c.mode, IS_MODES);
+  const logClamp = r.numberOrNull("config.is_correction.log_clamp", c.log_clamp);
+  return Object.freeze({
+    ...out,
+    ...(lower === null ? {} : { lower }),
+    ...(mode === null ? {} : { mode }),
+    ...(logClamp === null ? {} : { logClamp }),
+  });
+}
+
+/**
+ * The wire form of an IS correction: `cap` and `level` always (polgrad 0.2.0's two fields), the
+ * others only when they say something (a lower bound, mask mode, a log clamp), so a config
+ * polgrad 0.2.0 can express prints as polgrad prints it.
+ */
+function isCorrectionJson(
+  c: ISCorrectionConfig,
+): NonNullable<PolicyLossConfigJson["is_correction"]> {
+  return {
+    cap: c.cap,
+    level: c.level,
+    ...(c.lower === undefined || c.lower === null ? {} : { lower: c.lower }),
+    ...(c.mode === undefined || c.mode === "truncate" ? {} : { mode: c.mode }),
+    ...(c.logClamp === undefined || c.logClamp === null ? {} : { log_clamp: c.logClamp }),
+  };
 }
 
 function klOf(r: Reader, v: unknown): KLLossConfig | null {
@@ -171,8 +205,9 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
  * Map polgrad's snake_case config JSON to a {@link PolicyLossConfig}.
  *
  * Format: `{ratio, surrogate, clip: {eps_low, eps_high, ratio_cap} | null, aggregation,
- * norm_len, is_correction: {cap, level} | null, kl: {kind, coef, aggregation, norm_len} | null}`;
- * nullable fields may be omitted (→ null; `is_correction.level` → "token").
+ * norm_len, is_correction: {cap, level, lower?, mode?, log_clamp?} | null, kl: {kind, coef,
+ * aggregation, norm_len} | null}`; nullable fields may be omitted (→ null; `is_correction.level` →
+ * "token", `is_correction.mode` → "truncate"); `is_correction.cap` is required (null: no bound).
  *
  * @param json - The parsed JSON value (e.g. from {@link readJsonFile}).
  * @param source - Where it came from (a path, `--config`), quoted in error messages.
@@ -242,8 +277,7 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
           },
     aggregation: config.aggregation,
     norm_len: config.normLen ?? null,
-    is_correction:
-      isCorrection === null ? null : { cap: isCorrection.cap, level: isCorrection.level },
+    is_correction: isCorrection === null ? null : isCorrectionJson(isCorrection),
     kl:
       kl === null
         ? null

@@ -40,10 +40,52 @@ export interface ClipConfig {
   readonly ratioCap?: number | null;
 }
 
-/** Truncated importance-sampling correction min(exp(old − rollout), cap), token or sequence level. */
+/**
+ * Importance-sampling correction between the trainer's old policy and the rollout engine's
+ * (docs/derivations/losses.md#importance-sampling-correction): a weight sg[w] on each response
+ * token's objective, from log ρ = old − rollout at a level (`token`: per token; `sequence`: the
+ * row's sum, ρ_b = exp(Σ_t log ρ_t), the product of the token weights; `geometric`: the row's
+ * mean, exp(mean_t log ρ_t)), optionally clamped to [−logClamp, logClamp] before exp, then
+ * constrained: `truncate` clamps ρ into [lower, cap]; `mask` keeps ρ inside [lower, cap] and
+ * makes it 0 outside (IcePop; masked IS). A bound left null is absent. The weight never changes a
+ * denominator: a masked token still counts in its aggregation (rejection sampling, which removes
+ * tokens from the mask, is another thing).
+ *
+ * `{ level: "token", cap: c }` is polgrad 0.2.0's truncated IS, min(exp(old − rollout), c).
+ */
 export interface ISCorrectionConfig {
+  /** Upper bound C_max (null: none). */
+  readonly cap: number | null;
+  /** `token`, `sequence` (the row product) or `geometric` (the row's geometric mean). */
+  readonly level: ISLevel;
+  /** Lower bound C_min (null or absent: none). */
+  readonly lower?: number | null;
+  /** `truncate` (default) clamps into [lower, cap]; `mask` sets the weight to 0 outside it. */
+  readonly mode?: ISMode;
+  /** |log ρ| at the chosen level is clamped to this before exp (verl: 20); null or absent: none. */
+  readonly logClamp?: number | null;
+}
+
+/** The level an importance weight is formed at. */
+export type ISLevel = "token" | "sequence" | "geometric";
+/** Every IS level. */
+export const IS_LEVELS: readonly ISLevel[] = ["token", "sequence", "geometric"];
+/** How the bounds constrain an importance weight. */
+export type ISMode = "truncate" | "mask";
+/** Every IS mode. */
+export const IS_MODES: readonly ISMode[] = ["truncate", "mask"];
+
+/**
+ * An IS correction with every field resolved, for the kernel: absent bounds become the bounds
+ * that constrain nothing (lower 0, cap and logClamp +∞), so min(max(ρ, lower), cap) is bitwise
+ * min(ρ, cap) and clamping a finite log ρ to ±∞ leaves it as it is. @internal
+ */
+export interface ResolvedISCorrection {
+  readonly level: ISLevel;
+  readonly mode: ISMode;
+  readonly lower: number;
   readonly cap: number;
-  readonly level: "token" | "sequence";
+  readonly logClamp: number;
 }
 
 /** A complete policy-loss configuration (polgrad's PolicyLossConfig). */
@@ -67,7 +109,7 @@ export interface ResolvedPolicyLossConfig {
   readonly oneSided: boolean;
   readonly aggregation: Aggregation;
   readonly normLen: number;
-  readonly isCorrection: ISCorrectionConfig | null;
+  readonly isCorrection: ResolvedISCorrection | null;
   readonly kl: {
     kind: KLLossConfig["kind"];
     coef: number;
@@ -81,6 +123,48 @@ function positiveFinite(fn: string, arg: string, x: unknown): number {
     throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", fmtValue(x)));
   }
   return x;
+}
+
+/**
+ * Validate an IS correction, in field order (cap, level, lower, mode, logClamp), and resolve it.
+ * Every bound is a positive finite number or null; lower ≤ cap when both are set.
+ */
+function resolveISCorrection(fn: string, c: ISCorrectionConfig): ResolvedISCorrection {
+  const arg = "config.isCorrection";
+  if (typeof c !== "object" || c === null) {
+    throw new ConfigError(
+      fn,
+      arg,
+      mustBe(fn, arg, "an ISCorrectionConfig object or null", fmtValue(c)),
+    );
+  }
+  // cap is required, as in polgrad 0.2.0; null (given) means no upper bound.
+  if (c.cap === undefined) {
+    throw new ConfigError(
+      fn,
+      `${arg}.cap`,
+      mustBe(fn, `${arg}.cap`, "a positive finite number, or null for no upper bound", "undefined"),
+    );
+  }
+  const cap = c.cap === null ? null : positiveFinite(fn, `${arg}.cap`, c.cap);
+  const level = oneOf(fn, `${arg}.level`, c.level, IS_LEVELS);
+  const lower = isSet(c.lower) ? positiveFinite(fn, `${arg}.lower`, c.lower) : null;
+  const mode = isSet(c.mode) ? oneOf(fn, `${arg}.mode`, c.mode, IS_MODES) : "truncate";
+  const logClamp = isSet(c.logClamp) ? positiveFinite(fn, `${arg}.logClamp`, c.logClamp) : null;
+  if (lower !== null && cap !== null && lower > cap) {
+    throw new ConfigError(
+      fn,
+      `${arg}.lower`,
+      mustBe(fn, `${arg}.lower`, `at most config.isCorrection.cap = ${cap}`, fmtValue(lower)),
+    );
+  }
+  return {
+    level,
+    mode,
+    lower: lower ?? 0,
+    cap: cap ?? Number.POSITIVE_INFINITY,
+    logClamp: logClamp ?? Number.POSITIVE_INFINITY,
+  };
 }
 
 function isSet(x: unknown): boolean {
@@ -203,11 +287,9 @@ export function validatePolicyLossConfig(
     }
     if (isSet(clip.epsHigh)) hi = 1 + positiveFinite(fn, "config.clip.epsHigh", clip.epsHigh);
   }
-  const isCorrection = config.isCorrection ?? null;
-  if (isCorrection !== null) {
-    positiveFinite(fn, "config.isCorrection.cap", isCorrection.cap);
-    oneOf(fn, "config.isCorrection.level", isCorrection.level, ["token", "sequence"] as const);
-  }
+  const isCorrection = isSet(config.isCorrection)
+    ? resolveISCorrection(fn, config.isCorrection as ISCorrectionConfig)
+    : null;
   const aggregation = checkAggregation(fn, "config.aggregation", config.aggregation);
   const normLen = checkNormLen(fn, aggregation, config.normLen, "config.normLen");
   let kl: ResolvedPolicyLossConfig["kl"] = null;

@@ -57,7 +57,14 @@ function render(spec: AlgorithmSpec): string {
     lines.push("kl: none");
   }
   const tis = loss.isCorrection ?? null;
-  if (tis !== null) lines.push(`is_correction: TIS, ${tis.level}-level, cap=${fmt(tis.cap)}`);
+  if (tis !== null) {
+    const extra = [
+      tis.lower === undefined || tis.lower === null ? "" : `, lower=${fmt(tis.lower)}`,
+      tis.mode === "mask" ? ", mode=mask" : "",
+      tis.logClamp === undefined || tis.logClamp === null ? "" : `, log_clamp=${fmt(tis.logClamp)}`,
+    ].join("");
+    lines.push(`is_correction: TIS, ${tis.level}-level, cap=${fmt(tis.cap)}${extra}`);
+  }
   if (spec.papo !== undefined) {
     for (const form of ["official", "trl"] as const) {
       const c = spec.papo[form];

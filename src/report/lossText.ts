@@ -2,7 +2,7 @@
 import { L2Norm, robustSum } from "../core/sum.js";
 import type { MaskLike } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
-import type { PolicyLossConfig } from "../losses/config.js";
+import type { ISCorrectionConfig, PolicyLossConfig } from "../losses/config.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
 
 /** Format x, or say that it exceeds float64 (a norm or mass of finite gradients can). */
@@ -113,9 +113,7 @@ export function renderLossSummary(
   const clip = config.clip
     ? `, clip eps_low=${config.clip.epsLow ?? "none"} eps_high=${config.clip.epsHigh ?? "none"} ratio_cap=${config.clip.ratioCap ?? "none"}`
     : "";
-  const tis = config.isCorrection
-    ? `, TIS ${config.isCorrection.level}-level cap=${config.isCorrection.cap}`
-    : "";
+  const tis = config.isCorrection ? `, ${isCorrectionText(config.isCorrection)}` : "";
   const kl = config.kl ? `, KL ${config.kl.kind} coef=${config.kl.coef}` : "";
   const lines = [
     `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${tis}${kl}`,
@@ -132,4 +130,18 @@ export function renderLossSummary(
   );
   lines.push("(use --json for every per-token field at full precision)");
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * An IS correction in words: `TIS token-level cap=2` as before for polgrad 0.2.0's truncated IS,
+ * then `lower=…`, `mode=mask`, `log_clamp=…` where set (absent bounds print as none). @internal
+ */
+export function isCorrectionText(c: ISCorrectionConfig): string {
+  const mask = c.mode === "mask";
+  const extra = [
+    c.lower === undefined || c.lower === null ? "" : ` lower=${c.lower}`,
+    mask ? " mode=mask" : "",
+    c.logClamp === undefined || c.logClamp === null ? "" : ` log_clamp=${c.logClamp}`,
+  ].join("");
+  return `${mask ? "IS" : "TIS"} ${c.level}-level cap=${c.cap ?? "none"}${extra}`;
 }

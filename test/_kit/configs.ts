@@ -48,6 +48,26 @@ export const TIS_VARIANTS: readonly (ISCorrectionConfig | null)[] = [
   { cap: 1.5, level: "sequence" },
 ];
 
+/**
+ * The generalised IS corrections (docs/derivations/losses.md#importance-sampling-correction), each
+ * a framework's setting: OpenRLHF's two-sided token TIS [0.5, 5] and IcePop; TRL's default
+ * sequence_mask (cap 3) and its two-sided sequence_truncate; a geometric-mean mask; verl-style
+ * log clamps (small here, so that they bind on the kit's batches: rollout = old ± 2); untruncated
+ * row weights. Not in {@link TIS_VARIANTS}: the frozen unfused oracle knows only polgrad 0.2.0's.
+ */
+export const IS_VARIANTS: readonly ISCorrectionConfig[] = [
+  { level: "token", cap: 5, lower: 0.5 },
+  { level: "token", cap: 5, lower: 0.5, mode: "mask" },
+  { level: "token", cap: 1.5, mode: "mask" },
+  { level: "sequence", cap: 3, mode: "mask" },
+  { level: "sequence", cap: 3, lower: 0.5 },
+  { level: "geometric", cap: 1.5, lower: 0.7, mode: "mask" },
+  { level: "geometric", cap: null },
+  { level: "token", cap: 2, logClamp: 0.3 },
+  { level: "sequence", cap: null, logClamp: 0.5 },
+  { level: "geometric", cap: 1.2, lower: 0.9, logClamp: 0.1 },
+];
+
 /** KL: none, or each estimator with coefficient 0.07 (aggregation and normLen inherited). */
 export const KL_VARIANTS: readonly (KLLossConfig | null)[] = [
   null,

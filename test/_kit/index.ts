@@ -15,6 +15,7 @@ export { absKlSafe, branchSafe, surrogateRatios, valueBranchSafe } from "./branc
 export {
   AGGREGATIONS,
   buildConfig,
+  IS_VARIANTS,
   KL_KINDS,
   KL_VARIANTS,
   policyInputs,

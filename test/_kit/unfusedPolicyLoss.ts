@@ -23,9 +23,9 @@ import {
 import { ConfigError, type OverflowError } from "../../src/errors.js";
 import { klPointwise } from "../../src/kl/estimator.js";
 import {
-  type ISCorrectionConfig,
   type PolicyLossConfig,
   type RatioKind,
+  type ResolvedISCorrection,
   type ResolvedPolicyLossConfig,
   validatePolicyLossConfig,
 } from "../../src/losses/config.js";
@@ -135,7 +135,7 @@ function ratioBackward(
   }
 }
 function tisWeights(
-  cfg: ISCorrectionConfig,
+  cfg: ResolvedISCorrection,
   olp: Float64Array,
   rlp: Float64Array,
   mask: Mask,

@@ -100,7 +100,10 @@ describe("parsePolicyLossConfig", () => {
       [["clip", "eps_high"], "0.28", "config.clip.eps_high"],
       [["clip"], [0.2, 0.28], "config.clip"],
       [["norm_len"], "512", "config.norm_len"],
-      [["is_correction", "cap"], null, "config.is_correction.cap"],
+      // (cap null is "no upper bound" since the IS correction generalised; a string is wrong.)
+      [["is_correction", "cap"], "2", "config.is_correction.cap"],
+      [["is_correction", "mode"], 3, "config.is_correction.mode"],
+      [["is_correction", "lower"], "0.5", "config.is_correction.lower"],
       [["kl", "coef"], true, "config.kl.coef"],
       [["kl", "kind"], 3, "config.kl.kind"],
       [["ratio"], null, "config.ratio"],

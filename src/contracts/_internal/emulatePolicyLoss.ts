@@ -68,19 +68,34 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
   const tis = d.cfg.isCorrection;
   if (tis === null || d.roll === null) return null;
   const R = ar.round;
+  const lower = R(tis.lower);
   const cap = R(tis.cap);
+  const clampL = R(tis.logClamp);
+  const mask = tis.mode === "mask";
+  // The kernel's constraint (src/losses/kernel/policyRows.ts), each bound in the plan's dtype.
+  const weight = (x: number): number => {
+    const rho = ar.exp(Math.min(Math.max(x, -clampL), clampL));
+    if (mask) return rho >= lower && rho <= cap ? rho : 0;
+    return Math.min(Math.max(rho, lower), cap);
+  };
   const diff = new Float64Array(d.lp.length);
   for (let i = 0; i < diff.length; i++)
     if (d.mask[i] === 1) diff[i] = R((d.old[i] as number) - (d.roll[i] as number));
   const rho = new Float64Array(d.lp.length).fill(1);
   if (tis.level === "token") {
-    for (let i = 0; i < rho.length; i++)
-      if (d.mask[i] === 1) rho[i] = Math.min(ar.exp(diff[i] as number), cap);
+    for (let i = 0; i < rho.length; i++) if (d.mask[i] === 1) rho[i] = weight(diff[i] as number);
     return rho;
   }
   const s = rowSums(ar, d, diff);
+  for (let b = 0; b < d.rows; b++) {
+    const x =
+      tis.level === "sequence"
+        ? (s[b] as number)
+        : ar.chain([times(s[b] as number), ar.norm(d.lengths[b] as number)]);
+    s[b] = weight(x);
+  }
   for (let i = 0; i < rho.length; i++) {
-    if (d.mask[i] === 1) rho[i] = Math.min(ar.exp(s[Math.floor(i / d.cols)] as number), cap);
+    if (d.mask[i] === 1) rho[i] = s[Math.floor(i / d.cols)] as number;
   }
   return rho;
 }

@@ -21,7 +21,7 @@
  */
 import { robustSum, twoSumError } from "../../core/sum.js";
 import { KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
-import type { RatioKind } from "../config.js";
+import type { RatioKind, ResolvedISCorrection } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
 import type { SurrogateParams, SurrogatePoint } from "./points.js";
@@ -49,7 +49,8 @@ export interface PolicyPlan {
   readonly params: SurrogateParams;
   /** Aggregation weight of each row's tokens. */
   readonly w: Float64Array;
-  readonly tis: { readonly level: "token" | "sequence"; readonly cap: number } | null;
+  /** The IS correction, resolved (absent bounds constrain nothing), or null. */
+  readonly tis: ResolvedISCorrection | null;
   readonly kl: {
     readonly kind: KLEstimator;
     readonly coef: number;
@@ -207,14 +208,19 @@ function ratioStage(
 }
 
 /**
- * 2. TIS weights of row b (sg[ρ]: data, constant w.r.t. θ): token ρ_t = min(exp(old − rollout),
- * cap) into `sc.rho`; sequence ρ_b = min(exp(Σ_t (old − rollout)), cap) into `sc.rhoRow`.
+ * 2. IS weights of row b (sg[w]: data, constant w.r.t. θ; docs/derivations/losses.md#importance-sampling-correction),
+ * from log ρ = old − rollout: token w_t = constrain(exp(clampL(log ρ_t))) into `sc.rho`; sequence
+ * w_b = constrain(exp(clampL(Σ_t log ρ_t))) and geometric w_b = constrain(exp(clampL(Σ_t log ρ_t / L_b)))
+ * into `sc.rhoRow`. clampL clamps to [−logClamp, logClamp]; constrain is min(max(ρ, lower), cap)
+ * (truncate) or ρ·1[lower ≤ ρ ≤ cap] (mask). With the resolved defaults (lower 0, cap and
+ * logClamp +∞) each is bitwise the plain min(exp(log ρ), cap).
  */
 function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): number {
   const { m, old } = plan;
-  const tis = plan.tis as NonNullable<PolicyPlan["tis"]>;
+  const tis = plan.tis as ResolvedISCorrection;
   const roll = plan.rollout as Float64Array;
-  const cap = tis.cap;
+  const { lower, cap, logClamp } = tis;
+  const mask = tis.mode === "mask";
   if (tis.level === "token") {
     const rho = sc.rho;
     const o = b * plan.T;
@@ -222,7 +228,8 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
       if (m[i] !== 1) continue;
       const ro = roll[i] as number;
       if (!finite(ro)) return ROW_BAD_INPUT;
-      rho[i - o] = Math.min(Math.exp((old[i] as number) - ro), cap);
+      const x = Math.min(Math.max((old[i] as number) - ro, -logClamp), logClamp);
+      rho[i - o] = isWeight(Math.exp(x), lower, cap, mask);
     }
     return ROW_OK;
   }
@@ -234,12 +241,36 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
     if (!finite(ro)) return ROW_BAD_INPUT;
     const x = (old[i] as number) - ro;
     const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
+    c += twoSumError(s, x, t);
     s = t;
   }
-  sc.rhoRow = Math.min(Math.exp(Number.isFinite(s) ? s + c : s), cap);
+  const Lb = plan.L[b] as number;
+  // The sum (sequence) or the mean (geometric), compensated; the mean of a sum past float64 by
+  // robustSum's scaled pass, as the sequence ratio's (ratioStage).
+  const plain = Number.isFinite(s) ? s + c : s;
+  const level =
+    tis.level === "sequence"
+      ? plain
+      : Number.isFinite(plain)
+        ? plain / Lb
+        : robustSum(
+            Lb,
+            rowTerm(m, f, e, (i) => (old[i] as number) - (roll[i] as number)),
+            Lb,
+          );
+  const x = Math.min(Math.max(level, -logClamp), logClamp);
+  sc.rhoRow = isWeight(Math.exp(x), lower, cap, mask);
   return ROW_OK;
+}
+
+/**
+ * An importance weight ρ ≥ 0 constrained by [lower, cap]: truncate min(max(ρ, lower), cap), mask
+ * ρ inside the bounds (inclusive) and 0 outside. ρ = +∞ (exp overflowed) truncates to the cap, or
+ * is masked to 0 below a finite cap.
+ */
+function isWeight(rho: number, lower: number, cap: number, mask: boolean): number {
+  if (mask) return rho >= lower && rho <= cap ? rho : 0;
+  return Math.min(Math.max(rho, lower), cap);
 }
 
 /**

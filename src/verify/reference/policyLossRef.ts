@@ -5,7 +5,7 @@
  * Imports only types from src/losses and src/kl: the closed forms are never consulted.
  */
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor.js";
-import type { PolicyLossConfig } from "../../losses/config.js";
+import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import {
   add,
   clamp,
@@ -115,13 +115,14 @@ export function policyLossRef(
       const zs = cols(b).map((t) => sub(node[b][t], old[b][t]));
       seqRatio.push(exp(div(sum(zs), L[b])));
     }
-    // The sequence-level TIS weight uses the un-normalised sum of old − rollout.
+    // The row-level IS weight: exp of the sum (sequence) or the mean (geometric) of old − rollout.
     const seqTis: number[] = [];
     if (rollout !== null && tis !== null) {
       for (let b = 0; b < B; b++) {
         const gap = sum(cols(b).map((t) => sub(old[b][t], rollout[b][t])));
-        // sg[min(exp(Σ(old − rollout)), cap)]: the IS weight corrects the sampler; a constant.
-        seqTis.push(sg(min(exp(gap), tis.cap)));
+        // sg[w]: the IS weight corrects the sampler; a constant.
+        const level = tis.level === "geometric" ? div(gap, L[b]) : gap;
+        seqTis.push(sg(isWeightRef(level, tis)));
       }
     }
 
@@ -159,9 +160,9 @@ export function policyLossRef(
         }
       }
       if (tis !== null && rollout !== null) {
-        // sg[min(exp(old − rollout), cap)]: the token IS weight is a constant.
+        // sg[w(old − rollout)]: the token IS weight is a constant.
         const c =
-          tis.level === "token" ? sg(min(exp(sub(old[b][t], rollout[b][t])), tis.cap)) : seqTis[b];
+          tis.level === "token" ? sg(isWeightRef(sub(old[b][t], rollout[b][t]), tis)) : seqTis[b];
         ell = mul(ell, c);
       }
       objective[b][t] = sg(ell);
@@ -194,4 +195,27 @@ export function policyLossRef(
     ratio: matrixOf(ratio),
     klLoss,
   };
+}
+
+/**
+ * The IS weight of a log-ratio x (data: the weight is detached, so plain numbers), from its
+ * definition (docs/derivations/losses.md#importance-sampling-correction): x clamped to
+ * [−logClamp, logClamp] when set, ρ = e^x, then truncate: ρ raised to `lower` and lowered to `cap`
+ * where they are set; mask: ρ where lower ≤ ρ ≤ cap (each where set), else 0.
+ */
+function isWeightRef(x: Scalar, tis: ISCorrectionConfig): number {
+  const c = tis.logClamp ?? null;
+  let z = sg(x);
+  if (c !== null) z = z < -c ? -c : z > c ? c : z;
+  const rho = Math.exp(z);
+  const lower = tis.lower ?? null;
+  const cap = tis.cap;
+  if (tis.mode === "mask") {
+    const inside = (lower === null || rho >= lower) && (cap === null || rho <= cap);
+    return inside ? rho : 0;
+  }
+  let w = rho;
+  if (lower !== null && w < lower) w = lower;
+  if (cap !== null && w > cap) w = cap;
+  return w;
 }
