@@ -14,6 +14,7 @@ import {
   IS_LEVELS,
   IS_MODES,
   type ISCorrectionConfig,
+  type ISRowMask,
   type PolicyLossConfig,
   RATIO_KINDS,
   SURROGATE_KINDS,
@@ -49,6 +50,11 @@ export interface PolicyLossConfigJson {
     readonly lower?: number;
     readonly mode?: string;
     readonly log_clamp?: number;
+    readonly row_mask?: {
+      readonly level: string;
+      readonly lower: number | null;
+      readonly cap: number | null;
+    };
   } | null;
   readonly kl: {
     readonly kind: string;
@@ -152,7 +158,14 @@ function clipOf(r: Reader, v: unknown): ClipConfig | null {
 
 function isCorrectionOf(r: Reader, v: unknown): ISCorrectionConfig | null {
   if (v === undefined || v === null) return null;
-  const c = r.object("config.is_correction", v, ["cap", "level", "lower", "mode", "log_clamp"]);
+  const c = r.object("config.is_correction", v, [
+    "cap",
+    "level",
+    "lower",
+    "mode",
+    "log_clamp",
+    "row_mask",
+  ]);
   const level =
     c.level === undefined ? "token" : r.name("config.is_correction.level", c.level, IS_LEVELS);
   // cap is required (a number, or null for no upper bound); the others may be omitted.
@@ -161,11 +174,26 @@ function isCorrectionOf(r: Reader, v: unknown): ISCorrectionConfig | null {
   const lower = r.numberOrNull("config.is_correction.lower", c.lower);
   const mode = c.mode === undefined ? null : r.name("config.is_correction.mode", c.mode, IS_MODES);
   const logClamp = r.numberOrNull("config.is_correction.log_clamp", c.log_clamp);
+  const rowMask = rowMaskOf(r, c.row_mask);
   return Object.freeze({
     ...out,
     ...(lower === null ? {} : { lower }),
     ...(mode === null ? {} : { mode }),
     ...(logClamp === null ? {} : { logClamp }),
+    ...(rowMask === null ? {} : { rowMask }),
+  });
+}
+
+function rowMaskOf(r: Reader, v: unknown): ISRowMask | null {
+  if (v === undefined || v === null) return null;
+  const c = r.object("config.is_correction.row_mask", v, ["level", "lower", "cap"]);
+  return Object.freeze({
+    level: r.name("config.is_correction.row_mask.level", c.level, [
+      "sequence",
+      "geometric",
+    ] as const),
+    lower: r.numberOrNull("config.is_correction.row_mask.lower", c.lower),
+    cap: r.numberOrNull("config.is_correction.row_mask.cap", c.cap),
   });
 }
 
@@ -183,6 +211,15 @@ function isCorrectionJson(
     ...(c.lower === undefined || c.lower === null ? {} : { lower: c.lower }),
     ...(c.mode === undefined || c.mode === "truncate" ? {} : { mode: c.mode }),
     ...(c.logClamp === undefined || c.logClamp === null ? {} : { log_clamp: c.logClamp }),
+    ...(c.rowMask === undefined || c.rowMask === null
+      ? {}
+      : {
+          row_mask: {
+            level: c.rowMask.level,
+            lower: c.rowMask.lower ?? null,
+            cap: c.rowMask.cap,
+          },
+        }),
   };
 }
 
@@ -206,7 +243,7 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
  *
  * Format: `{ratio, surrogate, clip: {eps_low, eps_high, ratio_cap} | null, aggregation,
  * norm_len, is_correction: {cap, level, lower?, mode?, log_clamp?} | null, kl: {kind, coef,
- * aggregation, norm_len} | null}`; nullable fields may be omitted (→ null; `is_correction.level` →
+ * aggregation, norm_len} | null}` (is_correction.row_mask: {level, lower, cap}); nullable fields may be omitted (→ null; `is_correction.level` →
  * "token", `is_correction.mode` → "truncate"); `is_correction.cap` is required (null: no bound).
  *
  * @param json - The parsed JSON value (e.g. from {@link readJsonFile}).

@@ -64,6 +64,20 @@ export interface ISCorrectionConfig {
   readonly mode?: ISMode;
   /** |log ρ| at the chosen level is clamped to this before exp (verl: 20); null or absent: none. */
   readonly logClamp?: number | null;
+  /**
+   * A row filter on the same log ρ: a row whose weight at `rowMask.level` (the product or the
+   * geometric mean, unclamped) lies outside [lower, cap] gets weight 0 on every token; the
+   * others keep their weights (OpenRLHF's seq-mask-tis: the geometric mean filters, the token
+   * weights stay untruncated). Null or absent: none.
+   */
+  readonly rowMask?: ISRowMask | null;
+}
+
+/** The row filter of an {@link ISCorrectionConfig}: at least one bound. */
+export interface ISRowMask {
+  readonly level: "sequence" | "geometric";
+  readonly lower?: number | null;
+  readonly cap: number | null;
 }
 
 /** The level an importance weight is formed at. */
@@ -86,6 +100,12 @@ export interface ResolvedISCorrection {
   readonly lower: number;
   readonly cap: number;
   readonly logClamp: number;
+  /** The row filter with absent bounds resolved (lower 0, cap +∞), or null. */
+  readonly rowMask: {
+    readonly level: "sequence" | "geometric";
+    readonly lower: number;
+    readonly cap: number;
+  } | null;
 }
 
 /** A complete policy-loss configuration (polgrad's PolicyLossConfig). */
@@ -151,20 +171,50 @@ function resolveISCorrection(fn: string, c: ISCorrectionConfig): ResolvedISCorre
   const lower = isSet(c.lower) ? positiveFinite(fn, `${arg}.lower`, c.lower) : null;
   const mode = isSet(c.mode) ? oneOf(fn, `${arg}.mode`, c.mode, IS_MODES) : "truncate";
   const logClamp = isSet(c.logClamp) ? positiveFinite(fn, `${arg}.logClamp`, c.logClamp) : null;
-  if (lower !== null && cap !== null && lower > cap) {
-    throw new ConfigError(
-      fn,
-      `${arg}.lower`,
-      mustBe(fn, `${arg}.lower`, `at most config.isCorrection.cap = ${cap}`, fmtValue(lower)),
-    );
-  }
+  lowerAtMostCap(fn, arg, lower, cap);
   return {
     level,
     mode,
     lower: lower ?? 0,
     cap: cap ?? Number.POSITIVE_INFINITY,
     logClamp: logClamp ?? Number.POSITIVE_INFINITY,
+    rowMask: isSet(c.rowMask) ? resolveRowMask(fn, c.rowMask as ISRowMask) : null,
   };
+}
+
+function lowerAtMostCap(fn: string, arg: string, lower: number | null, cap: number | null): void {
+  if (lower !== null && cap !== null && lower > cap) {
+    throw new ConfigError(
+      fn,
+      `${arg}.lower`,
+      mustBe(fn, `${arg}.lower`, `at most ${arg}.cap = ${cap}`, fmtValue(lower)),
+    );
+  }
+}
+
+/** The row filter: level sequence or geometric, bounds as the weight's, at least one of them. */
+function resolveRowMask(fn: string, r: ISRowMask): NonNullable<ResolvedISCorrection["rowMask"]> {
+  const arg = "config.isCorrection.rowMask";
+  if (typeof r !== "object" || r === null) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "an ISRowMask object or null", fmtValue(r)));
+  }
+  const level = oneOf(fn, `${arg}.level`, r.level, ["sequence", "geometric"] as const);
+  const cap = isSet(r.cap) ? positiveFinite(fn, `${arg}.cap`, r.cap) : null;
+  const lower = isSet(r.lower) ? positiveFinite(fn, `${arg}.lower`, r.lower) : null;
+  if (cap === null && lower === null) {
+    throw new ConfigError(
+      fn,
+      `${arg}.cap`,
+      mustBe(
+        fn,
+        `${arg}.cap`,
+        "set, or lower set (a row mask with neither bound masks nothing)",
+        "null",
+      ),
+    );
+  }
+  lowerAtMostCap(fn, arg, lower, cap);
+  return { level, lower: lower ?? 0, cap: cap ?? Number.POSITIVE_INFINITY };
 }
 
 function isSet(x: unknown): boolean {

@@ -62,6 +62,9 @@ function render(spec: AlgorithmSpec): string {
       tis.lower === undefined || tis.lower === null ? "" : `, lower=${fmt(tis.lower)}`,
       tis.mode === "mask" ? ", mode=mask" : "",
       tis.logClamp === undefined || tis.logClamp === null ? "" : `, log_clamp=${fmt(tis.logClamp)}`,
+      tis.rowMask === undefined || tis.rowMask === null
+        ? ""
+        : `, row_mask=${tis.rowMask.level} [${fmt(tis.rowMask.lower ?? null)}, ${fmt(tis.rowMask.cap)}]`,
     ].join("");
     lines.push(`is_correction: TIS, ${tis.level}-level, cap=${fmt(tis.cap)}${extra}`);
   }

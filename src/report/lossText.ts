@@ -142,6 +142,9 @@ export function isCorrectionText(c: ISCorrectionConfig): string {
     c.lower === undefined || c.lower === null ? "" : ` lower=${c.lower}`,
     mask ? " mode=mask" : "",
     c.logClamp === undefined || c.logClamp === null ? "" : ` log_clamp=${c.logClamp}`,
+    c.rowMask === undefined || c.rowMask === null
+      ? ""
+      : ` row_mask=${c.rowMask.level}[${c.rowMask.lower ?? "none"}, ${c.rowMask.cap ?? "none"}]`,
   ].join("");
   return `${mask ? "IS" : "TIS"} ${c.level}-level cap=${c.cap ?? "none"}${extra}`;
 }

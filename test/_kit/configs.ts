@@ -66,6 +66,9 @@ export const IS_VARIANTS: readonly ISCorrectionConfig[] = [
   { level: "token", cap: 2, logClamp: 0.3 },
   { level: "sequence", cap: null, logClamp: 0.5 },
   { level: "geometric", cap: 1.2, lower: 0.9, logClamp: 0.1 },
+  // OpenRLHF's seq-mask-tis: the geometric mean filters rows, the token weights stay raw.
+  { level: "token", cap: null, rowMask: { level: "geometric", lower: 0.8, cap: 1.25 } },
+  { level: "sequence", cap: 3, mode: "mask", rowMask: { level: "sequence", cap: 2 } },
 ];
 
 /** KL: none, or each estimator with coefficient 0.07 (aggregation and normLen inherited). */

@@ -182,6 +182,20 @@ describe("importance-sampling correction", () => {
     expect(c.perTokenObjective.data[0]).toBe(-Math.exp(20));
   });
 
+  it("golden: OpenRLHF's seq-mask-tis keeps a row whose geometric-mean weight is inside [0.5, 5] with its raw token weights, and zeroes the others", () => {
+    // Row 0: mean(1, 2) = 1.5, e^1.5 = 4.4817 ≤ 5: kept, weights e^1 and e^2 (untruncated).
+    // Row 1: mean(2, 2) = 2, e^2 = 7.389 > 5: every weight 0. N = 4.
+    const r = policyLoss(
+      pg({ level: "token", cap: null, rowMask: { level: "geometric", lower: 0.5, cap: 5 } }),
+      batch([
+        [1, 2],
+        [2, 2],
+      ]),
+    );
+    expect(Array.from(r.perTokenObjective.data)).toEqual([-Math.exp(1), -Math.exp(2), -0, -0]);
+    expect(r.loss).toBeCloseTo(-(Math.exp(1) + Math.exp(2)) / 4, 15);
+  });
+
   it("golden: an overflowing product of weights truncates to the cap, and masks to 0 below a finite cap", () => {
     // Σ log ρ = 800: e^800 = +∞ in float64.
     const t = policyLoss(pg({ level: "sequence", cap: 3 }), batch([[400, 400]]));
@@ -198,6 +212,18 @@ describe("importance-sampling correction", () => {
       [{ level: "token" }, "config.isCorrection.cap"],
       [{ level: "row", cap: 2 }, "config.isCorrection.level"],
       [{ level: "token", cap: 2, mode: "clip" }, "config.isCorrection.mode"],
+      [
+        { level: "token", cap: 2, rowMask: { level: "token", cap: 2 } },
+        "config.isCorrection.rowMask.level",
+      ],
+      [
+        { level: "token", cap: 2, rowMask: { level: "geometric", cap: null } },
+        "config.isCorrection.rowMask.cap",
+      ],
+      [
+        { level: "token", cap: 2, rowMask: { level: "geometric", lower: 2, cap: 1 } },
+        "config.isCorrection.rowMask.lower",
+      ],
     ];
     for (const [c, arg] of bad) {
       const cfg = pg(c as unknown as ISCorrectionConfig);

@@ -82,20 +82,27 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
   for (let i = 0; i < diff.length; i++)
     if (d.mask[i] === 1) diff[i] = R((d.old[i] as number) - (d.roll[i] as number));
   const rho = new Float64Array(d.lp.length).fill(1);
+  const s = rowSums(ar, d, diff);
+  const at = (level: "sequence" | "geometric", b: number): number =>
+    level === "sequence"
+      ? (s[b] as number)
+      : ar.chain([times(s[b] as number), ar.norm(d.lengths[b] as number)]);
+  // The row filter zeroes every weight of a row whose product or geometric-mean weight is outside.
+  const rm = tis.rowMask;
+  const rowIn = (b: number): boolean => {
+    if (rm === null) return true;
+    const w = ar.exp(at(rm.level, b));
+    return w >= R(rm.lower) && w <= R(rm.cap);
+  };
   if (tis.level === "token") {
-    for (let i = 0; i < rho.length; i++) if (d.mask[i] === 1) rho[i] = weight(diff[i] as number);
+    for (let i = 0; i < rho.length; i++)
+      if (d.mask[i] === 1) rho[i] = rowIn(Math.floor(i / d.cols)) ? weight(diff[i] as number) : 0;
     return rho;
   }
-  const s = rowSums(ar, d, diff);
-  for (let b = 0; b < d.rows; b++) {
-    const x =
-      tis.level === "sequence"
-        ? (s[b] as number)
-        : ar.chain([times(s[b] as number), ar.norm(d.lengths[b] as number)]);
-    s[b] = weight(x);
-  }
+  const w = new Float64Array(d.rows);
+  for (let b = 0; b < d.rows; b++) w[b] = rowIn(b) ? weight(at(tis.level, b)) : 0;
   for (let i = 0; i < rho.length; i++) {
-    if (d.mask[i] === 1) rho[i] = s[Math.floor(i / d.cols)] as number;
+    if (d.mask[i] === 1) rho[i] = w[Math.floor(i / d.cols)] as number;
   }
   return rho;
 }

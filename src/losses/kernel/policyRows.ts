@@ -213,7 +213,8 @@ function ratioStage(
  * w_b = constrain(exp(clampL(Σ_t log ρ_t))) and geometric w_b = constrain(exp(clampL(Σ_t log ρ_t / L_b)))
  * into `sc.rhoRow`. clampL clamps to [−logClamp, logClamp]; constrain is min(max(ρ, lower), cap)
  * (truncate) or ρ·1[lower ≤ ρ ≤ cap] (mask). With the resolved defaults (lower 0, cap and
- * logClamp +∞) each is bitwise the plain min(exp(log ρ), cap).
+ * logClamp +∞) each is bitwise the plain min(exp(log ρ), cap). A row filter sets every weight of
+ * a row whose product or geometric-mean weight lies outside its bounds to 0.
  */
 function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): number {
   const { m, old } = plan;
@@ -221,6 +222,15 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
   const roll = plan.rollout as Float64Array;
   const { lower, cap, logClamp } = tis;
   const mask = tis.mode === "mask";
+  // The row filter: the row's product or geometric-mean weight (unclamped) inside its bounds.
+  let rowIn = true;
+  const rm = tis.rowMask;
+  if (rm !== null) {
+    const stat = rowLogRatio(plan, b, f, e, rm.level);
+    if (Number.isNaN(stat)) return ROW_BAD_INPUT;
+    const w = Math.exp(stat);
+    rowIn = w >= rm.lower && w <= rm.cap;
+  }
   if (tis.level === "token") {
     const rho = sc.rho;
     const o = b * plan.T;
@@ -229,38 +239,52 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
       const ro = roll[i] as number;
       if (!finite(ro)) return ROW_BAD_INPUT;
       const x = Math.min(Math.max((old[i] as number) - ro, -logClamp), logClamp);
-      rho[i - o] = isWeight(Math.exp(x), lower, cap, mask);
+      rho[i - o] = rowIn ? isWeight(Math.exp(x), lower, cap, mask) : 0;
     }
     return ROW_OK;
   }
+  const level = rowLogRatio(plan, b, f, e, tis.level);
+  if (Number.isNaN(level)) return ROW_BAD_INPUT;
+  const x = Math.min(Math.max(level, -logClamp), logClamp);
+  sc.rhoRow = rowIn ? isWeight(Math.exp(x), lower, cap, mask) : 0;
+  return ROW_OK;
+}
+
+/**
+ * Row b's Σ_t (old − rollout) (`sequence`) or its mean (`geometric`), compensated (the mean of a
+ * sum past float64 by robustSum's scaled pass, as the sequence ratio's in ratioStage); NaN when a
+ * rollout logprob of the row is not finite (a sum of finite terms is never NaN).
+ */
+function rowLogRatio(
+  plan: PolicyPlan,
+  b: number,
+  f: number,
+  e: number,
+  level: "sequence" | "geometric",
+): number {
+  const { m, old } = plan;
+  const roll = plan.rollout as Float64Array;
   let s = 0;
   let c = 0;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
     const ro = roll[i] as number;
-    if (!finite(ro)) return ROW_BAD_INPUT;
+    if (!finite(ro)) return Number.NaN;
     const x = (old[i] as number) - ro;
     const t = s + x;
     c += twoSumError(s, x, t);
     s = t;
   }
-  const Lb = plan.L[b] as number;
-  // The sum (sequence) or the mean (geometric), compensated; the mean of a sum past float64 by
-  // robustSum's scaled pass, as the sequence ratio's (ratioStage).
   const plain = Number.isFinite(s) ? s + c : s;
-  const level =
-    tis.level === "sequence"
-      ? plain
-      : Number.isFinite(plain)
-        ? plain / Lb
-        : robustSum(
-            Lb,
-            rowTerm(m, f, e, (i) => (old[i] as number) - (roll[i] as number)),
-            Lb,
-          );
-  const x = Math.min(Math.max(level, -logClamp), logClamp);
-  sc.rhoRow = isWeight(Math.exp(x), lower, cap, mask);
-  return ROW_OK;
+  if (level === "sequence") return plain;
+  const Lb = plan.L[b] as number;
+  return Number.isFinite(plain)
+    ? plain / Lb
+    : robustSum(
+        Lb,
+        rowTerm(m, f, e, (i) => (old[i] as number) - (roll[i] as number)),
+        Lb,
+      );
 }
 
 /**

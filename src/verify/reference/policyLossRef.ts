@@ -115,14 +115,23 @@ export function policyLossRef(
       const zs = cols(b).map((t) => sub(node[b][t], old[b][t]));
       seqRatio.push(exp(div(sum(zs), L[b])));
     }
-    // The row-level IS weight: exp of the sum (sequence) or the mean (geometric) of old − rollout.
+    // The row-level IS weight: exp of the sum (sequence) or the mean (geometric) of old − rollout;
+    // and the row filter: 1 where the row's product or geometric-mean weight is inside its bounds.
     const seqTis: number[] = [];
+    const rowIn: number[] = [];
     if (rollout !== null && tis !== null) {
       for (let b = 0; b < B; b++) {
         const gap = sum(cols(b).map((t) => sub(old[b][t], rollout[b][t])));
         // sg[w]: the IS weight corrects the sampler; a constant.
         const level = tis.level === "geometric" ? div(gap, L[b]) : gap;
         seqTis.push(sg(isWeightRef(level, tis)));
+        const rm = tis.rowMask ?? null;
+        if (rm === null) rowIn.push(1);
+        else {
+          const w = Math.exp(sg(rm.level === "geometric" ? div(gap, L[b]) : gap));
+          const inside = (rm.lower == null || w >= rm.lower) && (rm.cap === null || w <= rm.cap);
+          rowIn.push(inside ? 1 : 0);
+        }
       }
     }
 
@@ -161,8 +170,9 @@ export function policyLossRef(
       }
       if (tis !== null && rollout !== null) {
         // sg[w(old − rollout)]: the token IS weight is a constant.
-        const c =
+        const w =
           tis.level === "token" ? sg(isWeightRef(sub(old[b][t], rollout[b][t]), tis)) : seqTis[b];
+        const c = rowIn[b] === 1 ? w : 0;
         ell = mul(ell, c);
       }
       objective[b][t] = sg(ell);
