@@ -29,6 +29,7 @@ export {
   type AggregationOptions,
   aggregate,
   effectiveTokenWeights,
+  type GlobalNormalizer,
   type MicrobatchOptions,
   microbatchTokenWeights,
 } from "./aggregate/index.js";
@@ -369,6 +370,7 @@ export {
 export {
   type ClipConfig,
   type ISCorrectionConfig,
+  type ISRowMask,
   type PolicyLossConfig,
   type PolicyLossInputs,
   type PolicyLossOptions,

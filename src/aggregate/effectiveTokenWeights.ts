@@ -58,9 +58,77 @@ export function checkNormLen(
 }
 
 /**
+ * The global context of a shard (docs/derivations/aggregation.md#global-normalisers): the batch is
+ * one shard of a larger one (other data-parallel ranks, other accumulation micro-batches), and the
+ * aggregation divides by the global counts and multiplies by the data-parallel size D, so that the
+ * mean the framework's DDP takes over D ranks of summed micro-batches is the aggregate of the
+ * global batch. Absent fields are the shard's own: tokens N, rows B, D = 1.
+ */
+export interface GlobalNormalizer {
+  /** Response tokens of the global batch, N_g (verl's global token count, TRL's num_items_in_batch, OpenRLHF's batch_num_tokens). */
+  readonly tokens?: number | null;
+  /** Rows of the global batch, B_g (OpenRLHF's global_batch_size). */
+  readonly rows?: number | null;
+  /** The data-parallel size D the loss is multiplied by (verl/OpenRLHF dp_size, TRL num_processes). */
+  readonly dpSize?: number | null;
+}
+
+/** A {@link GlobalNormalizer} with every field resolved. @internal */
+export interface ResolvedGlobal {
+  readonly tokens: number;
+  readonly rows: number;
+  readonly dpSize: number;
+}
+
+/**
+ * Validate a global context against the shard (N response tokens, B rows): positive integers, a
+ * global batch at least as large as the shard. @internal
+ */
+export function checkGlobal(
+  fn: string,
+  arg: string,
+  g: unknown,
+  N: number,
+  B: number,
+): ResolvedGlobal {
+  if (typeof g !== "object" || g === null || Array.isArray(g)) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a GlobalNormalizer object", fmtValue(g)));
+  }
+  const x = g as GlobalNormalizer;
+  for (const k of Object.keys(x)) {
+    if (k !== "tokens" && k !== "rows" && k !== "dpSize") {
+      throw new ConfigError(
+        fn,
+        `${arg}.${k}`,
+        mustBe(fn, `${arg}.${k}`, "one of tokens, rows, dpSize", "an unknown field"),
+      );
+    }
+  }
+  const count = (k: keyof GlobalNormalizer, atLeast: number, what: string): number => {
+    const v = x[k];
+    if (v === null || v === undefined) return atLeast;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < atLeast) {
+      throw new ConfigError(
+        fn,
+        `${arg}.${k}`,
+        mustBe(fn, `${arg}.${k}`, `an integer >= ${atLeast} (${what})`, fmtValue(v)),
+      );
+    }
+    return v;
+  };
+  return {
+    tokens: count("tokens", N, "the shard's own response tokens"),
+    rows: count("rows", B, "the shard's own rows"),
+    dpSize: count("dpSize", 1, "the data-parallel size"),
+  };
+}
+
+/**
  * The weight of each row's response tokens under `mode` (every mode weighs the tokens of one row
  * alike): token_mean 1/N, seq_mean_token_mean 1/(B·L_b), seq_mean_token_sum 1/B, token_sum_norm
  * 1/(B·normLen), each one correctly rounded division. `L` holds the row lengths, `N` their sum.
+ * With a global context `g`: D/N_g, D/(B_g·L_b), D/B_g, D/(B_g·normLen), each one division of D
+ * by the correctly rounded product (so that g = {N, B, 1} gives the same bits as no context).
  * @internal
  */
 export function rowTokenWeights(
@@ -68,7 +136,9 @@ export function rowTokenWeights(
   normLen: number,
   L: Int32Array,
   N: number,
+  g?: ResolvedGlobal,
 ): Float64Array {
+  if (g !== undefined) return globalRowTokenWeights(mode, normLen, L, g);
   const B = L.length;
   const w = new Float64Array(B);
   if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
@@ -81,6 +151,27 @@ export function rowTokenWeights(
       : mode === Aggregation.SEQ_MEAN_TOKEN_SUM
         ? 1 / B
         : 1 / (B * normLen),
+  );
+}
+
+function globalRowTokenWeights(
+  mode: Aggregation,
+  normLen: number,
+  L: Int32Array,
+  g: ResolvedGlobal,
+): Float64Array {
+  const w = new Float64Array(L.length);
+  const { tokens, rows, dpSize: D } = g;
+  if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
+    for (let b = 0; b < L.length; b++) w[b] = D / (rows * (L[b] as number));
+    return w;
+  }
+  return w.fill(
+    mode === Aggregation.TOKEN_MEAN
+      ? D / tokens
+      : mode === Aggregation.SEQ_MEAN_TOKEN_SUM
+        ? D / rows
+        : D / (rows * normLen),
   );
 }
 

@@ -5,5 +5,9 @@
 
 export { aggregate } from "./aggregate.js";
 export { AGGREGATIONS, Aggregation } from "./aggregation.js";
-export { type AggregationOptions, effectiveTokenWeights } from "./effectiveTokenWeights.js";
+export {
+  type AggregationOptions,
+  effectiveTokenWeights,
+  type GlobalNormalizer,
+} from "./effectiveTokenWeights.js";
 export { type MicrobatchOptions, microbatchTokenWeights } from "./microbatchTokenWeights.js";

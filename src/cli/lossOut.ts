@@ -8,6 +8,7 @@
  * (an error, an overflow) and for `--threads` above 1.
  */
 
+import type { GlobalNormalizer } from "../aggregate/effectiveTokenWeights.js";
 import type { Batch } from "../io/batch.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import type { PolicyOutputs } from "../losses/kernel/outputs.js";
@@ -30,6 +31,7 @@ export async function lossOutByRows(
   source: string,
   batch: Batch,
   path: string,
+  global?: GlobalNormalizer,
 ): Promise<number | null> {
   const { policyLossBlocks } = await import("../losses/policyLoss.js");
   const { openSafetensorsRows } = await import("../io/writeSafetensors.js");
@@ -50,20 +52,26 @@ export async function lossOutByRows(
   const open: { writer: ReturnType<typeof openSafetensorsRows> | null } = { writer: null };
   let result: Awaited<ReturnType<typeof policyLossBlocks>>;
   try {
-    result = policyLossBlocks(config, batch, BLOCK_POSITIONS, (b0, b1, out: PolicyOutputs) => {
-      // Opened at the first block: structural errors (thrown before it) leave no file behind.
-      open.writer ??= openSafetensorsRows(path, layout, metadata(WIDEST_NUMBER));
-      const writer = open.writer;
-      writer.writeRows("grad_logprobs", b0, out.grad);
-      writer.writeRows("per_token_objective", b0, out.objective);
-      writer.writeRows("ratio", b0, out.ratio);
-      writer.writeRows("clipped_low", b0, out.low);
-      writer.writeRows("clipped_high", b0, out.high);
-      if (!values.json) {
-        const m = mask.subarray(b0 * T, b1 * T);
-        summary.addRows(b0, m, out.ratio, out.low, out.high, out.grad);
-      }
-    });
+    result = policyLossBlocks(
+      config,
+      batch,
+      BLOCK_POSITIONS,
+      (b0, b1, out: PolicyOutputs) => {
+        // Opened at the first block: structural errors (thrown before it) leave no file behind.
+        open.writer ??= openSafetensorsRows(path, layout, metadata(WIDEST_NUMBER));
+        const writer = open.writer;
+        writer.writeRows("grad_logprobs", b0, out.grad);
+        writer.writeRows("per_token_objective", b0, out.objective);
+        writer.writeRows("ratio", b0, out.ratio);
+        writer.writeRows("clipped_low", b0, out.low);
+        writer.writeRows("clipped_high", b0, out.high);
+        if (!values.json) {
+          const m = mask.subarray(b0 * T, b1 * T);
+          summary.addRows(b0, m, out.ratio, out.low, out.high, out.grad);
+        }
+      },
+      global,
+    );
   } catch (e) {
     open.writer?.abort();
     throw e;

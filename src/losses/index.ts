@@ -6,6 +6,7 @@
 export {
   type ClipConfig,
   type ISCorrectionConfig,
+  type ISRowMask,
   type PolicyLossConfig,
   RATIO_KINDS,
   RatioKind,

@@ -1,3 +1,4 @@
+import type { GlobalNormalizer } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
@@ -95,6 +96,13 @@ export interface PolicyLossOptions {
    * value.
    */
   readonly threads?: number;
+  /**
+   * The batch is one shard of a global batch: the aggregation divides by the global token and
+   * row counts and multiplies by the data-parallel size (verl's global token-mean, TRL's
+   * num_items_in_batch normaliser, OpenRLHF's batch_num_tokens / global_batch_size with dp_size;
+   * docs/derivations/aggregation.md#global-normalisers). Applies to the KL term too.
+   */
+  readonly global?: GlobalNormalizer;
 }
 
 /** The most threads a call may ask for. */
@@ -164,7 +172,7 @@ export function policyLossAs(
   const opts = checkPolicyLossOptions(fn, options);
   scratch.enter();
   try {
-    return evaluate(fn, cfg, opts, planPolicyLoss(fn, cfg, inputs, scratch));
+    return evaluate(fn, cfg, opts, planPolicyLoss(fn, cfg, inputs, scratch, opts.global));
   } finally {
     scratch.exit();
   }
@@ -201,9 +209,13 @@ function checkPolicyLossOptions(fn: string, options: unknown): PolicyLossOptions
     );
   }
   for (const key of Object.keys(options)) {
-    if (key !== "out" && key !== "threads") {
+    if (key !== "out" && key !== "threads" && key !== "global") {
       const arg = `options.${key}`;
-      throw new ConfigError(fn, arg, mustBe(fn, arg, "one of out, threads", "an unknown option"));
+      throw new ConfigError(
+        fn,
+        arg,
+        mustBe(fn, arg, "one of out, threads, global", "an unknown option"),
+      );
     }
   }
   const { threads } = options as PolicyLossOptions;
@@ -287,10 +299,11 @@ export function policyLossBlocks(
   inputs: PolicyLossInputs,
   positions: number,
   onBlock: (b0: number, b1: number, out: PolicyOutputs) => void,
+  global?: GlobalNormalizer,
 ): PolicyLossScalars | null {
   const fn = "policyLoss";
   const cfg = validatePolicyLossConfig(fn, config);
-  const planned = planPolicyLoss(fn, cfg, inputs);
+  const planned = planPolicyLoss(fn, cfg, inputs, undefined, global);
   const { plan } = planned;
   const { B, T } = plan;
   const rows = Math.max(1, Math.min(B, Math.floor(positions / Math.max(1, T))));

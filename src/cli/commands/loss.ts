@@ -1,4 +1,6 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
+
+import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import { fmtValue, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { PerceptionJson } from "../../io/configJson.js";
@@ -57,7 +59,7 @@ export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
   usage:
-    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--threads N] [--out FILE.safetensors] [--json]",
+    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--global-tokens N] [--global-rows N] [--dp-size D] [--threads N] [--out FILE.safetensors] [--json]",
   options: {
     config: {
       type: "string",
@@ -100,6 +102,23 @@ export const lossCommand: Command = {
       description:
         "threads for the policy loss (default 1: a one-shot process does not win back a worker's start; every count gives the same bits)",
     },
+    "global-tokens": {
+      type: "string",
+      argument: "N",
+      description:
+        "the batch is a shard: response tokens of the global batch (verl's global token count, TRL's num_items_in_batch, OpenRLHF's batch_num_tokens)",
+    },
+    "global-rows": {
+      type: "string",
+      argument: "N",
+      description: "the batch is a shard: rows of the global batch (OpenRLHF's global_batch_size)",
+    },
+    "dp-size": {
+      type: "string",
+      argument: "D",
+      description:
+        "the data-parallel size the shard's loss is multiplied by (verl/OpenRLHF dp_size, TRL num_processes)",
+    },
     out: {
       type: "string",
       argument: "FILE.safetensors",
@@ -138,16 +157,19 @@ export const lossCommand: Command = {
     const threads = intOption(values, "threads", "loss");
     const { policyLoss } = await import("../../losses/policyLoss.js");
     await import("../../node/registerThreads.js");
+    const global = globalOption(values);
     const batch = await readCliBatch(fn, values, io);
     if (typeof values.out === "string" && (threads ?? 1) === 1) {
       // The result straight to the tensor file by row blocks, never whole (src/cli/lossOut.ts).
       const { lossOutByRows } = await import("../lossOut.js");
-      const code = await lossOutByRows(values, io, config, source, batch, values.out);
+      const code = await lossOutByRows(values, io, config, source, batch, values.out, global);
       if (code !== null) return code;
     }
-    // One thread unless asked: measured on a 256×8192 F64 file, 0.58 s / 136 MB on one thread
-    // against 0.71 s / 200 MB on two (the worker's start and staging memory are not won back).
-    const result = policyLoss(config, batch, { threads: threads ?? 1 });
+    // One thread unless asked (docs/performance.md#threads).
+    const result = policyLoss(config, batch, {
+      threads: threads ?? 1,
+      ...(global === undefined ? {} : { global }),
+    });
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
     const { renderLossText } = await import("../../report/lossText.js");
     return emit(values, io, { config: policyLossConfigToJson(config), ...result }, () =>
@@ -156,15 +178,28 @@ export const lossCommand: Command = {
   },
 };
 
-/** `--threads` runs policyLoss's row blocks; the other evaluations have none to split. */
-function noThreads(values: OptionValues, what: string): void {
-  if (values.threads === undefined) return;
+/** `--global-tokens`, `--global-rows`, `--dp-size`: the shard's global context, if any given. */
+function globalOption(values: OptionValues): GlobalNormalizer | undefined {
+  const tokens = intOption(values, "global-tokens", "loss");
+  const rows = intOption(values, "global-rows", "loss");
+  const dpSize = intOption(values, "dp-size", "loss");
+  if (tokens === undefined && rows === undefined && dpSize === undefined) return undefined;
+  return { tokens: tokens ?? null, rows: rows ?? null, dpSize: dpSize ?? null };
+}
+
+/** `--threads` runs policyLoss's row blocks and `--global-*` shape its aggregation; the other evaluations have neither. */
+function policyOnly(values: OptionValues, what: string): void {
   const fn = "polgrad loss";
-  throw new UsageError(
-    fn,
-    "--threads",
-    `${fn}: --threads applies to a policy loss (--config or a registered algorithm); got --threads with ${what}`,
-  );
+  // --global-* and --dp-size too: a framework model's normaliser is frozen at its pin, and PAPO
+  // has no global context yet; silently ignoring them would print a loss they did not shape.
+  for (const flag of ["threads", "global-tokens", "global-rows", "dp-size"]) {
+    if (values[flag] === undefined) continue;
+    throw new UsageError(
+      fn,
+      `--${flag}`,
+      `${fn}: --${flag} applies to a policy loss (--config or a registered algorithm); got --${flag} with ${what}`,
+    );
+  }
 }
 
 async function runFramework(
@@ -180,7 +215,7 @@ async function runFramework(
       `${fn}: --framework takes no --config, --algorithm or --norm-len (a model's settings are frozen at its pin); got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
     );
   }
-  noThreads(values, "a framework model");
+  policyOnly(values, "a framework model");
   const { getFrameworkModel } = await import("../../conformance/frameworks/registry.js");
   const model = getFrameworkModel(values.framework as string);
   const batch = await readCliBatch(fn, values, io);
@@ -288,7 +323,7 @@ async function evaluatePapo(
   },
 ): Promise<number> {
   const fn = "polgrad loss";
-  noThreads(values, "a PAPO loss");
+  policyOnly(values, "a PAPO loss");
   const normLen = intOption(values, "norm-len", "loss");
   const config = normLen === undefined ? run.config : { ...run.config, normLen };
   const form = config.perception.form;

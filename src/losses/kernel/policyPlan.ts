@@ -8,7 +8,7 @@
  * overflow, {@link Deferred.run} replays every deferred check in order before anything else is
  * thrown. So each input gives the error it gave before, and a valid input is read once.
  */
-import { rowTokenWeights } from "../../aggregate/effectiveTokenWeights.js";
+import { checkGlobal, rowTokenWeights } from "../../aggregate/effectiveTokenWeights.js";
 import { mustBe } from "../../core/message.js";
 import { isMask, type Mask, type Matrix, type MatrixLike } from "../../core/tensor.js";
 import {
@@ -124,6 +124,7 @@ export function planPolicyLoss(
   cfg: ResolvedPolicyLossConfig,
   inputs: PolicyLossInputs,
   scratch?: InputScratch,
+  global?: unknown,
 ): PlannedPolicyLoss {
   requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
   // Converted streams go to the call's scratch when it has one (reused memory).
@@ -154,6 +155,8 @@ export function planPolicyLoss(
   const empty: number[] = [];
   for (let b = 0; b < B; b++) if (L[b] === 0) empty.push(b);
   if (empty.length > 0) throw emptyRowsError(fn, "responseMask", empty);
+  // The shard's global context (options.global), checked against its own counts.
+  const g = global === undefined ? undefined : checkGlobal(fn, "options.global", global, N, B);
 
   const deferred = new Deferred();
   deferred.add(() => checkFiniteAt(fn, "logprobs", logprobs, mask));
@@ -217,7 +220,7 @@ export function planPolicyLoss(
     ratio: cfg.ratio,
     sur: surrogatePoint(cfg),
     params: surrogateParams(cfg),
-    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, N),
+    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, N, g),
     tis: cfg.isCorrection,
     kl:
       cfg.kl === null
@@ -225,7 +228,7 @@ export function planPolicyLoss(
         : {
             kind: cfg.kl.kind,
             coef: cfg.kl.coef,
-            w: rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, N),
+            w: rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, N, g),
           },
   };
   return { plan, deferred, mask, logprobs, reads };

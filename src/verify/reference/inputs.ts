@@ -51,20 +51,28 @@ export function aggregationWeightsRef(
   mask: readonly (readonly boolean[])[],
   mode: Aggregation,
   normLen: number | null | undefined,
+  global?: {
+    readonly tokens?: number | null;
+    readonly rows?: number | null;
+    readonly dpSize?: number | null;
+  },
 ): number[][] {
-  const B = mask.length;
+  // A shard of a global batch divides by the global counts and multiplies by the data-parallel
+  // size D (docs/derivations/aggregation.md#global-normalisers); without one, the shard's own.
   const L = mask.map((row) => row.filter(Boolean).length);
-  const N = L.reduce((a, l) => a + l, 0);
+  const B = global?.rows ?? mask.length;
+  const N = global?.tokens ?? L.reduce((a, l) => a + l, 0);
+  const D = global?.dpSize ?? 1;
   const weight = (b: number): number => {
     switch (mode) {
       case "token_mean":
-        return 1 / N;
+        return D / N;
       case "seq_mean_token_mean":
-        return 1 / (B * L[b]);
+        return D / (B * L[b]);
       case "seq_mean_token_sum":
-        return 1 / B;
+        return D / B;
       case "token_sum_norm":
-        return 1 / (B * (normLen as number));
+        return D / (B * (normLen as number));
     }
   };
   return mask.map((row, b) => row.map((on) => (on ? weight(b) : 0)));

@@ -4,6 +4,8 @@
  * autodiff scalar, and differentiated by reverse mode (docs/derivations/reference.md#policy-loss).
  * Imports only types from src/losses and src/kl: the closed forms are never consulted.
  */
+
+import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import {
@@ -81,6 +83,7 @@ export interface PolicyLossReference extends ReferenceResult {
 export function policyLossRef(
   config: PolicyLossConfig,
   inputs: PolicyLossRefInputs,
+  options: { readonly global?: GlobalNormalizer } = {},
 ): PolicyLossReference {
   const mask = maskRowsOf(inputs.responseMask);
   const lp = rowsOf(inputs.logprobs);
@@ -91,7 +94,7 @@ export function policyLossRef(
   const B = mask.length;
   const L = mask.map((row) => row.filter(Boolean).length);
   const pos = responsePositions(mask);
-  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen);
+  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen, options.global);
   const clip = config.clip;
   const lo = clip?.epsLow == null ? null : 1 - clip.epsLow;
   const hi = clip?.epsHigh == null ? null : 1 + clip.epsHigh;
@@ -186,6 +189,7 @@ export function policyLossRef(
       mask,
       kl.aggregation ?? config.aggregation,
       kl.normLen ?? config.normLen,
+      options.global,
     );
     const klTerm = sum(
       pos.map(([b, t]) => mul(wKl[b][t], klEstimatorRef(kl.kind, sub(ref[b][t], node[b][t])))),
