@@ -8,7 +8,7 @@ import { AGGREGATIONS, type Aggregation } from "../aggregate/aggregation.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean, oneOf } from "../core/names.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
-import { KL_ESTIMATORS, type KLLossConfig } from "../kl/estimator.js";
+import { KL_ESTIMATORS, KL_GRADIENTS, type KLClamp, type KLLossConfig } from "../kl/estimator.js";
 import {
   type ClipConfig,
   IS_LEVELS,
@@ -61,6 +61,8 @@ export interface PolicyLossConfigJson {
     readonly coef: number;
     readonly aggregation: string | null;
     readonly norm_len: number | null;
+    readonly clamp?: { readonly delta: number | null; readonly value: number | null };
+    readonly gradient?: string;
   } | null;
 }
 
@@ -225,16 +227,37 @@ function isCorrectionJson(
 
 function klOf(r: Reader, v: unknown): KLLossConfig | null {
   if (v === undefined || v === null) return null;
-  const c = r.object("config.kl", v, ["kind", "coef", "aggregation", "norm_len"]);
+  const c = r.object("config.kl", v, [
+    "kind",
+    "coef",
+    "aggregation",
+    "norm_len",
+    "clamp",
+    "gradient",
+  ]);
   const aggregation: Aggregation | null =
     c.aggregation === undefined || c.aggregation === null
       ? null
       : r.name("config.kl.aggregation", c.aggregation, AGGREGATIONS);
+  let clamp: KLClamp | null = null;
+  if (c.clamp !== undefined && c.clamp !== null) {
+    const k = r.object("config.kl.clamp", c.clamp, ["delta", "value"]);
+    clamp = Object.freeze({
+      delta: r.numberOrNull("config.kl.clamp.delta", k.delta),
+      value: r.numberOrNull("config.kl.clamp.value", k.value),
+    });
+  }
+  const gradient =
+    c.gradient === undefined || c.gradient === null
+      ? null
+      : r.name("config.kl.gradient", c.gradient, KL_GRADIENTS);
   return Object.freeze({
     kind: r.name("config.kl.kind", c.kind, KL_ESTIMATORS),
     coef: r.number("config.kl.coef", c.coef),
     aggregation,
     normLen: r.numberOrNull("config.kl.norm_len", c.norm_len),
+    ...(clamp === null ? {} : { clamp }),
+    ...(gradient === null ? {} : { gradient }),
   });
 }
 
@@ -323,6 +346,13 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
             coef: kl.coef,
             aggregation: kl.aggregation ?? null,
             norm_len: kl.normLen ?? null,
+            // Ours (polgrad 0.2.0 has neither): written only when they say something.
+            ...(kl.clamp === undefined || kl.clamp === null
+              ? {}
+              : { clamp: { delta: kl.clamp.delta ?? null, value: kl.clamp.value ?? null } }),
+            ...(kl.gradient === undefined || kl.gradient === "pathwise"
+              ? {}
+              : { gradient: kl.gradient }),
           },
   };
 }

@@ -36,7 +36,31 @@ export interface KLLossConfig {
   readonly coef: number;
   readonly aggregation?: Aggregation | null;
   readonly normLen?: number | null;
+  /**
+   * Clamps as frameworks apply them (docs/derivations/kl.md#clamps-and-straight-through):
+   * `delta` clamps δ = ref − lp to [−delta, delta] before the estimator (verl: 20), `value`
+   * clamps the estimate to [−value, value] (verl's k3: 10; OpenRLHF: 10 for every estimator).
+   * A clamp passes gradient where its input lies inside (inclusive), none outside. Null or
+   * absent: none.
+   */
+  readonly clamp?: KLClamp | null;
+  /**
+   * `pathwise` (default): the gradient of the (clamped) estimate. `straight_through`: the value
+   * of the estimate, the gradient of ½δ² unclamped (verl's `k1+`, `k3+`, … forms).
+   */
+  readonly gradient?: KLGradient;
 }
+
+/** The clamps of a {@link KLLossConfig}. */
+export interface KLClamp {
+  readonly delta?: number | null;
+  readonly value?: number | null;
+}
+
+/** How the KL term's gradient is formed. */
+export type KLGradient = "pathwise" | "straight_through";
+/** Every KL gradient form. */
+export const KL_GRADIENTS: readonly KLGradient[] = ["pathwise", "straight_through"];
 
 /** Below this |δ| the k3 value is summed as its Taylor series (expm1(δ) − δ would cancel). */
 export const K3_SERIES_BELOW: number = 2 ** -8;

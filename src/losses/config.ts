@@ -8,7 +8,12 @@ import { checkNormLen } from "../aggregate/effectiveTokenWeights.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError } from "../errors.js";
-import { checkKLEstimator, type KLLossConfig } from "../kl/estimator.js";
+import {
+  checkKLEstimator,
+  KL_GRADIENTS,
+  type KLClamp,
+  type KLLossConfig,
+} from "../kl/estimator.js";
 
 /** How the importance ratio is formed (docs/derivations/losses.md#ratios). */
 export const RatioKind = {
@@ -135,6 +140,12 @@ export interface ResolvedPolicyLossConfig {
     coef: number;
     aggregation: Aggregation;
     normLen: number;
+    /** |δ| clamp (+∞: none). */
+    clampDelta: number;
+    /** |k| clamp (+∞: none). */
+    clampValue: number;
+    /** Straight-through gradient (−δ, unclamped). */
+    straight: boolean;
   } | null;
 }
 
@@ -357,11 +368,32 @@ export function validatePolicyLossConfig(
       ? checkAggregation(fn, "config.kl.aggregation", k.aggregation)
       : aggregation;
     const klNormRaw = isSet(k.normLen) ? k.normLen : config.normLen;
+    const normLenKl = checkNormLen(fn, klAgg, klNormRaw, "config.kl.normLen");
+    let clampDelta = Number.POSITIVE_INFINITY;
+    let clampValue = Number.POSITIVE_INFINITY;
+    if (isSet(k.clamp)) {
+      const c = k.clamp as KLClamp;
+      if (typeof c !== "object") {
+        throw new ConfigError(
+          fn,
+          "config.kl.clamp",
+          mustBe(fn, "config.kl.clamp", "a KLClamp object or null", fmtValue(c)),
+        );
+      }
+      if (isSet(c.delta)) clampDelta = positiveFinite(fn, "config.kl.clamp.delta", c.delta);
+      if (isSet(c.value)) clampValue = positiveFinite(fn, "config.kl.clamp.value", c.value);
+    }
+    const gradient = isSet(k.gradient)
+      ? oneOf(fn, "config.kl.gradient", k.gradient, KL_GRADIENTS)
+      : "pathwise";
     kl = {
       kind,
       coef: k.coef,
       aggregation: klAgg,
-      normLen: checkNormLen(fn, klAgg, klNormRaw, "config.kl.normLen"),
+      normLen: normLenKl,
+      clampDelta,
+      clampValue,
+      straight: gradient === "straight_through",
     };
   }
   return { ratio, surrogate, lo, hi, cap, oneSided, aggregation, normLen, isCorrection, kl };

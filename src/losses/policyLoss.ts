@@ -4,7 +4,6 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { ConfigError, type OverflowError } from "../errors.js";
-import { klPointInto } from "../kl/estimator.js";
 import {
   type PolicyLossConfig,
   type ResolvedPolicyLossConfig,
@@ -32,6 +31,7 @@ import {
 import { type PlannedPolicyLoss, planPolicyLoss } from "./kernel/policyPlan.js";
 import {
   accumulateRow,
+  klValueAt,
   LossSums,
   type PolicyPlan,
   ROW_BAD_INPUT,
@@ -601,13 +601,13 @@ function finish(
       const why = `the ${cfg.kl.kind} term at δ = ref − lp = ${sums.klDelta} exceeds float64`;
       throw overflowAt(fn, plan, sums.klAt, "klLoss", sums.klValue, why);
     }
-    const { kind, w } = plan.kl;
+    const { w } = plan.kl;
+    const klp = plan.kl;
     const ref = plan.ref as Float64Array;
     const pt = new Float64Array(2);
-    const kTerm = (i: number): number => {
-      klPointInto(kind, (ref[i] as number) - (plan.lp[i] as number), pt);
-      return pt[0] as number;
-    };
+    // The kernel's value of each KL term (its clamps included), for the scaled recomputation.
+    const kTerm = (i: number): number =>
+      klValueAt(klp, (ref[i] as number) - (plan.lp[i] as number), pt);
     const klSum = robustTotal(sums.acc.kl(), () => robustRows(plan, w, kTerm));
     klLoss = finiteOr(fn, "klLoss", klSum, undefined, "Σ w·k exceeds float64");
     loss = finiteOr(fn, "loss", loss + cfg.kl.coef * klLoss, undefined, "surrogate + coef·klLoss");

@@ -7,6 +7,7 @@
  * (policy + KL parts, the row sum of the sequence ratio's backward pass, 1 − e^δ of k3) — so that
  * roundoff can be measured relative to what was actually rounded.
  */
+import { ConfigError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../../losses/config.js";
 import { cispoWeight } from "../../losses/surrogates.js";
 import { type Arith, type Factor, times } from "./arith.js";
@@ -210,6 +211,14 @@ export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   let loss = ar.sum(lossTerms);
   if (cfg.kl !== null && d.ref !== null) {
     const { kind, coef, aggregation, normLen } = cfg.kl;
+    if (cfg.kl.straight || cfg.kl.clampDelta !== Infinity || cfg.kl.clampValue !== Infinity) {
+      // Not modelled here yet: a contract that emulated the unclamped term would judge another loss.
+      throw new ConfigError(
+        "emulatePolicyLoss",
+        "config.kl",
+        "emulatePolicyLoss: config.kl must have no clamp and the pathwise gradient (the dtype emulation does not model KL clamps or straight-through gradients yet); got a clamped or straight-through KL term",
+      );
+    }
     const klTerms: number[] = [];
     let klScale = 0;
     for (let i = 0; i < n; i++) {

@@ -12,7 +12,7 @@
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import { outputs, type PolicyOutputs } from "./outputs.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
-import { type PolicyPlan, processRow, ROW_OK, RowScratch } from "./policyRows.js";
+import { klPlan, type PolicyPlan, processRow, ROW_OK, RowScratch } from "./policyRows.js";
 
 /** Slots per block in the events array: ev, at, mz, p, ell, klAt, klValue, klDelta, gradAt. */
 export const EVENT_SLOTS = 9;
@@ -72,10 +72,7 @@ export function planOf(s: SharedPlan): PolicyPlan {
     params: surrogateParams(s.cfg),
     w: s.w,
     tis: s.cfg.isCorrection,
-    kl:
-      s.cfg.kl === null || s.klW === null
-        ? null
-        : { kind: s.cfg.kl.kind, coef: s.cfg.kl.coef, w: s.klW },
+    kl: s.cfg.kl === null || s.klW === null ? null : klPlan(s.cfg.kl, s.klW),
   };
 }
 
@@ -116,10 +113,7 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
     params: plan.params,
     w: plan.w.subarray(b0, b1),
     tis: plan.tis,
-    kl:
-      plan.kl === null
-        ? null
-        : { kind: plan.kl.kind, coef: plan.kl.coef, w: plan.kl.w.subarray(b0, b1) },
+    kl: plan.kl === null ? null : klPlan(plan.kl, plan.kl.w.subarray(b0, b1)),
   };
 }
 

@@ -26,7 +26,7 @@ import type { ResolvedPolicyLossConfig } from "../config.js";
 import type { PolicyLossInputs } from "../policyLoss.js";
 import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
-import type { PolicyPlan } from "./policyRows.js";
+import { klPlan, type PolicyPlan } from "./policyRows.js";
 
 /** Finiteness checks postponed to the kernel, replayed in order when it stops. @internal */
 export class Deferred {
@@ -225,11 +225,7 @@ export function planPolicyLoss(
     kl:
       cfg.kl === null
         ? null
-        : {
-            kind: cfg.kl.kind,
-            coef: cfg.kl.coef,
-            w: rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, N, g),
-          },
+        : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, N, g)),
   };
   return { plan, deferred, mask, logprobs, reads };
 }

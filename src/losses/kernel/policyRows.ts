@@ -51,11 +51,39 @@ export interface PolicyPlan {
   readonly w: Float64Array;
   /** The IS correction, resolved (absent bounds constrain nothing), or null. */
   readonly tis: ResolvedISCorrection | null;
-  readonly kl: {
-    readonly kind: KLEstimator;
-    readonly coef: number;
-    readonly w: Float64Array;
-  } | null;
+  readonly kl: KLPlan | null;
+}
+
+/** The KL term as the kernel runs it (one shape for every config: one hidden class). @internal */
+export interface KLPlan {
+  readonly kind: KLEstimator;
+  readonly coef: number;
+  readonly w: Float64Array;
+  /** |δ| clamp and |k| clamp (+∞: none), and the straight-through gradient. */
+  readonly clampDelta: number;
+  readonly clampValue: number;
+  readonly straight: boolean;
+}
+
+/** The kernel's KL plan of a resolved KL config with its row weights. @internal */
+export function klPlan(
+  kl: {
+    kind: KLEstimator;
+    coef: number;
+    clampDelta: number;
+    clampValue: number;
+    straight: boolean;
+  },
+  w: Float64Array,
+): KLPlan {
+  return {
+    kind: kl.kind,
+    coef: kl.coef,
+    w,
+    clampDelta: kl.clampDelta,
+    clampValue: kl.clampValue,
+    straight: kl.straight,
+  };
 }
 
 /** Row processed; no event. */
@@ -417,6 +445,12 @@ function klStage(
 ): number {
   const { m, lp } = plan;
   const kl = plan.kl as NonNullable<PolicyPlan["kl"]>;
+  if (
+    kl.straight ||
+    kl.clampDelta < Number.POSITIVE_INFINITY ||
+    kl.clampValue < Number.POSITIVE_INFINITY
+  )
+    return klStageClamped(plan, grad, b, f, e, sc, k, base);
   const ref = plan.ref as Float64Array;
   const cw = kl.coef * (kl.w[b] as number);
   const point = KL_POINT_FNS[kl.kind];
@@ -440,6 +474,74 @@ function klStage(
     if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
   }
   return ROW_OK;
+}
+
+/**
+ * 4′. The KL term with the frameworks' clamps and gradient forms (docs/derivations/kl.md#clamps-and-straight-through):
+ * δ′ = clamp(δ, ±clampDelta), k = clamp(k(δ′), ±clampValue), and ∂k/∂lp = k′(δ′)·1[|δ| ≤ clampDelta]·1[|k(δ′)| ≤ clampValue]
+ * (a clamp passes gradient where its input is inside, inclusive), or −δ (straight-through: the
+ * gradient of ½δ², unclamped). A clamped δ keeps k3 finite; the overflow records stay as in
+ * {@link klStage} for the unclamped forms.
+ */
+function klStageClamped(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  b: number,
+  f: number,
+  e: number,
+  sc: RowScratch,
+  k: Float64Array,
+  base: number,
+): number {
+  const { m, lp } = plan;
+  const kl = plan.kl as KLPlan;
+  const ref = plan.ref as Float64Array;
+  const cw = kl.coef * (kl.w[b] as number);
+  const point = KL_POINT_FNS[kl.kind];
+  const pt = sc.pt;
+  const cd = kl.clampDelta;
+  const cv = kl.clampValue;
+  const straight = kl.straight;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const rf = ref[i] as number;
+    if (!finite(rf)) return ROW_BAD_INPUT;
+    const d = rf - (lp[i] as number);
+    const dc = d < -cd ? -cd : d > cd ? cd : d;
+    point(dc, pt);
+    let v = pt[0] as number;
+    let dl = d === dc ? (pt[1] as number) : 0;
+    if (v > cv) {
+      v = cv;
+      dl = 0;
+    } else if (v < -cv) {
+      v = -cv;
+      dl = 0;
+    }
+    if (straight) dl = -d;
+    if ((!finite(v) || !finite(dl)) && sc.klAt < 0) {
+      sc.klAt = i;
+      sc.klValue = finite(v) ? dl : v;
+      sc.klDelta = d;
+    }
+    k[base + i] = v;
+    const gv = (grad[i] as number) + cw * dl;
+    grad[i] = gv;
+    if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
+  }
+  return ROW_OK;
+}
+
+/**
+ * One KL term's value as the kernel computes it: k(clamp(δ, ±clampDelta)) clamped to
+ * ±clampValue (each clamp +∞ when absent). @internal
+ */
+export function klValueAt(kl: KLPlan, d: number, pt: Float64Array): number {
+  const cd = kl.clampDelta;
+  const cv = kl.clampValue;
+  KL_POINT_FNS[kl.kind](d < -cd ? -cd : d > cd ? cd : d, pt);
+  const v = pt[0] as number;
+  return v > cv ? cv : v < -cv ? -cv : v;
 }
 
 /** The k-th response term of the span [f, e), for robustSum's scaled pass (rare). */

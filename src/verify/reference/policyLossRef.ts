@@ -7,6 +7,7 @@
 
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor.js";
+import type { KLLossConfig } from "../../kl/estimator.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import {
   add,
@@ -192,7 +193,7 @@ export function policyLossRef(
       options.global,
     );
     const klTerm = sum(
-      pos.map(([b, t]) => mul(wKl[b][t], klEstimatorRef(kl.kind, sub(ref[b][t], node[b][t])))),
+      pos.map(([b, t]) => mul(wKl[b][t], klTermRef(kl, sub(ref[b][t], node[b][t])))),
     );
     klLoss = sg(klTerm);
     return add(surrogate, mul(kl.coef, klTerm));
@@ -232,4 +233,21 @@ function isWeightRef(x: Scalar, tis: ISCorrectionConfig): number {
   if (lower !== null && w < lower) w = lower;
   if (cap !== null && w > cap) w = cap;
   return w;
+}
+
+/**
+ * One KL term from its definition (docs/derivations/kl.md#clamps-and-straight-through): δ clamped
+ * to ±clamp.delta, the estimator, its value clamped to ±clamp.value (each clamp passing gradient
+ * where its input is inside, autodiff's clamp); straight-through: sg[k] + ½δ² − sg[½δ²], the
+ * value of k with the gradient of ½δ² (δ unclamped).
+ */
+function klTermRef(kl: KLLossConfig, delta: Scalar): Scalar {
+  const cd = kl.clamp?.delta ?? null;
+  const cv = kl.clamp?.value ?? null;
+  const d = cd === null ? delta : clamp(delta, -cd, cd);
+  const raw = klEstimatorRef(kl.kind, d);
+  const k = cv === null ? raw : clamp(raw, -cv, cv);
+  if (kl.gradient !== "straight_through") return k;
+  const q = div(mul(delta, delta), 2);
+  return add(sg(k), sub(q, sg(q)));
 }
