@@ -11,6 +11,7 @@ import { ConfigError, UnknownNameError } from "../errors.js";
 import { KL_ESTIMATORS, KL_GRADIENTS, type KLClamp, type KLLossConfig } from "../kl/estimator.js";
 import {
   type ClipConfig,
+  EMPTY_ROWS,
   IS_LEVELS,
   IS_MODES,
   type ISCorrectionConfig,
@@ -64,6 +65,7 @@ export interface PolicyLossConfigJson {
     readonly clamp?: { readonly delta: number | null; readonly value: number | null };
     readonly gradient?: string;
   } | null;
+  readonly empty_rows?: string;
 }
 
 type Obj = Record<string, unknown>;
@@ -296,6 +298,7 @@ const POLICY_KEYS = [
   "norm_len",
   "is_correction",
   "kl",
+  "empty_rows",
 ] as const;
 
 function policyOf(r: Reader, c: Obj): PolicyLossConfig {
@@ -307,6 +310,9 @@ function policyOf(r: Reader, c: Obj): PolicyLossConfig {
     normLen: r.numberOrNull("config.norm_len", c.norm_len),
     isCorrection: isCorrectionOf(r, c.is_correction),
     kl: klOf(r, c.kl),
+    ...(c.empty_rows === undefined || c.empty_rows === null
+      ? {}
+      : { emptyRows: r.name("config.empty_rows", c.empty_rows, EMPTY_ROWS) }),
   });
 }
 
@@ -354,6 +360,10 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
               ? {}
               : { gradient: kl.gradient }),
           },
+    // Ours (polgrad 0.2.0 rejects such rows): written only when it is not the default.
+    ...(config.emptyRows === undefined || config.emptyRows === "reject"
+      ? {}
+      : { empty_rows: config.emptyRows }),
   };
 }
 

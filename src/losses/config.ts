@@ -122,7 +122,19 @@ export interface PolicyLossConfig {
   readonly normLen?: number | null;
   readonly isCorrection?: ISCorrectionConfig | null;
   readonly kl?: KLLossConfig | null;
+  /**
+   * Rows with no response token (docs/derivations/aggregation.md#rows-with-no-response-token):
+   * `reject` (default: a MaskError naming them, polgrad 0.2.0's rule), `count` (the row counts in
+   * the row means' B and contributes 0: verl, TRL and OpenRLHF), or `drop` (the row is left out
+   * of B too).
+   */
+  readonly emptyRows?: EmptyRows;
 }
+
+/** The policy for rows with no response token. */
+export type EmptyRows = "reject" | "count" | "drop";
+/** Every empty-rows policy. */
+export const EMPTY_ROWS: readonly EmptyRows[] = ["reject", "count", "drop"];
 
 /** A config after validation: every optional field resolved. @internal */
 export interface ResolvedPolicyLossConfig {
@@ -135,6 +147,7 @@ export interface ResolvedPolicyLossConfig {
   readonly aggregation: Aggregation;
   readonly normLen: number;
   readonly isCorrection: ResolvedISCorrection | null;
+  readonly emptyRows: EmptyRows;
   readonly kl: {
     kind: KLLossConfig["kind"];
     coef: number;
@@ -396,5 +409,20 @@ export function validatePolicyLossConfig(
       straight: gradient === "straight_through",
     };
   }
-  return { ratio, surrogate, lo, hi, cap, oneSided, aggregation, normLen, isCorrection, kl };
+  const emptyRows = isSet(config.emptyRows)
+    ? oneOf(fn, "config.emptyRows", config.emptyRows, EMPTY_ROWS)
+    : "reject";
+  return {
+    ratio,
+    surrogate,
+    lo,
+    hi,
+    cap,
+    oneSided,
+    aggregation,
+    normLen,
+    isCorrection,
+    emptyRows,
+    kl,
+  };
 }

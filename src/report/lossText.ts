@@ -31,7 +31,8 @@ export function renderLossText(
   r: PolicyLossResult,
   responseMask: MaskLike,
 ): string {
-  const mask = toMask("renderLossText", responseMask);
+  // Rows with no response token are the config's to judge (config.emptyRows), not the text's.
+  const mask = toMask("renderLossText", responseMask, undefined, "responseMask", "allow");
   const summary = new LossTextSummary(mask.rows, mask.cols);
   summary.addRows(
     0,
@@ -115,8 +116,12 @@ export function renderLossSummary(
     : "";
   const tis = config.isCorrection ? `, ${isCorrectionText(config.isCorrection)}` : "";
   const kl = config.kl ? `, KL ${config.kl.kind} coef=${config.kl.coef}` : "";
+  const empty =
+    config.emptyRows === undefined || config.emptyRows === "reject"
+      ? ""
+      : `, empty_rows=${config.emptyRows}`;
   const lines = [
-    `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${tis}${kl}`,
+    `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${tis}${kl}${empty}`,
     `batch ${batchPath}: B=${B}, T=${T}, N=${N} response tokens`,
     `loss          ${r.loss}`,
   ];

@@ -154,9 +154,19 @@ export function planPolicyLoss(
   if (N < 0) checkValues();
   const empty: number[] = [];
   for (let b = 0; b < B; b++) if (L[b] === 0) empty.push(b);
-  if (empty.length > 0) throw emptyRowsError(fn, "responseMask", empty);
+  if (empty.length > 0 && cfg.emptyRows === "reject") {
+    throw emptyRowsError(fn, "responseMask", empty);
+  }
+  // Rows with no response token: "count" keeps them in the row means' B, "drop" leaves them out
+  // (docs/derivations/aggregation.md#rows-with-no-response-token); either way they have no term.
+  const rowsCounted = cfg.emptyRows === "drop" ? B - empty.length : B;
   // The shard's global context (options.global), checked against its own counts.
-  const g = global === undefined ? undefined : checkGlobal(fn, "options.global", global, N, B);
+  const g =
+    global === undefined
+      ? rowsCounted === B
+        ? undefined
+        : { tokens: N, rows: rowsCounted, dpSize: 1 }
+      : checkGlobal(fn, "options.global", global, N, rowsCounted);
 
   const deferred = new Deferred();
   deferred.add(() => checkFiniteAt(fn, "logprobs", logprobs, mask));

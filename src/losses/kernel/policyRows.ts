@@ -163,6 +163,9 @@ export function processRow(
     high.fill(0, o, f);
     high.fill(0, e, o + T);
   }
+  // A row with no response token (config.emptyRows "count" or "drop") has no term: the padding
+  // contract above is all it gets (its sequence ratio and mean log-ratio would be 0/0).
+  if (plan.L[b] === 0) return ROW_OK;
   if (ratioStage(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   if (plan.tis !== null && tisStage(plan, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   const ev = objectiveStage(plan, out, b, f, e, sc);

@@ -95,7 +95,14 @@ export function policyLossRef(
   const B = mask.length;
   const L = mask.map((row) => row.filter(Boolean).length);
   const pos = responsePositions(mask);
-  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen, options.global);
+  // emptyRows "drop": the row means' B counts only rows with a response token (unless the global
+  // context names the rows); "count" and "reject" count every row.
+  const nonEmpty = mask.filter((row) => row.some(Boolean)).length;
+  const global =
+    config.emptyRows === "drop" && (options.global?.rows ?? null) === null
+      ? { ...options.global, rows: nonEmpty }
+      : options.global;
+  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen, global);
   const clip = config.clip;
   const lo = clip?.epsLow == null ? null : 1 - clip.epsLow;
   const hi = clip?.epsHigh == null ? null : 1 + clip.epsHigh;
@@ -190,7 +197,7 @@ export function policyLossRef(
       mask,
       kl.aggregation ?? config.aggregation,
       kl.normLen ?? config.normLen,
-      options.global,
+      global,
     );
     const klTerm = sum(
       pos.map(([b, t]) => mul(wKl[b][t], klTermRef(kl, sub(ref[b][t], node[b][t])))),
