@@ -466,17 +466,36 @@ function klStage(
     point(d, pt);
     const v = pt[0] as number;
     const dl = pt[1] as number;
-    if ((!finite(v) || !finite(dl)) && sc.klAt < 0) {
-      sc.klAt = i;
-      sc.klValue = finite(v) ? dl : v;
-      sc.klDelta = d;
-    }
-    k[base + i] = v;
-    const gv = (grad[i] as number) + cw * dl;
-    grad[i] = gv;
-    if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
+    addKlTerm(grad, sc, k, base, i, d, v, dl, cw);
   }
   return ROW_OK;
+}
+
+/**
+ * Store KL term i (value v, ∂k/∂lp = dl at δ = d) in `k[base + i]` and add cw·dl to the gradient,
+ * recording the row's first KL overflow (a non-finite value or derivative) and first non-finite
+ * gradient. Shared by both KL stages; small enough that V8 inlines it into each loop.
+ */
+function addKlTerm(
+  grad: Float64Array,
+  sc: RowScratch,
+  k: Float64Array,
+  base: number,
+  i: number,
+  d: number,
+  v: number,
+  dl: number,
+  cw: number,
+): void {
+  if ((!finite(v) || !finite(dl)) && sc.klAt < 0) {
+    sc.klAt = i;
+    sc.klValue = finite(v) ? dl : v;
+    sc.klDelta = d;
+  }
+  k[base + i] = v;
+  const gv = (grad[i] as number) + cw * dl;
+  grad[i] = gv;
+  if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
 }
 
 /**
@@ -522,15 +541,7 @@ function klStageClamped(
       dl = 0;
     }
     if (straight) dl = -d;
-    if ((!finite(v) || !finite(dl)) && sc.klAt < 0) {
-      sc.klAt = i;
-      sc.klValue = finite(v) ? dl : v;
-      sc.klDelta = d;
-    }
-    k[base + i] = v;
-    const gv = (grad[i] as number) + cw * dl;
-    grad[i] = gv;
-    if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
+    addKlTerm(grad, sc, k, base, i, d, v, dl, cw);
   }
   return ROW_OK;
 }
