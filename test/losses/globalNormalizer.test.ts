@@ -20,6 +20,7 @@ import {
   policyInputs,
   RATIO_SURROGATE_PAIRS,
 } from "../_kit/index.js";
+import { runMain } from "../cli/_run.js";
 import { expectPolgradError } from "../io/_kit.js";
 
 /** Rows [b0, b1) of a batch. */
@@ -192,6 +193,19 @@ describe("global normalisers", () => {
         "E_CONFIG",
         arg,
       );
+    }
+  });
+
+  it("rejects: the CLI names the flag, not the library option, and prints nothing on stdout", async () => {
+    const batch = new URL("../fixtures/io/frameworks/canonical.json", import.meta.url).pathname;
+    for (const [flag, value] of [
+      ["--global-tokens", "1"],
+      ["--dp-size", "0"],
+    ] as const) {
+      const r = await runMain(["loss", "--algorithm", "dapo", "--batch", batch, flag, value]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain(`polgrad loss: ${flag} must be`);
     }
   });
 });

@@ -2,7 +2,7 @@
 
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import { fmtValue, safeText } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { ConfigError, UsageError } from "../../errors.js";
 import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PapoConfig } from "../../losses/papoConfig.js";
@@ -162,14 +162,18 @@ export const lossCommand: Command = {
     if (typeof values.out === "string" && (threads ?? 1) === 1) {
       // The result straight to the tensor file by row blocks, never whole (src/cli/lossOut.ts).
       const { lossOutByRows } = await import("../lossOut.js");
-      const code = await lossOutByRows(values, io, config, source, batch, values.out, global);
+      const code = await asFlags(() =>
+        lossOutByRows(values, io, config, source, batch, values.out as string, global),
+      );
       if (code !== null) return code;
     }
     // One thread unless asked (docs/performance.md#threads).
-    const result = policyLoss(config, batch, {
-      threads: threads ?? 1,
-      ...(global === undefined ? {} : { global }),
-    });
+    const result = await asFlags(async () =>
+      policyLoss(config, batch, {
+        threads: threads ?? 1,
+        ...(global === undefined ? {} : { global }),
+      }),
+    );
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
     const { renderLossText } = await import("../../report/lossText.js");
     return emit(values, io, { config: policyLossConfigToJson(config), ...result }, () =>
@@ -177,6 +181,30 @@ export const lossCommand: Command = {
     );
   },
 };
+
+/** The flag each field of `options.global` comes from. */
+const GLOBAL_FLAGS: Readonly<Record<string, string>> = {
+  "options.global.tokens": "--global-tokens",
+  "options.global.rows": "--global-rows",
+  "options.global.dpSize": "--dp-size",
+};
+
+/**
+ * Run `f`; a rule broken by a field of the global context is reported against its flag (the
+ * library names `options.global.tokens`; the user typed `--global-tokens`).
+ */
+async function asFlags<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (!(e instanceof ConfigError) || e.arg === undefined) throw e;
+    const flag = GLOBAL_FLAGS[e.arg];
+    if (flag === undefined) throw e;
+    const fn = "polgrad loss";
+    const rule = e.message.slice(e.message.indexOf(e.arg) + e.arg.length);
+    throw new UsageError(fn, flag, `${fn}: ${flag}${rule}`);
+  }
+}
 
 /** `--global-tokens`, `--global-rows`, `--dp-size`: the shard's global context, if any given. */
 function globalOption(values: OptionValues): GlobalNormalizer | undefined {
