@@ -18,6 +18,7 @@ import {
   type ISRowMask,
   type PolicyLossConfig,
   RATIO_KINDS,
+  type RejectionRule,
   SURROGATE_KINDS,
 } from "../losses/config.js";
 import {
@@ -66,6 +67,13 @@ export interface PolicyLossConfigJson {
     readonly gradient?: string;
   } | null;
   readonly empty_rows?: string;
+  readonly rejection?: readonly {
+    readonly statistic: string;
+    readonly estimator: string;
+    readonly lower: number | null;
+    readonly upper: number;
+    readonly log_clamp: number | null;
+  }[];
 }
 
 type Obj = Record<string, unknown>;
@@ -299,6 +307,7 @@ const POLICY_KEYS = [
   "is_correction",
   "kl",
   "empty_rows",
+  "rejection",
 ] as const;
 
 function policyOf(r: Reader, c: Obj): PolicyLossConfig {
@@ -313,6 +322,29 @@ function policyOf(r: Reader, c: Obj): PolicyLossConfig {
     ...(c.empty_rows === undefined || c.empty_rows === null
       ? {}
       : { emptyRows: r.name("config.empty_rows", c.empty_rows, EMPTY_ROWS) }),
+    ...(c.rejection === undefined || c.rejection === null
+      ? {}
+      : { rejection: rejectionOf(r, c.rejection) }),
+  });
+}
+
+function rejectionOf(r: Reader, v: unknown): RejectionRule[] {
+  if (!Array.isArray(v)) throw r.fail("config.rejection", "a list of rules or null", v);
+  return v.map((x, j) => {
+    const arg = `config.rejection[${j}]`;
+    const c = r.object(arg, x, ["statistic", "estimator", "lower", "upper", "log_clamp"]);
+    return Object.freeze({
+      statistic: r.name(`${arg}.statistic`, c.statistic, [
+        "token",
+        "seq_sum",
+        "seq_mean",
+        "seq_max",
+      ] as const),
+      estimator: r.name(`${arg}.estimator`, c.estimator, ["k1", "k2", "k3"] as const),
+      lower: r.numberOrNull(`${arg}.lower`, c.lower),
+      upper: r.number(`${arg}.upper`, c.upper),
+      logClamp: r.numberOrNull(`${arg}.log_clamp`, c.log_clamp),
+    });
   });
 }
 
@@ -364,6 +396,17 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
     ...(config.emptyRows === undefined || config.emptyRows === "reject"
       ? {}
       : { empty_rows: config.emptyRows }),
+    ...(config.rejection === undefined || config.rejection === null
+      ? {}
+      : {
+          rejection: config.rejection.map((x) => ({
+            statistic: x.statistic,
+            estimator: x.estimator,
+            lower: x.lower ?? null,
+            upper: x.upper,
+            log_clamp: x.logClamp ?? null,
+          })),
+        }),
   };
 }
 

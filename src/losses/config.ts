@@ -129,6 +129,29 @@ export interface PolicyLossConfig {
    * of B too).
    */
   readonly emptyRows?: EmptyRows;
+  /**
+   * Rejection sampling (docs/derivations/losses.md#rejection-sampling): response tokens or whole
+   * rows whose divergence between the old policy and the rollout engine breaks a rule are taken
+   * out of the mask before anything is aggregated (verl's `rollout_rs`): they leave every
+   * denominator and get the padding contract. Every rule must pass (logical AND). A row emptied
+   * this way is an empty row (`emptyRows`). Null or absent: none.
+   */
+  readonly rejection?: readonly RejectionRule[] | null;
+}
+
+/**
+ * One rejection rule on lr = clamp(old − rollout, ±logClamp): the statistic of `estimator` (k1 = −lr,
+ * k2 = lr²/2, k3 = e^lr − 1 − lr) per token, or its sum, mean or max over the row. k1 keeps
+ * ln(lower) ≤ statistic ≤ ln(upper) (ratio bounds, compared in log space, both required); k2 and
+ * k3 keep statistic ≤ upper. Bounds inclusive.
+ */
+export interface RejectionRule {
+  readonly statistic: "token" | "seq_sum" | "seq_mean" | "seq_max";
+  readonly estimator: "k1" | "k2" | "k3";
+  readonly lower?: number | null;
+  readonly upper: number;
+  /** |lr| clamp before the statistic (verl: 20); null or absent: none. */
+  readonly logClamp?: number | null;
 }
 
 /** The policy for rows with no response token. */
@@ -148,6 +171,16 @@ export interface ResolvedPolicyLossConfig {
   readonly normLen: number;
   readonly isCorrection: ResolvedISCorrection | null;
   readonly emptyRows: EmptyRows;
+  /** The rejection rules, validated (lower, logClamp resolved: 0 and +∞ when absent), or null. */
+  readonly rejection:
+    | readonly {
+        readonly statistic: RejectionRule["statistic"];
+        readonly estimator: RejectionRule["estimator"];
+        readonly lower: number;
+        readonly upper: number;
+        readonly logClamp: number;
+      }[]
+    | null;
   readonly kl: {
     kind: KLLossConfig["kind"];
     coef: number;
@@ -239,6 +272,54 @@ function resolveRowMask(fn: string, r: ISRowMask): NonNullable<ResolvedISCorrect
   }
   lowerAtMostCap(fn, arg, lower, cap);
   return { level, lower: lower ?? 0, cap: cap ?? Number.POSITIVE_INFINITY };
+}
+
+function resolveRejection(fn: string, rules: unknown): ResolvedPolicyLossConfig["rejection"] {
+  const arg = "config.rejection";
+  if (!Array.isArray(rules) || rules.length === 0) {
+    throw new ConfigError(
+      fn,
+      arg,
+      mustBe(fn, arg, "a non-empty list of RejectionRule or null", fmtValue(rules)),
+    );
+  }
+  return rules.map((r: RejectionRule, j) => {
+    const at = `${arg}[${j}]`;
+    if (typeof r !== "object" || r === null) {
+      throw new ConfigError(fn, at, mustBe(fn, at, "a RejectionRule object", fmtValue(r)));
+    }
+    const statistic = oneOf(fn, `${at}.statistic`, r.statistic, [
+      "token",
+      "seq_sum",
+      "seq_mean",
+      "seq_max",
+    ] as const);
+    const estimator = oneOf(fn, `${at}.estimator`, r.estimator, ["k1", "k2", "k3"] as const);
+    const upper = positiveFinite(fn, `${at}.upper`, r.upper);
+    let lower = 0;
+    if (estimator === "k1") {
+      // k1 compares in log space against ratio bounds: both needed (verl's "lower_upper").
+      lower = positiveFinite(fn, `${at}.lower`, r.lower);
+      lowerAtMostCap(fn, at, lower, upper);
+    } else if (isSet(r.lower)) {
+      throw new ConfigError(
+        fn,
+        `${at}.lower`,
+        mustBe(fn, `${at}.lower`, `null for ${estimator} (an upper bound only)`, fmtValue(r.lower)),
+      );
+    }
+    if (statistic === "seq_max" && estimator === "k1") {
+      throw new ConfigError(
+        fn,
+        `${at}.estimator`,
+        mustBe(fn, `${at}.estimator`, "k2 or k3 with seq_max", "k1"),
+      );
+    }
+    const logClamp = isSet(r.logClamp)
+      ? positiveFinite(fn, `${at}.logClamp`, r.logClamp)
+      : Number.POSITIVE_INFINITY;
+    return { statistic, estimator, lower, upper, logClamp };
+  });
 }
 
 function isSet(x: unknown): boolean {
@@ -412,6 +493,7 @@ export function validatePolicyLossConfig(
   const emptyRows = isSet(config.emptyRows)
     ? oneOf(fn, "config.emptyRows", config.emptyRows, EMPTY_ROWS)
     : "reject";
+  const rejection = isSet(config.rejection) ? resolveRejection(fn, config.rejection) : null;
   return {
     ratio,
     surrogate,
@@ -423,6 +505,7 @@ export function validatePolicyLossConfig(
     normLen,
     isCorrection,
     emptyRows,
+    rejection,
     kl,
   };
 }

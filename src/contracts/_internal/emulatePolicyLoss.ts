@@ -111,6 +111,14 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
 /** Evaluate the loss and gradient of `d.cfg` on `d` under the plan of `ar`. */
 export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   const { cfg, rows: B, cols: T, mask: m } = d;
+  if (cfg.rejection !== null || cfg.emptyRows !== "reject") {
+    // Not modelled here yet: emulating the loss without them would judge another loss.
+    throw new ConfigError(
+      "emulatePolicyLoss",
+      cfg.rejection !== null ? "config.rejection" : "config.emptyRows",
+      'emulatePolicyLoss: config.rejection must be null and config.emptyRows "reject" (the dtype emulation does not model rejection sampling or empty rows yet); got a config with one of them',
+    );
+  }
   const R = ar.round;
   const n = B * T;
   const z = new Float64Array(n);

@@ -9,7 +9,7 @@
  * thrown. So each input gives the error it gave before, and a valid input is read once.
  */
 import { checkGlobal, rowTokenWeights } from "../../aggregate/effectiveTokenWeights.js";
-import { mustBe } from "../../core/message.js";
+import { fmtIndices, mustBe } from "../../core/message.js";
 import { isMask, type Mask, type Matrix, type MatrixLike } from "../../core/tensor.js";
 import {
   advantagesOf,
@@ -21,12 +21,13 @@ import {
   toMask,
   toMatrix,
 } from "../../core/validate.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, MaskError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import type { PolicyLossInputs } from "../policyLoss.js";
 import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
 import { klPlan, type PolicyPlan } from "./policyRows.js";
+import { rejectedMask } from "./rejection.js";
 
 /** Finiteness checks postponed to the kernel, replayed in order when it stops. @internal */
 export class Deferred {
@@ -157,24 +158,15 @@ export function planPolicyLoss(
   if (empty.length > 0 && cfg.emptyRows === "reject") {
     throw emptyRowsError(fn, "responseMask", empty);
   }
-  // Rows with no response token: "count" keeps them in the row means' B, "drop" leaves them out
-  // (docs/derivations/aggregation.md#rows-with-no-response-token); either way they have no term.
-  const rowsCounted = cfg.emptyRows === "drop" ? B - empty.length : B;
-  // The shard's global context (options.global), checked against its own counts.
-  const g =
-    global === undefined
-      ? rowsCounted === B
-        ? undefined
-        : { tokens: N, rows: rowsCounted, dpSize: 1 }
-      : checkGlobal(fn, "options.global", global, N, rowsCounted);
 
   const deferred = new Deferred();
   deferred.add(() => checkFiniteAt(fn, "logprobs", logprobs, mask));
   deferred.add(() => checkFiniteAt(fn, "oldLogprobs", old, mask));
   const reads: ArrayBufferView[] = [logprobs.data, old.data, m];
   let rollout: Matrix | null = null;
-  if (cfg.isCorrection !== null) {
-    const why = "config.isCorrection is set";
+  if (cfg.isCorrection !== null || cfg.rejection !== null) {
+    const why =
+      cfg.isCorrection !== null ? "config.isCorrection is set" : "config.rejection is set";
     const x = deferred.guard(() => {
       const s = toMatrix(
         fn,
@@ -214,10 +206,46 @@ export function planPolicyLoss(
     reads.push(a.data);
   }
 
+  // Rejection sampling takes tokens and rows out of the mask before anything is aggregated: the
+  // streams are checked finite first (a rejected position is still a response position given).
+  let mk = m;
+  let Nk = N;
+  if (cfg.rejection !== null) {
+    deferred.run();
+    const r = rejectedMask(cfg.rejection, m, B, first, end, old.data, (rollout as Matrix).data);
+    mk = r.mask;
+    Nk = maskRows(mk, B, T, first, end, L);
+    const emptied: number[] = [];
+    for (let b = 0; b < B; b++) if (L[b] === 0 && !empty.includes(b)) emptied.push(b);
+    if (emptied.length > 0 && cfg.emptyRows === "reject") {
+      throw new MaskError(
+        fn,
+        "responseMask",
+        mustBe(
+          fn,
+          "responseMask",
+          "left with a response token in every row by config.rejection (or config.emptyRows count or drop)",
+          `every token rejected in rows ${fmtIndices(emptied)}`,
+        ),
+      );
+    }
+    for (const b of emptied) empty.push(b);
+  }
+  // Rows with no response token: "count" keeps them in the row means' B, "drop" leaves them out
+  // (docs/derivations/aggregation.md#rows-with-no-response-token); either way they have no term.
+  const rowsCounted = cfg.emptyRows === "drop" ? B - empty.length : B;
+  // The shard's global context (options.global), checked against its own counts.
+  const g =
+    global === undefined
+      ? rowsCounted === B
+        ? undefined
+        : { tokens: Nk, rows: rowsCounted, dpSize: 1 }
+      : checkGlobal(fn, "options.global", global, Nk, rowsCounted);
+
   const plan: PolicyPlan = {
     B,
     T,
-    m,
+    m: mk,
     first,
     end,
     L,
@@ -230,12 +258,12 @@ export function planPolicyLoss(
     ratio: cfg.ratio,
     sur: surrogatePoint(cfg),
     params: surrogateParams(cfg),
-    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, N, g),
+    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, Nk, g),
     tis: cfg.isCorrection,
     kl:
       cfg.kl === null
         ? null
-        : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, N, g)),
+        : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
   };
   return { plan, deferred, mask, logprobs, reads };
 }

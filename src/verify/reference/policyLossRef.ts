@@ -86,11 +86,12 @@ export function policyLossRef(
   inputs: PolicyLossRefInputs,
   options: { readonly global?: GlobalNormalizer } = {},
 ): PolicyLossReference {
-  const mask = maskRowsOf(inputs.responseMask);
   const lp = rowsOf(inputs.logprobs);
   const old = rowsOf(inputs.oldLogprobs);
   const A = advantageAt(inputs.advantages);
   const rollout = inputs.rolloutLogprobs == null ? null : rowsOf(inputs.rolloutLogprobs);
+  // Rejection sampling first: the tokens and rows it takes out are padding from here on.
+  const mask = rejectRef(config, maskRowsOf(inputs.responseMask), old, rollout);
   const ref = inputs.refLogprobs == null ? null : rowsOf(inputs.refLogprobs);
   const B = mask.length;
   const L = mask.map((row) => row.filter(Boolean).length);
@@ -257,4 +258,65 @@ function klTermRef(kl: KLLossConfig, delta: Scalar): Scalar {
   if (kl.gradient !== "straight_through") return k;
   const q = div(mul(delta, delta), 2);
   return add(sg(k), sub(q, sg(q)));
+}
+
+/**
+ * The mask after `config.rejection` (docs/derivations/losses.md#rejection-sampling), from the
+ * rules' definition: lr = old − rollout clamped to ±logClamp; per token k1 = −lr, k2 = lr²/2,
+ * k3 = e^lr − 1 − lr (as expm1(lr) − lr); k1 keeps ln(lower) ≤ s ≤ ln(upper), k2/k3 keep s ≤
+ * upper; row rules take the sum, the mean or the max over the row's given tokens; every rule must
+ * pass.
+ */
+function rejectRef(
+  config: PolicyLossConfig,
+  mask: boolean[][],
+  old: readonly (readonly number[])[],
+  rollout: readonly (readonly number[])[] | null,
+): boolean[][] {
+  const rules = config.rejection ?? null;
+  if (rules === null || rollout === null) return mask;
+  const keep = mask.map((row) => [...row]);
+  mask.forEach((row, b) => {
+    let rowOk = true;
+    for (const r of rules) {
+      const c = r.logClamp ?? Number.POSITIVE_INFINITY;
+      const s = (t: number): number => {
+        const lr = Math.min(Math.max(old[b][t] - rollout[b][t], -c), c);
+        if (r.estimator === "k1") return -lr;
+        if (r.estimator === "k2") return (lr * lr) / 2;
+        return Math.abs(lr) < 2 ** -8
+          ? lr *
+              lr *
+              (0.5 +
+                lr / 6 +
+                (lr * lr) / 24 +
+                lr ** 3 / 120 +
+                lr ** 4 / 720 +
+                lr ** 5 / 5040 +
+                lr ** 6 / 40320)
+          : Math.expm1(lr) - lr;
+      };
+      const ok = (x: number): boolean =>
+        r.estimator === "k1"
+          ? x >= Math.log(r.lower as number) && x <= Math.log(r.upper)
+          : x <= r.upper;
+      const ts = row.map((on, t) => (on ? t : -1)).filter((t) => t >= 0);
+      if (r.statistic === "token") {
+        for (const t of ts) if (!ok(s(t))) keep[b][t] = false;
+        continue;
+      }
+      if (ts.length === 0) continue;
+      const xs = ts.map(s);
+      const total = xs.reduce((a, x) => a + x, 0);
+      const value =
+        r.statistic === "seq_sum"
+          ? total
+          : r.statistic === "seq_mean"
+            ? total / xs.length
+            : Math.max(...xs);
+      if (!ok(value)) rowOk = false;
+    }
+    if (!rowOk) keep[b] = keep[b].map(() => false);
+  });
+  return keep;
 }
