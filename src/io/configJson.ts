@@ -8,7 +8,13 @@ import { AGGREGATIONS, type Aggregation } from "../aggregate/aggregation.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean, oneOf } from "../core/names.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
-import { KL_ESTIMATORS, KL_GRADIENTS, type KLClamp, type KLLossConfig } from "../kl/estimator.js";
+import {
+  KL_ESTIMATORS,
+  KL_GRADIENTS,
+  KL_WEIGHTS,
+  type KLClamp,
+  type KLLossConfig,
+} from "../kl/estimator.js";
 import {
   type ClipConfig,
   EMPTY_ROWS,
@@ -65,6 +71,7 @@ export interface PolicyLossConfigJson {
     readonly norm_len: number | null;
     readonly clamp?: { readonly delta: number | null; readonly value: number | null };
     readonly gradient?: string;
+    readonly weight?: string;
   } | null;
   readonly empty_rows?: string;
   readonly rejection?: readonly {
@@ -244,6 +251,7 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
     "norm_len",
     "clamp",
     "gradient",
+    "weight",
   ]);
   const aggregation: Aggregation | null =
     c.aggregation === undefined || c.aggregation === null
@@ -268,6 +276,9 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
     normLen: r.numberOrNull("config.kl.norm_len", c.norm_len),
     ...(clamp === null ? {} : { clamp }),
     ...(gradient === null ? {} : { gradient }),
+    ...(c.weight === undefined || c.weight === null
+      ? {}
+      : { weight: r.name("config.kl.weight", c.weight, KL_WEIGHTS) }),
   });
 }
 
@@ -391,6 +402,7 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
             ...(kl.gradient === undefined || kl.gradient === "pathwise"
               ? {}
               : { gradient: kl.gradient }),
+            ...(kl.weight === undefined || kl.weight === null ? {} : { weight: kl.weight }),
           },
     // Ours (polgrad 0.2.0 rejects such rows): written only when it is not the default.
     ...(config.emptyRows === undefined || config.emptyRows === "reject"

@@ -49,7 +49,18 @@ export interface KLLossConfig {
    * of the estimate, the gradient of ½δ² unclamped (verl's `k1+`, `k3+`, … forms).
    */
   readonly gradient?: KLGradient;
+  /**
+   * `ratio`: each term times the surrogate's importance ratio r (TRL's `use_bias_correction_kl`:
+   * k·exp(lp − old), or the sequence ratio s_b), the gradient flowing through r as well;
+   * `ratio_detached`: times sg[r]. Null or absent: none.
+   */
+  readonly weight?: KLWeight | null;
 }
+
+/** How the KL term's tokens are weighted. */
+export type KLWeight = "ratio" | "ratio_detached";
+/** Every KL weight. */
+export const KL_WEIGHTS: readonly KLWeight[] = ["ratio", "ratio_detached"];
 
 /** The clamps of a {@link KLLossConfig}. */
 export interface KLClamp {

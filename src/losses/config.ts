@@ -11,8 +11,10 @@ import { ConfigError } from "../errors.js";
 import {
   checkKLEstimator,
   KL_GRADIENTS,
+  KL_WEIGHTS,
   type KLClamp,
   type KLLossConfig,
+  type KLWeight,
 } from "../kl/estimator.js";
 
 /** How the importance ratio is formed (docs/derivations/losses.md#ratios). */
@@ -192,6 +194,8 @@ export interface ResolvedPolicyLossConfig {
     clampValue: number;
     /** Straight-through gradient (−δ, unclamped). */
     straight: boolean;
+    /** The ratio weight of each term ("none" without one). */
+    weight: KLWeight | "none";
   } | null;
 }
 
@@ -480,6 +484,7 @@ export function validatePolicyLossConfig(
     const gradient = isSet(k.gradient)
       ? oneOf(fn, "config.kl.gradient", k.gradient, KL_GRADIENTS)
       : "pathwise";
+    const weight = isSet(k.weight) ? oneOf(fn, "config.kl.weight", k.weight, KL_WEIGHTS) : "none";
     kl = {
       kind,
       coef: k.coef,
@@ -488,6 +493,7 @@ export function validatePolicyLossConfig(
       clampDelta,
       clampValue,
       straight: gradient === "straight_through",
+      weight,
     };
   }
   const emptyRows = isSet(config.emptyRows)

@@ -608,7 +608,11 @@ function finish(
     // The kernel's value of each KL term (its clamps included), for the scaled recomputation.
     const kTerm = (i: number): number =>
       klValueAt(klp, (ref[i] as number) - (plan.lp[i] as number), pt);
-    const klSum = robustTotal(sums.acc.kl(), () => robustRows(plan, w, kTerm));
+    // A ratio-weighted KL sum past float64 is named, not recomputed: its terms need the ratio.
+    const klSum =
+      klp.weight === "none"
+        ? robustTotal(sums.acc.kl(), () => robustRows(plan, w, kTerm))
+        : sums.acc.kl();
     klLoss = finiteOr(fn, "klLoss", klSum, undefined, "Σ w·k exceeds float64");
     loss = finiteOr(fn, "loss", loss + cfg.kl.coef * klLoss, undefined, "surrogate + coef·klLoss");
   }

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { policyLoss } from "../../src/index.js";
 import type { KLLossConfig } from "../../src/kl/estimator.js";
+import type { PolicyLossConfig } from "../../src/losses/config.js";
 import { policyLossRef } from "../../src/verify/reference/index.js";
 import {
   buildConfig,
@@ -28,16 +29,21 @@ const FORMS: readonly Omit<KLLossConfig, "kind" | "coef">[] = [
   { clamp: { delta: 1, value: 0.4 } },
   { gradient: "straight_through" },
   { clamp: { delta: 0.7, value: 0.2 }, gradient: "straight_through" },
+  // TRL's use_bias_correction_kl: k·r, through r or detached.
+  { weight: "ratio" },
+  { weight: "ratio_detached" },
+  { weight: "ratio", clamp: { value: 0.3 } },
 ];
 
 /** A token-ratio and a sequence-ratio pair (the KL term is the same code under every ratio). */
 const PAIRS = [
   RATIO_SURROGATE_PAIRS[0],
   RATIO_SURROGATE_PAIRS.find(([r]) => r === "sequence"),
+  RATIO_SURROGATE_PAIRS.find(([r]) => r === "sequence_token"),
 ] as (typeof RATIO_SURROGATE_PAIRS)[number][];
 
 describe("KL clamps and straight-through gradients", () => {
-  it("gradient: closed form equals the reference for every estimator × form, token and sequence ratios", () => {
+  it("gradient: closed form equals the reference for every estimator × form, token, sequence and sequence_token ratios", () => {
     for (const kind of KL_KINDS) {
       for (const form of FORMS) {
         for (const [ratio, variant] of PAIRS) {
@@ -99,6 +105,33 @@ describe("KL clamps and straight-through gradients", () => {
     const r = one({ kind: "k2", coef: 1, clamp: { value: 10 } }, -6, -1);
     expect(r.klLoss).toBe(10);
     expect(r.gradLogprobs.data[0]).toBe(0);
+  });
+
+  it("golden: TRL's bias-corrected KL is k3·r with the gradient through r: (k3′ + k3)·r at the token ratio", () => {
+    // One token, lp = −1, old = −1.5 (r = e^0.5), ref = −0.5 (δ = 0.5), pg with A = 0.
+    const cfg = (weight: "ratio" | "ratio_detached"): PolicyLossConfig => ({
+      ratio: "token",
+      surrogate: "pg",
+      clip: null,
+      aggregation: "token_mean",
+      kl: { kind: "k3", coef: 1, weight },
+    });
+    const inputs = {
+      logprobs: [[-1]],
+      oldLogprobs: [[-1.5]],
+      refLogprobs: [[-0.5]],
+      advantages: [0],
+      responseMask: [[1]],
+    };
+    const r = Math.exp(-1 - -1.5);
+    const k3 = Math.expm1(0.5) - 0.5;
+    const dk3 = -Math.expm1(0.5); // ∂k3/∂lp
+    const through = policyLoss(cfg("ratio"), inputs);
+    expect(through.klLoss).toBe(k3 * r);
+    expect(through.gradLogprobs.data[0]).toBeCloseTo((dk3 + k3) * r, 15);
+    const detached = policyLoss(cfg("ratio_detached"), inputs);
+    expect(detached.klLoss).toBe(k3 * r);
+    expect(detached.gradLogprobs.data[0]).toBeCloseTo(dk3 * r, 15);
   });
 
   it("identity: no clamp and the pathwise gradient give the bits of the plain term", () => {

@@ -219,12 +219,17 @@ export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   let loss = ar.sum(lossTerms);
   if (cfg.kl !== null && d.ref !== null) {
     const { kind, coef, aggregation, normLen } = cfg.kl;
-    if (cfg.kl.straight || cfg.kl.clampDelta !== Infinity || cfg.kl.clampValue !== Infinity) {
+    if (
+      cfg.kl.straight ||
+      cfg.kl.weight !== "none" ||
+      cfg.kl.clampDelta !== Infinity ||
+      cfg.kl.clampValue !== Infinity
+    ) {
       // Not modelled here yet: a contract that emulated the unclamped term would judge another loss.
       throw new ConfigError(
         "emulatePolicyLoss",
         "config.kl",
-        "emulatePolicyLoss: config.kl must have no clamp and the pathwise gradient (the dtype emulation does not model KL clamps or straight-through gradients yet); got a clamped or straight-through KL term",
+        "emulatePolicyLoss: config.kl must have no clamp, the pathwise gradient and no weight (the dtype emulation does not model KL clamps, straight-through gradients or ratio weights yet); got a clamped, straight-through or ratio-weighted KL term",
       );
     }
     const klTerms: number[] = [];

@@ -63,6 +63,8 @@ export interface KLPlan {
   readonly clampDelta: number;
   readonly clampValue: number;
   readonly straight: boolean;
+  /** The ratio weight of each term: "none", "ratio" (gradient through r) or "ratio_detached". */
+  readonly weight: "none" | "ratio" | "ratio_detached";
 }
 
 /** The kernel's KL plan of a resolved KL config with its row weights. @internal */
@@ -73,6 +75,7 @@ export function klPlan(
     clampDelta: number;
     clampValue: number;
     straight: boolean;
+    weight: KLPlan["weight"];
   },
   w: Float64Array,
 ): KLPlan {
@@ -83,6 +86,7 @@ export function klPlan(
     clampDelta: kl.clampDelta,
     clampValue: kl.clampValue,
     straight: kl.straight,
+    weight: kl.weight,
   };
 }
 
@@ -450,6 +454,7 @@ function klStage(
   const kl = plan.kl as NonNullable<PolicyPlan["kl"]>;
   if (
     kl.straight ||
+    kl.weight !== "none" ||
     kl.clampDelta < Number.POSITIVE_INFINITY ||
     kl.clampValue < Number.POSITIVE_INFINITY
   )
@@ -524,11 +529,21 @@ function klStageClamped(
   const cd = kl.clampDelta;
   const cv = kl.clampValue;
   const straight = kl.straight;
+  // The ratio weight r: exp(lp − old) per token for the token ratio, s_b for the sequence kinds;
+  // ∂r/∂lp_t is r_t itself for the token and sequence_token ratios (token-local), and s_b/L_b on
+  // every token of the row for the sequence ratio (added after the loop).
+  const weighted = kl.weight !== "none";
+  const through = kl.weight === "ratio";
+  const tokenRatio = plan.ratio === "token";
+  const sb = sc.sb;
+  const old = plan.old;
+  let vs = 0;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
     const rf = ref[i] as number;
     if (!finite(rf)) return ROW_BAD_INPUT;
-    const d = rf - (lp[i] as number);
+    const l = lp[i] as number;
+    const d = rf - l;
     const dc = d < -cd ? -cd : d > cd ? cd : d;
     point(dc, pt);
     let v = pt[0] as number;
@@ -541,7 +556,24 @@ function klStageClamped(
       dl = 0;
     }
     if (straight) dl = -d;
+    if (weighted) {
+      const r = tokenRatio ? Math.exp(l - (old[i] as number)) : sb;
+      const local = through && plan.ratio !== "sequence";
+      dl = local ? dl * r + v * r : dl * r;
+      vs += v;
+      v *= r;
+    }
     addKlTerm(grad, sc, k, base, i, d, v, dl, cw);
+  }
+  if (weighted && through && plan.ratio === "sequence") {
+    // ∂(Σ_t k_t·s_b)/∂lp_τ through s_b = exp(mean_t (lp − old)): (Σ_t k_t)·s_b/L_b on every token.
+    const add = (cw * vs * sb) / (plan.L[b] as number);
+    for (let i = f; i < e; i++) {
+      if (m[i] !== 1) continue;
+      const gv = (grad[i] as number) + add;
+      grad[i] = gv;
+      if (!finite(gv) && sc.gradAt < 0) sc.gradAt = i;
+    }
   }
   return ROW_OK;
 }

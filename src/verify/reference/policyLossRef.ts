@@ -147,18 +147,19 @@ export function policyLossRef(
       }
     }
 
+    // The importance ratio of token (b, t), a node: the surrogate's and the weighted KL term's.
+    const ratioAt = (b: number, t: number): Scalar => {
+      const z = sub(node[b][t], old[b][t]);
+      if (config.ratio === "token") return exp(z);
+      if (config.ratio === "sequence") return seqRatio[b];
+      const rt = exp(z);
+      // sg[s]·(r/sg[r]): the value is s exactly; the gradient is token-local s·∇lp.
+      return mul(sg(seqRatio[b]), div(rt, sg(rt)));
+    };
     const terms: Scalar[] = pos.map(([b, t]) => {
       const l = node[b][t];
       const a = A(b, t);
-      const z = sub(l, old[b][t]);
-      let r: Scalar;
-      if (config.ratio === "token") r = exp(z);
-      else if (config.ratio === "sequence") r = seqRatio[b];
-      else {
-        const rt = exp(z);
-        // sg[s]·(r/sg[r]): the value is s exactly; the gradient is token-local s·∇lp.
-        r = mul(sg(seqRatio[b]), div(rt, sg(rt)));
-      }
+      const r = ratioAt(b, t);
       let ell: Scalar;
       switch (config.surrogate) {
         case "pg_clip": {
@@ -200,8 +201,18 @@ export function policyLossRef(
       kl.normLen ?? config.normLen,
       global,
     );
+    // TRL's bias-corrected KL: each term times the ratio (exp(lp − old) for the token ratio,
+    // as coef_1), through it or detached.
+    const weightOf = (b: number, t: number): Scalar => {
+      const w = kl.weight ?? null;
+      if (w === null) return 1;
+      const r = config.ratio === "token" ? exp(sub(node[b][t], old[b][t])) : ratioAt(b, t);
+      return w === "ratio" ? r : sg(r);
+    };
     const klTerm = sum(
-      pos.map(([b, t]) => mul(wKl[b][t], klTermRef(kl, sub(ref[b][t], node[b][t])))),
+      pos.map(([b, t]) =>
+        mul(wKl[b][t], mul(klTermRef(kl, sub(ref[b][t], node[b][t])), weightOf(b, t))),
+      ),
     );
     klLoss = sg(klTerm);
     return add(surrogate, mul(kl.coef, klTerm));
