@@ -58,6 +58,7 @@ export interface PolicyLossConfigJson {
     readonly lower?: number;
     readonly mode?: string;
     readonly log_clamp?: number;
+    readonly normalize?: boolean;
     readonly row_mask?: {
       readonly level: string;
       readonly lower: number | null;
@@ -184,6 +185,7 @@ function isCorrectionOf(r: Reader, v: unknown): ISCorrectionConfig | null {
     "mode",
     "log_clamp",
     "row_mask",
+    "normalize",
   ]);
   const level =
     c.level === undefined ? "token" : r.name("config.is_correction.level", c.level, IS_LEVELS);
@@ -194,12 +196,17 @@ function isCorrectionOf(r: Reader, v: unknown): ISCorrectionConfig | null {
   const mode = c.mode === undefined ? null : r.name("config.is_correction.mode", c.mode, IS_MODES);
   const logClamp = r.numberOrNull("config.is_correction.log_clamp", c.log_clamp);
   const rowMask = rowMaskOf(r, c.row_mask);
+  if (c.normalize !== undefined && c.normalize !== null && typeof c.normalize !== "boolean") {
+    throw r.fail("config.is_correction.normalize", "true or false", c.normalize);
+  }
+  const normalize = c.normalize === true;
   return Object.freeze({
     ...out,
     ...(lower === null ? {} : { lower }),
     ...(mode === null ? {} : { mode }),
     ...(logClamp === null ? {} : { logClamp }),
     ...(rowMask === null ? {} : { rowMask }),
+    ...(normalize ? { normalize } : {}),
   });
 }
 
@@ -239,6 +246,7 @@ function isCorrectionJson(
             cap: c.rowMask.cap,
           },
         }),
+    ...(c.normalize === true ? { normalize: true } : {}),
   };
 }
 

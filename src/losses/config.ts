@@ -78,6 +78,12 @@ export interface ISCorrectionConfig {
    * weights stay untruncated). Null or absent: none.
    */
   readonly rowMask?: ISRowMask | null;
+  /**
+   * Rescale the weights to mean 1 over the batch (verl's `rollout_is_batch_normalize`): token
+   * level over the response tokens, row levels over the rows with a response token; divided only
+   * when the mean exceeds 1e-8 (verl's rule, as written). Absent or false: no rescaling.
+   */
+  readonly normalize?: boolean;
 }
 
 /** The row filter of an {@link ISCorrectionConfig}: at least one bound. */
@@ -107,6 +113,10 @@ export interface ResolvedISCorrection {
   readonly lower: number;
   readonly cap: number;
   readonly logClamp: number;
+  /** Rescale to mean 1 (see {@link ISCorrectionConfig.normalize}). */
+  readonly normalize: boolean;
+  /** What every weight is divided by: 1, or the batch mean a call computed for `normalize`. */
+  readonly div: number;
   /** The row filter with absent bounds resolved (lower 0, cap +∞), or null. */
   readonly rowMask: {
     readonly level: "sequence" | "geometric";
@@ -239,6 +249,8 @@ function resolveISCorrection(fn: string, c: ISCorrectionConfig): ResolvedISCorre
     lower: lower ?? 0,
     cap: cap ?? Number.POSITIVE_INFINITY,
     logClamp: logClamp ?? Number.POSITIVE_INFINITY,
+    normalize: isSet(c.normalize) ? checkBoolean(fn, `${arg}.normalize`, c.normalize) : false,
+    div: 1,
     rowMask: isSet(c.rowMask) ? resolveRowMask(fn, c.rowMask as ISRowMask) : null,
   };
 }
@@ -324,6 +336,12 @@ function resolveRejection(fn: string, rules: unknown): ResolvedPolicyLossConfig[
       : Number.POSITIVE_INFINITY;
     return { statistic, estimator, lower, upper, logClamp };
   });
+}
+
+function checkBoolean(fn: string, arg: string, x: unknown): boolean {
+  if (typeof x !== "boolean")
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "true or false", fmtValue(x)));
+  return x;
 }
 
 function isSet(x: unknown): boolean {

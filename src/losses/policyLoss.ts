@@ -453,7 +453,8 @@ function runThreaded(
   const k = plan.kl === null ? new Float64Array(0) : arena.f64(n);
   const blocks = small(blocks0, (m) => arena.i32(m));
   const job: SharedPlan = {
-    cfg,
+    // The call's IS settings (a batch-normalised divisor is the call's, not the config's).
+    cfg: plan.tis === cfg.isCorrection ? cfg : { ...cfg, isCorrection: plan.tis },
     B,
     T,
     m: staged(plan.m, () => arena.u8(n), from),

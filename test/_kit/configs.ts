@@ -69,6 +69,10 @@ export const IS_VARIANTS: readonly ISCorrectionConfig[] = [
   // OpenRLHF's seq-mask-tis: the geometric mean filters rows, the token weights stay raw.
   { level: "token", cap: null, rowMask: { level: "geometric", lower: 0.8, cap: 1.25 } },
   { level: "sequence", cap: 3, mode: "mask", rowMask: { level: "sequence", cap: 2 } },
+  // verl's rollout_is_batch_normalize: the weights rescaled to mean 1.
+  { level: "token", cap: 2, logClamp: 20, normalize: true },
+  { level: "sequence", cap: 2, logClamp: 20, normalize: true },
+  { level: "token", cap: 1.5, lower: 0.5, mode: "mask", normalize: true },
 ];
 
 /** KL: none, or each estimator with coefficient 0.07 (aggregation and normLen inherited). */

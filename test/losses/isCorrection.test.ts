@@ -196,6 +196,25 @@ describe("importance-sampling correction", () => {
     expect(r.loss).toBeCloseTo(-(Math.exp(1) + Math.exp(2)) / 4, 15);
   });
 
+  it("golden: verl's batch normalisation divides the token weights by their mean, and leaves them when the mean is at most 1e-8", () => {
+    // Token weights e^0.2, e^−0.2, e^0.4 (cap 5 does not bind); mean m; each objective −w/m.
+    const w = [Math.exp(0.2), Math.exp(-0.2), Math.exp(0.4)];
+    const r = policyLoss(
+      pg({ level: "token", cap: 5, normalize: true }),
+      batch([[0.2, -0.2, 0.4]]),
+    );
+    const got = Array.from(r.perTokenObjective.data).map((x) => -x);
+    const mean = (w[0] + w[1] + w[2]) / 3;
+    got.forEach((x, t) => expect(x).toBeCloseTo((w[t] as number) / mean, 15));
+    expect(got.reduce((a, x) => a + x, 0) / 3).toBeCloseTo(1, 15);
+    // Every weight masked to 0 (cap 0.5 below each ρ): the mean 0 is not divided out.
+    const zero = policyLoss(
+      pg({ level: "token", cap: 0.5, lower: 0.4, mode: "mask", normalize: true }),
+      batch([[0.2, 0.3, 0.4]]),
+    );
+    expect(zero.loss).toBe(0);
+  });
+
   it("golden: an overflowing product of weights truncates to the cap, and masks to 0 below a finite cap", () => {
     // Σ log ρ = 800: e^800 = +∞ in float64.
     const t = policyLoss(pg({ level: "sequence", cap: 3 }), batch([[400, 400]]));

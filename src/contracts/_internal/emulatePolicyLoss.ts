@@ -111,12 +111,20 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
 /** Evaluate the loss and gradient of `d.cfg` on `d` under the plan of `ar`. */
 export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   const { cfg, rows: B, cols: T, mask: m } = d;
-  if (cfg.rejection !== null || cfg.emptyRows !== "reject") {
+  if (
+    cfg.rejection !== null ||
+    cfg.emptyRows !== "reject" ||
+    cfg.isCorrection?.normalize === true
+  ) {
     // Not modelled here yet: emulating the loss without them would judge another loss.
     throw new ConfigError(
       "emulatePolicyLoss",
-      cfg.rejection !== null ? "config.rejection" : "config.emptyRows",
-      'emulatePolicyLoss: config.rejection must be null and config.emptyRows "reject" (the dtype emulation does not model rejection sampling or empty rows yet); got a config with one of them',
+      cfg.rejection !== null
+        ? "config.rejection"
+        : cfg.emptyRows !== "reject"
+          ? "config.emptyRows"
+          : "config.isCorrection.normalize",
+      'emulatePolicyLoss: config.rejection must be null and config.emptyRows "reject" and config.isCorrection.normalize false (the dtype emulation does not model rejection sampling, empty rows or batch-normalised IS weights yet); got a config with one of them',
     );
   }
   const R = ar.round;

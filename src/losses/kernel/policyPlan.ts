@@ -26,7 +26,7 @@ import type { ResolvedPolicyLossConfig } from "../config.js";
 import type { PolicyLossInputs } from "../policyLoss.js";
 import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
-import { klPlan, type PolicyPlan } from "./policyRows.js";
+import { klPlan, meanISWeight, type PolicyPlan } from "./policyRows.js";
 import { rejectedMask } from "./rejection.js";
 
 /** Finiteness checks postponed to the kernel, replayed in order when it stops. @internal */
@@ -265,5 +265,19 @@ export function planPolicyLoss(
         ? null
         : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
   };
+  if (cfg.isCorrection !== null && cfg.isCorrection.normalize) {
+    // Rescale to mean 1 (verl's rollout_is_batch_normalize): divide only when the mean exceeds
+    // 1e-8, as verl's code has it. The same plan, with the call's divisor in its IS settings.
+    const mean = meanISWeight(plan);
+    if (mean > 1e-8) {
+      return {
+        plan: { ...plan, tis: { ...cfg.isCorrection, div: mean } },
+        deferred,
+        mask,
+        logprobs,
+        reads,
+      };
+    }
+  }
   return { plan, deferred, mask, logprobs, reads };
 }

@@ -255,7 +255,7 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
   const { m, old } = plan;
   const tis = plan.tis as ResolvedISCorrection;
   const roll = plan.rollout as Float64Array;
-  const { lower, cap, logClamp } = tis;
+  const { lower, cap, logClamp, div } = tis;
   const mask = tis.mode === "mask";
   // The row filter: the row's product or geometric-mean weight (unclamped) inside its bounds.
   let rowIn = true;
@@ -274,14 +274,14 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
       const ro = roll[i] as number;
       if (!finite(ro)) return ROW_BAD_INPUT;
       const x = Math.min(Math.max((old[i] as number) - ro, -logClamp), logClamp);
-      rho[i - o] = rowIn ? isWeight(Math.exp(x), lower, cap, mask) : 0;
+      rho[i - o] = rowIn ? isWeight(Math.exp(x), lower, cap, mask) / div : 0;
     }
     return ROW_OK;
   }
   const level = rowLogRatio(plan, b, f, e, tis.level);
   if (Number.isNaN(level)) return ROW_BAD_INPUT;
   const x = Math.min(Math.max(level, -logClamp), logClamp);
-  sc.rhoRow = rowIn ? isWeight(Math.exp(x), lower, cap, mask) : 0;
+  sc.rhoRow = rowIn ? isWeight(Math.exp(x), lower, cap, mask) / div : 0;
   return ROW_OK;
 }
 
@@ -320,6 +320,39 @@ function rowLogRatio(
         rowTerm(m, f, e, (i) => (old[i] as number) - (roll[i] as number)),
         Lb,
       );
+}
+
+/**
+ * The batch mean of the IS weights as tisStage computes them (before any rescaling; `plan.tis.div`
+ * must be 1): over the response tokens for the token level, over the rows with a response token
+ * for the row levels, compensated in row-major order. NaN when a rollout logprob is not finite
+ * (the kernel then stops there and names it). @internal
+ */
+export function meanISWeight(plan: PolicyPlan): number {
+  const sc = new RowScratch(plan.T);
+  const token = (plan.tis as ResolvedISCorrection).level === "token";
+  let s = 0;
+  let c = 0;
+  let n = 0;
+  const add = (x: number): void => {
+    const t = s + x;
+    c += twoSumError(s, x, t);
+    s = t;
+    n++;
+  };
+  for (let b = 0; b < plan.B; b++) {
+    if (plan.L[b] === 0) continue;
+    const f = plan.first[b] as number;
+    const e = plan.end[b] as number;
+    if (tisStage(plan, b, f, e, sc) !== ROW_OK) return Number.NaN;
+    if (!token) {
+      add(sc.rhoRow);
+      continue;
+    }
+    const o = b * plan.T;
+    for (let i = f; i < e; i++) if (plan.m[i] === 1) add(sc.rho[i - o] as number);
+  }
+  return (Number.isFinite(s) ? s + c : s) / n;
 }
 
 /**

@@ -146,6 +146,23 @@ export function policyLossRef(
         }
       }
     }
+    // verl's batch normalisation: the weights' mean over the response tokens (token level) or over
+    // the rows with a token (row levels), divided out only when it exceeds 1e-8.
+    const weightAt = (b: number, t: number): number => {
+      if (tis === null || rollout === null) return 1;
+      const w =
+        tis.level === "token" ? sg(isWeightRef(sub(old[b][t], rollout[b][t]), tis)) : seqTis[b];
+      return rowIn[b] === 1 ? w : 0;
+    };
+    let isDiv = 1;
+    if (tis !== null && rollout !== null && tis.normalize === true) {
+      const xs =
+        tis.level === "token"
+          ? pos.map(([b, t]) => weightAt(b, t))
+          : mask.flatMap((row, b) => (row.some(Boolean) ? [rowIn[b] === 1 ? seqTis[b] : 0] : []));
+      const mean = xs.reduce((a, x) => a + x, 0) / xs.length;
+      if (mean > 1e-8) isDiv = mean;
+    }
 
     // The importance ratio of token (b, t), a node: the surrogate's and the weighted KL term's.
     const ratioAt = (b: number, t: number): Scalar => {
@@ -183,10 +200,7 @@ export function policyLossRef(
       }
       if (tis !== null && rollout !== null) {
         // sg[w(old − rollout)]: the token IS weight is a constant.
-        const w =
-          tis.level === "token" ? sg(isWeightRef(sub(old[b][t], rollout[b][t]), tis)) : seqTis[b];
-        const c = rowIn[b] === 1 ? w : 0;
-        ell = mul(ell, c);
+        ell = mul(ell, weightAt(b, t) / isDiv);
       }
       objective[b][t] = sg(ell);
       ratio[b][t] = config.surrogate === "reinforce" ? 1 : sg(r);
