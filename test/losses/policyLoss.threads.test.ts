@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getAlgorithm, policyLoss } from "../../src/index.js";
 import { threadPool } from "../../src/node/threadPool.js";
 import { WorkerSet } from "../../src/node/workerSet.js";
-import { FC_PARAMS } from "../_kit/index.js";
+import { FC_PARAMS, IS_VARIANTS } from "../_kit/index.js";
 import { expectSame, outcome, policyBatches } from "../_kit/policyBatches.js";
 import { runMain } from "../cli/_run.js";
 
@@ -34,6 +34,31 @@ describe("policyLoss threads", () => {
         expectSame(many, one, `${JSON.stringify(config)} threads ${threads}`);
       }),
       { ...FC_PARAMS, numRuns: FC_PARAMS.numRuns * 3 },
+    );
+    expect(threadPool.workerBlocks).toBeGreaterThan(before);
+  });
+
+  it("identity: the generalised IS weights (batch normalisation included) and a global context give the one-thread bits on 2 and 3 threads", () => {
+    const before = threadPool.workerBlocks;
+    fc.assert(
+      fc.property(
+        policyBatches,
+        fc.constantFrom(...IS_VARIANTS),
+        fc.constantFrom(2, 3),
+        fc.boolean(),
+        ({ config, inputs, B, T }, isCorrection, threads, withGlobal) => {
+          const c = { ...config, isCorrection };
+          const rolloutLogprobs =
+            inputs.rolloutLogprobs ??
+            ({ rows: B, cols: T, data: new Float64Array(B * T).fill(-1) } as const);
+          const x = { ...inputs, rolloutLogprobs };
+          const global = withGlobal ? { global: { tokens: 10 * B * T, dpSize: 3 } } : {};
+          const one = outcome(() => policyLoss(c, x, { threads: 1, ...global }));
+          const many = outcome(() => policyLoss(c, x, { threads, ...global }));
+          expectSame(many, one, `${JSON.stringify(c)} threads ${threads}`);
+        },
+      ),
+      FC_PARAMS,
     );
     expect(threadPool.workerBlocks).toBeGreaterThan(before);
   });
