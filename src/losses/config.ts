@@ -255,12 +255,19 @@ function resolveISCorrection(fn: string, c: ISCorrectionConfig): ResolvedISCorre
   };
 }
 
-function lowerAtMostCap(fn: string, arg: string, lower: number | null, cap: number | null): void {
+/** A lower bound at most its upper one (named `upperName`: `cap`, or a rejection rule's `upper`). */
+function lowerAtMostCap(
+  fn: string,
+  arg: string,
+  lower: number | null,
+  cap: number | null,
+  upperName = "cap",
+): void {
   if (lower !== null && cap !== null && lower > cap) {
     throw new ConfigError(
       fn,
       `${arg}.lower`,
-      mustBe(fn, `${arg}.lower`, `at most ${arg}.cap = ${cap}`, fmtValue(lower)),
+      mustBe(fn, `${arg}.lower`, `at most ${arg}.${upperName} = ${cap}`, fmtValue(lower)),
     );
   }
 }
@@ -316,7 +323,7 @@ function resolveRejection(fn: string, rules: unknown): ResolvedPolicyLossConfig[
     if (estimator === "k1") {
       // k1 compares in log space against ratio bounds: both needed (verl's "lower_upper").
       lower = positiveFinite(fn, `${at}.lower`, r.lower);
-      lowerAtMostCap(fn, at, lower, upper);
+      lowerAtMostCap(fn, at, lower, upper, "upper");
     } else if (isSet(r.lower)) {
       throw new ConfigError(
         fn,

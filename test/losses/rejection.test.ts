@@ -163,6 +163,12 @@ describe("rejection sampling", () => {
     );
   });
 
+  it("rejects: a k1 lower bound above its upper one, naming the rule's upper field", () => {
+    expect(() =>
+      policyLoss(pg([{ statistic: "token", estimator: "k1", lower: 3, upper: 2 }]), batch([[0.1]])),
+    ).toThrow("config.rejection[0].lower must be at most config.rejection[0].upper = 2; got 3");
+  });
+
   it("rejects: a rollout stream is required, and rule settings that do not fit their estimator", () => {
     const b = batch([[0.1]]);
     const { rolloutLogprobs: _r, ...noRollout } = b;

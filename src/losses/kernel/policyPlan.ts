@@ -212,8 +212,7 @@ export function planPolicyLoss(
   let Nk = N;
   if (cfg.rejection !== null) {
     deferred.run();
-    const r = rejectedMask(cfg.rejection, m, B, first, end, old.data, (rollout as Matrix).data);
-    mk = r.mask;
+    mk = rejectedMask(cfg.rejection, m, B, first, end, old.data, (rollout as Matrix).data);
     Nk = maskRows(mk, B, T, first, end, L);
     const emptied: number[] = [];
     for (let b = 0; b < B; b++) if (L[b] === 0 && !empty.includes(b)) emptied.push(b);

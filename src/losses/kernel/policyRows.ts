@@ -257,13 +257,14 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
   const roll = plan.rollout as Float64Array;
   const { lower, cap, logClamp, div } = tis;
   const mask = tis.mode === "mask";
+  // The row's Σ_t log ρ_t, read once for whatever needs it (a row level, the row filter).
+  const rm = tis.rowMask;
+  const sum = tis.level !== "token" || rm !== null ? rowLogSum(plan, f, e) : 0;
+  if (Number.isNaN(sum)) return ROW_BAD_INPUT;
   // The row filter: the row's product or geometric-mean weight (unclamped) inside its bounds.
   let rowIn = true;
-  const rm = tis.rowMask;
   if (rm !== null) {
-    const stat = rowLogRatio(plan, b, f, e, rm.level);
-    if (Number.isNaN(stat)) return ROW_BAD_INPUT;
-    const w = Math.exp(stat);
+    const w = Math.exp(rowLevel(plan, b, f, e, sum, rm.level));
     rowIn = w >= rm.lower && w <= rm.cap;
   }
   if (tis.level === "token") {
@@ -278,25 +279,17 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
     }
     return ROW_OK;
   }
-  const level = rowLogRatio(plan, b, f, e, tis.level);
-  if (Number.isNaN(level)) return ROW_BAD_INPUT;
+  const level = rowLevel(plan, b, f, e, sum, tis.level);
   const x = Math.min(Math.max(level, -logClamp), logClamp);
   sc.rhoRow = rowIn ? isWeight(Math.exp(x), lower, cap, mask) / div : 0;
   return ROW_OK;
 }
 
 /**
- * Row b's Σ_t (old − rollout) (`sequence`) or its mean (`geometric`), compensated (the mean of a
- * sum past float64 by robustSum's scaled pass, as the sequence ratio's in ratioStage); NaN when a
- * rollout logprob of the row is not finite (a sum of finite terms is never NaN).
+ * The compensated Σ_t (old − rollout) over the span's response tokens; NaN when a rollout
+ * logprob there is not finite (a sum of finite terms is never NaN).
  */
-function rowLogRatio(
-  plan: PolicyPlan,
-  b: number,
-  f: number,
-  e: number,
-  level: "sequence" | "geometric",
-): number {
+function rowLogSum(plan: PolicyPlan, f: number, e: number): number {
   const { m, old } = plan;
   const roll = plan.rollout as Float64Array;
   let s = 0;
@@ -310,16 +303,32 @@ function rowLogRatio(
     c += twoSumError(s, x, t);
     s = t;
   }
-  const plain = Number.isFinite(s) ? s + c : s;
-  if (level === "sequence") return plain;
+  return Number.isFinite(s) ? s + c : s;
+}
+
+/**
+ * Row b's log weight at a row level from its Σ_t (old − rollout): the sum itself (`sequence`) or
+ * the mean (`geometric`; the mean of a sum past float64 by robustSum's scaled pass, as the
+ * sequence ratio's in ratioStage).
+ */
+function rowLevel(
+  plan: PolicyPlan,
+  b: number,
+  f: number,
+  e: number,
+  sum: number,
+  level: "sequence" | "geometric",
+): number {
+  if (level === "sequence") return sum;
   const Lb = plan.L[b] as number;
-  return Number.isFinite(plain)
-    ? plain / Lb
-    : robustSum(
-        Lb,
-        rowTerm(m, f, e, (i) => (old[i] as number) - (roll[i] as number)),
-        Lb,
-      );
+  if (Number.isFinite(sum)) return sum / Lb;
+  const { m, old } = plan;
+  const roll = plan.rollout as Float64Array;
+  return robustSum(
+    Lb,
+    rowTerm(m, f, e, (i) => (old[i] as number) - (roll[i] as number)),
+    Lb,
+  );
 }
 
 /**
@@ -568,6 +577,8 @@ function klStageClamped(
   const weighted = kl.weight !== "none";
   const through = kl.weight === "ratio";
   const tokenRatio = plan.ratio === "token";
+  // Through r token-locally (token, sequence_token); the sequence ratio's r couples the row.
+  const local = through && plan.ratio !== "sequence";
   const sb = sc.sb;
   const old = plan.old;
   let vs = 0;
@@ -591,7 +602,6 @@ function klStageClamped(
     if (straight) dl = -d;
     if (weighted) {
       const r = tokenRatio ? Math.exp(l - (old[i] as number)) : sb;
-      const local = through && plan.ratio !== "sequence";
       dl = local ? dl * r + v * r : dl * r;
       vs += v;
       v *= r;

@@ -20,15 +20,19 @@ function stat(estimator: Rule["estimator"], lr: number): number {
   return k3Value(lr, Math.expm1(lr));
 }
 
-/** Whether statistic s passes rule r. */
-function passes(r: Rule, s: number): boolean {
-  if (r.estimator === "k1") return s >= Math.log(r.lower) && s <= Math.log(r.upper);
-  return s <= r.upper;
+/**
+ * A rule with its bounds in the statistic's own space, computed once: k1 keeps
+ * [ln(lower), ln(upper)], k2 and k3 keep (−∞, upper].
+ */
+function boundsOf(r: Rule): { readonly r: Rule; readonly lo: number; readonly hi: number } {
+  return r.estimator === "k1"
+    ? { r, lo: Math.log(r.lower), hi: Math.log(r.upper) }
+    : { r, lo: Number.NEGATIVE_INFINITY, hi: r.upper };
 }
 
 /**
  * A copy of the mask `m` (B rows, their response spans [first_b, end_b)) without the tokens and
- * rows that break a rule, and the number of tokens taken out.
+ * rows that break a rule.
  */
 export function rejectedMask(
   rules: NonNullable<ResolvedPolicyLossConfig["rejection"]>,
@@ -38,24 +42,21 @@ export function rejectedMask(
   end: Int32Array,
   old: Float64Array,
   roll: Float64Array,
-): { mask: Uint8Array; removed: number } {
+): Uint8Array {
   const out = Uint8Array.from(m);
-  let removed = 0;
+  const bounded = rules.map(boundsOf);
   for (let b = 0; b < B; b++) {
     const f = first[b] as number;
     const e = end[b] as number;
     let keepRow = true;
-    for (const r of rules) {
+    for (const { r, lo, hi } of bounded) {
       const c = r.logClamp;
-      const lrAt = (i: number): number =>
-        Math.min(Math.max((old[i] as number) - (roll[i] as number), -c), c);
       if (r.statistic === "token") {
         for (let i = f; i < e; i++) {
           if (out[i] !== 1) continue;
-          if (!passes(r, stat(r.estimator, lrAt(i)))) {
-            out[i] = 0;
-            removed++;
-          }
+          const lr = Math.min(Math.max((old[i] as number) - (roll[i] as number), -c), c);
+          const x = stat(r.estimator, lr);
+          if (!(x >= lo && x <= hi)) out[i] = 0;
         }
         continue;
       }
@@ -67,7 +68,8 @@ export function rejectedMask(
       let max = Number.NEGATIVE_INFINITY;
       for (let i = f; i < e; i++) {
         if (m[i] !== 1) continue;
-        const x = stat(r.estimator, lrAt(i));
+        const lr = Math.min(Math.max((old[i] as number) - (roll[i] as number), -c), c);
+        const x = stat(r.estimator, lr);
         n++;
         if (x > max) max = x;
         const t = s + x;
@@ -77,16 +79,9 @@ export function rejectedMask(
       if (n === 0) continue;
       const sum = Number.isFinite(s) ? s + cmp : s;
       const value = r.statistic === "seq_sum" ? sum : r.statistic === "seq_mean" ? sum / n : max;
-      if (!passes(r, value)) keepRow = false;
+      if (!(value >= lo && value <= hi)) keepRow = false;
     }
-    if (!keepRow) {
-      for (let i = f; i < e; i++) {
-        if (out[i] === 1) {
-          out[i] = 0;
-          removed++;
-        }
-      }
-    }
+    if (!keepRow) out.fill(0, f, e);
   }
-  return { mask: out, removed };
+  return out;
 }

@@ -305,22 +305,9 @@ function rejectRef(
     let rowOk = true;
     for (const r of rules) {
       const c = r.logClamp ?? Number.POSITIVE_INFINITY;
-      const s = (t: number): number => {
-        const lr = Math.min(Math.max(old[b][t] - rollout[b][t], -c), c);
-        if (r.estimator === "k1") return -lr;
-        if (r.estimator === "k2") return (lr * lr) / 2;
-        return Math.abs(lr) < 2 ** -8
-          ? lr *
-              lr *
-              (0.5 +
-                lr / 6 +
-                (lr * lr) / 24 +
-                lr ** 3 / 120 +
-                lr ** 4 / 720 +
-                lr ** 5 / 5040 +
-                lr ** 6 / 40320)
-          : Math.expm1(lr) - lr;
-      };
+      // The estimators as the KL reference defines them (k1 −δ, k2 δ²/2, k3 expm1(δ) − δ), at lr.
+      const s = (t: number): number =>
+        sg(klEstimatorRef(r.estimator, Math.min(Math.max(old[b][t] - rollout[b][t], -c), c)));
       const ok = (x: number): boolean =>
         r.estimator === "k1"
           ? x >= Math.log(r.lower as number) && x <= Math.log(r.upper)
