@@ -6,12 +6,13 @@
  * Groups are formed from the sorted unique labels; within a group the members keep ascending batch
  * order, and every per-group sum is a Neumaier compensated sum over the members in that order.
  */
-import { fmtIndices, fmtShape, mustBe } from "../core/message.js";
+import { fmtShape, mustBe } from "../core/message.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, describeShape, toVector } from "../core/validate.js";
-import { ShapeError } from "../errors.js";
+import { NonFiniteError, ShapeError } from "../errors.js";
+import { singletonError } from "./singletons.js";
 
 /**
  * Group labels `[B]`: non-negative integers, as a plain array or an integer typed array. Labels are
@@ -37,10 +38,11 @@ export interface Groups {
 const INTEGER_ARRAYS = [Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array];
 
 /**
- * Validate `rewards` `[B]`: 1-D numbers, at least one entry, finite everywhere.
+ * Validate `rewards` `[B]`: 1-D numbers, at least one entry, finite everywhere (NaN allowed, as
+ * the unscorable marker, when `allowNaN`).
  * @internal
  */
-export function checkRewards(fn: string, rewards: VectorLike): Float64Array {
+export function checkRewards(fn: string, rewards: VectorLike, allowNaN = false): Float64Array {
   const r = toVector(fn, "rewards", rewards);
   if (r.length === 0) {
     throw new ShapeError(
@@ -49,7 +51,20 @@ export function checkRewards(fn: string, rewards: VectorLike): Float64Array {
       mustBe(fn, "rewards", "non-empty (at least one sequence)", "shape [0]"),
     );
   }
-  checkFiniteAll(fn, "rewards", r);
+  if (!allowNaN) checkFiniteAll(fn, "rewards", r);
+  else {
+    // NaN marks an unscorable completion; an infinite reward is still an error.
+    for (let i = 0; i < r.length; i++) {
+      const v = r[i] as number;
+      if (v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY) {
+        throw new NonFiniteError(
+          fn,
+          "rewards",
+          mustBe(fn, "rewards", "finite or NaN (unscorable)", `${v} at index ${i}`),
+        );
+      }
+    }
+  }
   return r;
 }
 
@@ -131,8 +146,9 @@ export function groupedInputs(
   fn: string,
   rewards: VectorLike,
   groupIds: GroupIdsLike,
+  allowNaN = false,
 ): { r: Float64Array; groups: Groups } {
-  const r = checkRewards(fn, rewards);
+  const r = checkRewards(fn, rewards, allowNaN);
   const ids = checkGroupIds(fn, groupIds, r.length);
   return { r, groups: partition(ids) };
 }
@@ -155,18 +171,7 @@ export function singletonIds(groups: Groups): number[] {
  */
 export function rejectSingletons(fn: string, groups: Groups, why: string): void {
   const single = singletonIds(groups);
-  if (single.length > 0) {
-    throw new ShapeError(
-      fn,
-      "groupIds",
-      mustBe(
-        fn,
-        "groupIds",
-        `a partition into groups of at least 2 rewards ${why}`,
-        `group id(s) ${fmtIndices(single)} with a single reward`,
-      ),
-    );
-  }
+  if (single.length > 0) throw singletonError(fn, single, why);
 }
 
 /**
@@ -182,13 +187,15 @@ export function centerByGroup(
   r: Float64Array,
   groups: Groups,
   scale: number | null = null,
+  singletonRaw = false,
 ): Float64Array {
   const out = new Float64Array(r.length);
   for (const members of groups.members) {
     const s = scale ?? pow2Scale(maxAbsOf(r, members));
     const acc = new CompensatedSum();
     for (let k = 0; k < members.length; k++) acc.add((r[members[k] as number] as number) * s);
-    const mean = acc.value() / members.length;
+    // singletonRaw: a group of one takes the baseline 0 (verl), so it keeps its raw reward.
+    const mean = singletonRaw && members.length === 1 ? 0 : acc.value() / members.length;
     for (let k = 0; k < members.length; k++) {
       const i = members[k] as number;
       const d = (r[i] as number) * s - mean;
@@ -196,4 +203,21 @@ export function centerByGroup(
     }
   }
   return out;
+}
+
+/**
+ * The groups restricted to their scorable members (reward not NaN); groups left empty are dropped.
+ * @internal
+ */
+export function scorableGroups(r: Float64Array, groups: Groups): Groups {
+  const ids: number[] = [];
+  const members: Int32Array[] = [];
+  groups.members.forEach((m, g) => {
+    const kept = m.filter((i) => !Number.isNaN(r[i] as number));
+    if (kept.length > 0) {
+      ids.push(groups.ids[g] as number);
+      members.push(kept);
+    }
+  });
+  return { ids, members };
 }

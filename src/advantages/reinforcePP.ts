@@ -12,6 +12,7 @@ import {
   type GroupIdsLike,
   partition,
 } from "./groups.js";
+import { checkSingletons } from "./singletons.js";
 
 /** REINFORCE++ advantage options (polgrad's ReinforcePPConfig). Inert data, validated at call time. */
 export interface ReinforcePPConfig {
@@ -19,6 +20,11 @@ export interface ReinforcePPConfig {
   readonly batchNorm: boolean;
   /** Added to the batch std outside the square root. @defaultValue 1e-8 */
   readonly eps: number;
+  /**
+   * A singleton group's baseline (grouped form only): its own reward (`"zero"`: A = 0) or 0
+   * (`"raw"`: A = r, verl's `reinforce_plus_plus_baseline`). @defaultValue "zero"
+   */
+  readonly singletons?: "zero" | "raw";
 }
 
 /** The default `eps` of {@link ReinforcePPConfig}. */
@@ -28,7 +34,7 @@ export const DEFAULT_REINFORCE_PP_EPS = 1e-8;
  * Compute REINFORCE++ per-sequence advantages: a mean baseline, optionally batch-normalized.
  *
  * Formula: a_i = r_i − b_i with b_i the batch mean S/B (`groupIds` null, REINFORCE++) or the group
- * mean μ_g (REINFORCE++-baseline; a singleton group gives 0). With `batchNorm`:
+ * mean μ_g (REINFORCE++-baseline; a singleton group gives 0, or r_i with `singletons: "raw"`). With `batchNorm`:
  * ā = Σ_i a_i / B, s² = Σ_i (a_i − ā)²/(B − 1), A_i = a_i/(s + eps) — one global scalar, a is not
  * re-centered. Without `batchNorm` and with groups this is exactly grpoAdvantages with scale "none".
  * Sums: compensated, in ascending batch order (within a group for the group mean).
@@ -43,11 +49,13 @@ export const DEFAULT_REINFORCE_PP_EPS = 1e-8;
  * @throws {NonFiniteError} E_NONFINITE when a reward is NaN or infinite.
  * @throws {ConfigError} E_CONFIG when batchNorm is not a boolean, eps is negative or not finite, or
  *   eps is 0 and every advantage is equal (0/0).
+ * @throws {UnknownNameError} E_UNKNOWN_NAME when config.singletons is not "zero" or "raw".
  * @throws {OverflowError} E_OVERFLOW when an exact advantage exceeds float64 (rewards near
  *   ±1.8e308 are otherwise handled by power-of-two rescaling).
  * @derivation docs/derivations/advantages.md#mean-baselines
  * @enforcedBy test/advantages/reinforcePP.test.ts > reinforcePPAdvantages > golden: batch norm on [1, 2, 3, 6] divides [-2, -1, 0, 3] by sqrt(14/3) + 1e-8
  * @enforcedBy test/advantages/reinforcePP.test.ts > reinforcePPAdvantages > identity: grouped without batch norm equals grpoAdvantages with scale none bitwise
+ * @enforcedBy test/advantages/groupPolicies.test.ts > reinforcePPAdvantages > golden: a singleton keeps its raw reward with singletons raw
  * @see Hu 2025, REINFORCE++, arXiv:2501.03262
  * @enforcedBy test/hardening/stats.test.ts > reinforcePPAdvantages > regression: a batch mean of rewards near 1.8e308 is finite
  * @since 0.1.0
@@ -64,6 +72,7 @@ export function reinforcePPAdvantages(
   const cfg = checkObject(fn, "config", config);
   const batchNorm = checkFlag(fn, "config.batchNorm", cfg.batchNorm);
   const eps = checkEps(fn, "config.eps", cfg.eps ?? DEFAULT_REINFORCE_PP_EPS);
+  const raw = checkSingletons(fn, "config.singletons", cfg.singletons, ["zero", "raw"]) === "raw";
   const B = r.length;
   if (batchNorm && B < 2) {
     throw new ShapeError(
@@ -86,7 +95,7 @@ export function reinforcePPAdvantages(
       const s = pow2Scale(maxAbsOf(r));
       const mean = fsum(r.map((v) => v * s)) / B;
       adv = r.map((v) => (v * s - mean) / s);
-    } else adv = centerByGroup(r, partition(ids));
+    } else adv = centerByGroup(r, partition(ids), null, raw);
     // Only a genuinely unrepresentable r_i − b_i (beyond 1.8e308) is left.
     checkFiniteOutput(fn, "advantages", adv, 0, undefined, "the exact advantage exceeds float64");
     return adv;
@@ -99,7 +108,7 @@ export function reinforcePPAdvantages(
   if (ids === null) {
     const mean = fsum(r.map((v) => v * s)) / B;
     adv = r.map((v) => v * s - mean);
-  } else adv = centerByGroup(r, partition(ids), s);
+  } else adv = centerByGroup(r, partition(ids), s, raw);
   const { ss } = meanAndSs(B, (i) => adv[i] as number);
   const sigma = Math.sqrt(ss / (B - 1));
   const epsS = eps * s;
