@@ -12,6 +12,7 @@ import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
 import { contractCommand } from "./commands/contract.js";
 import { contractsCommand } from "./commands/contracts.js";
+import { coverageCommand } from "./commands/coverage.js";
 import { demoRunCommand } from "./commands/demoRun.js";
 import { describeCommand } from "./commands/describe.js";
 import { deviationsCommand } from "./commands/deviations.js";
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   contractsCommand,
   algorithmsCommand,
   describeCommand,
+  coverageCommand,
 ];
 
 const VERSION = "0.1.0";

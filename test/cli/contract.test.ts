@@ -378,6 +378,12 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["describe"]),
     row(2, () => ["describe", "grp", "--json"], true),
   ],
+  coverage: [
+    row(0, () => ["coverage"]),
+    row(0, () => ["coverage", "--json"]),
+    row(0, () => ["coverage", "--markdown"]),
+    row(2, () => ["coverage", "--json", "--markdown"], true),
+  ],
 };
 
 function expectKept(run: CliRun, code: 0 | 1 | 2): void {

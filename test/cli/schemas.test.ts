@@ -112,6 +112,7 @@ const KINDS: readonly (() => string[])[] = [
   () => ["algorithms", "--json"],
   () => ["describe", "gspo", "--json"],
   () => ["describe", "no_such_algorithm", "--json"],
+  () => ["coverage", "--json"],
 ];
 
 /** Every TypeScript file under test/, as a path relative to test/. */

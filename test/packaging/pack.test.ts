@@ -120,6 +120,7 @@ describe("npm package", () => {
       [["contracts"], 0],
       [["algorithms"], 0],
       [["describe", "grpo"], 0],
+      [["coverage"], 0],
     ];
     // Through the shared runner: exit code, streams and --json schemas checked as for any run.
     const results = runs.map(([args, expected]) => {
