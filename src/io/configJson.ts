@@ -16,7 +16,10 @@ import {
   type KLLossConfig,
 } from "../kl/estimator.js";
 import {
+  type CispoConfig,
   type ClipConfig,
+  type DppoConfig,
+  type DroConfig,
   EMPTY_ROWS,
   IS_LEVELS,
   IS_MODES,
@@ -24,7 +27,9 @@ import {
   type ISRowMask,
   type PolicyLossConfig,
   RATIO_KINDS,
+  type RatioClampConfig,
   type RejectionRule,
+  type SapoConfig,
   SURROGATE_KINDS,
 } from "../losses/config.js";
 import {
@@ -75,6 +80,21 @@ export interface PolicyLossConfigJson {
     readonly weight?: string;
   } | null;
   readonly empty_rows?: string;
+  readonly ratio_clamp?: {
+    readonly level: string;
+    readonly lower: number | null;
+    readonly upper: number | null;
+    readonly sign_aware?: boolean;
+  };
+  readonly cispo?: { readonly cap: number };
+  readonly sapo?: { readonly tau_pos: number | null; readonly tau_neg: number | null };
+  readonly dro?: { readonly beta: number };
+  readonly dppo?: {
+    readonly divergence: string;
+    readonly low: number;
+    readonly high: number;
+    readonly truncation: number | null;
+  };
   readonly rejection?: readonly {
     readonly statistic: string;
     readonly estimator: string;
@@ -327,6 +347,11 @@ const POLICY_KEYS = [
   "kl",
   "empty_rows",
   "rejection",
+  "ratio_clamp",
+  "cispo",
+  "sapo",
+  "dro",
+  "dppo",
 ] as const;
 
 function policyOf(r: Reader, c: Obj): PolicyLossConfig {
@@ -344,7 +369,63 @@ function policyOf(r: Reader, c: Obj): PolicyLossConfig {
     ...(c.rejection === undefined || c.rejection === null
       ? {}
       : { rejection: rejectionOf(r, c.rejection) }),
+    ...newerSurrogateFieldsOf(r, c),
   });
+}
+
+/** The ratio clamp and the new surrogates' settings blocks (each absent or null: not set). */
+function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
+  const out: {
+    ratioClamp?: RatioClampConfig;
+    cispo?: CispoConfig;
+    sapo?: SapoConfig;
+    dro?: DroConfig;
+    dppo?: DppoConfig;
+  } = {};
+  const set = (v: unknown): boolean => v !== undefined && v !== null;
+  if (set(c.ratio_clamp)) {
+    const k = r.object("config.ratio_clamp", c.ratio_clamp, [
+      "level",
+      "lower",
+      "upper",
+      "sign_aware",
+    ]);
+    if (set(k.sign_aware) && typeof k.sign_aware !== "boolean")
+      throw r.fail("config.ratio_clamp.sign_aware", "true or false", k.sign_aware);
+    out.ratioClamp = Object.freeze({
+      level: r.name("config.ratio_clamp.level", k.level, ["token", "row"] as const),
+      lower: r.numberOrNull("config.ratio_clamp.lower", k.lower),
+      upper: r.numberOrNull("config.ratio_clamp.upper", k.upper),
+      ...(k.sign_aware === true ? { signAware: true } : {}),
+    });
+  }
+  if (set(c.cispo)) {
+    const k = r.object("config.cispo", c.cispo, ["cap"]);
+    out.cispo = Object.freeze({ cap: r.number("config.cispo.cap", k.cap) });
+  }
+  if (set(c.sapo)) {
+    const k = r.object("config.sapo", c.sapo, ["tau_pos", "tau_neg"]);
+    const pos = r.numberOrNull("config.sapo.tau_pos", k.tau_pos);
+    const neg = r.numberOrNull("config.sapo.tau_neg", k.tau_neg);
+    out.sapo = Object.freeze({
+      ...(pos === null ? {} : { tauPos: pos }),
+      ...(neg === null ? {} : { tauNeg: neg }),
+    });
+  }
+  if (set(c.dro)) {
+    const k = r.object("config.dro", c.dro, ["beta"]);
+    out.dro = Object.freeze({ beta: r.number("config.dro.beta", k.beta) });
+  }
+  if (set(c.dppo)) {
+    const k = r.object("config.dppo", c.dppo, ["divergence", "low", "high", "truncation"]);
+    out.dppo = Object.freeze({
+      divergence: r.name("config.dppo.divergence", k.divergence, ["tv", "kl"] as const),
+      low: r.number("config.dppo.low", k.low),
+      high: r.number("config.dppo.high", k.high),
+      truncation: r.numberOrNull("config.dppo.truncation", k.truncation),
+    });
+  }
+  return out;
 }
 
 function rejectionOf(r: Reader, v: unknown): RejectionRule[] {
@@ -426,6 +507,34 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
             upper: x.upper,
             log_clamp: x.logClamp ?? null,
           })),
+        }),
+    // Ours: the log-ratio clamp and the newer surrogates' settings, written only when set.
+    ...(config.ratioClamp === undefined || config.ratioClamp === null
+      ? {}
+      : {
+          ratio_clamp: {
+            level: config.ratioClamp.level,
+            lower: config.ratioClamp.lower ?? null,
+            upper: config.ratioClamp.upper ?? null,
+            ...(config.ratioClamp.signAware === true ? { sign_aware: true } : {}),
+          },
+        }),
+    ...(config.cispo === undefined || config.cispo === null
+      ? {}
+      : { cispo: { cap: config.cispo.cap } }),
+    ...(config.sapo === undefined || config.sapo === null
+      ? {}
+      : { sapo: { tau_pos: config.sapo.tauPos ?? null, tau_neg: config.sapo.tauNeg ?? null } }),
+    ...(config.dro === undefined || config.dro === null ? {} : { dro: { beta: config.dro.beta } }),
+    ...(config.dppo === undefined || config.dppo === null
+      ? {}
+      : {
+          dppo: {
+            divergence: config.dppo.divergence,
+            low: config.dppo.low,
+            high: config.dppo.high,
+            truncation: config.dppo.truncation ?? null,
+          },
         }),
   };
 }

@@ -34,6 +34,9 @@ export const SurrogateKind = {
   PG: "pg",
   REINFORCE: "reinforce",
   CISPO: "cispo",
+  SAPO: "sapo",
+  DRO: "dro",
+  DPPO: "dppo",
 } as const;
 /** One of the surrogate kind strings. */
 export type SurrogateKind = (typeof SurrogateKind)[keyof typeof SurrogateKind];
@@ -125,6 +128,57 @@ export interface ResolvedISCorrection {
   } | null;
 }
 
+/**
+ * A clamp of the policy's log-ratio z = lp − old (docs/derivations/losses.md#ratio-clamps):
+ * `token` clamps each z_t before exp (token ratio) or before the row mean (sequence kinds: GMPO's
+ * log-space clip); `row` clamps the row's mean log-ratio z_b before exp (sequence kinds: verl's
+ * GSPO-token `max=10`). The gradient passes where the clamp does not bind (torch's inclusive
+ * convention). `signAware` (token level) is GMPO's sign-aware clip as verl computes it:
+ * sgn(A)·min(sgn(A)·z, sgn(A)·clamp(z)), i.e. min(z, upper) for A > 0, max(z, lower) for A < 0,
+ * and 0 (no gradient) for A = 0.
+ */
+export interface RatioClampConfig {
+  readonly level: "token" | "row";
+  /** z ≥ lower (null or absent: none). */
+  readonly lower?: number | null;
+  /** z ≤ upper (null or absent: none). */
+  readonly upper?: number | null;
+  /** GMPO's sign-aware clip (token level only). @defaultValue false */
+  readonly signAware?: boolean;
+}
+
+/** SAPO's gate temperatures (docs/derivations/losses.md#sapo). */
+export interface SapoConfig {
+  /** τ for A > 0. @defaultValue 1 (verl, TRL) */
+  readonly tauPos?: number;
+  /** τ for A ≤ 0. @defaultValue 1.05 (verl, TRL) */
+  readonly tauNeg?: number;
+}
+
+/** CISPO with an absolute cap (TRL's `epsilon_high` as ε_max; docs/derivations/losses.md#surrogates). */
+export interface CispoConfig {
+  /** ŵ = min(r, cap), cap > 0. */
+  readonly cap: number;
+}
+
+/** DRO's quadratic penalty (docs/derivations/losses.md#dro). */
+export interface DroConfig {
+  /** β > 0 of −(lp·A − ½β·(lp − old)²); required (verl raises without it). */
+  readonly beta: number;
+}
+
+/** DPPO's binary-divergence trust region (docs/derivations/losses.md#dppo). */
+export interface DppoConfig {
+  /** `tv`: |p − p_old| bounds; `kl`: the binary KL of the sampled token's probability. */
+  readonly divergence: "tv" | "kl";
+  /** The divergence bound for A ≤ 0 (verl: clip_ratio_low). */
+  readonly low: number;
+  /** The divergence bound for A > 0 (verl: clip_ratio_high). */
+  readonly high: number;
+  /** The detached ratio is truncated at this (verl: clip_ratio_c, 3 as ActorConfig ships it); null or absent: none. */
+  readonly truncation?: number | null;
+}
+
 /** A complete policy-loss configuration (polgrad's PolicyLossConfig). */
 export interface PolicyLossConfig {
   readonly ratio: RatioKind;
@@ -149,6 +203,16 @@ export interface PolicyLossConfig {
    * this way is an empty row (`emptyRows`). Null or absent: none.
    */
   readonly rejection?: readonly RejectionRule[] | null;
+  /** A clamp of the policy log-ratio (verl's ±20 before exp, GMPO's log-space clip); null or absent: none. */
+  readonly ratioClamp?: RatioClampConfig | null;
+  /** CISPO's absolute weight cap min(r, cap) (TRL's ε_max), in place of clip (surrogate `cispo` only). */
+  readonly cispo?: CispoConfig | null;
+  /** SAPO's temperatures (surrogate `sapo` only; absent: τ+ = 1, τ− = 1.05). */
+  readonly sapo?: SapoConfig | null;
+  /** DRO's β (surrogate `dro`, required). */
+  readonly dro?: DroConfig | null;
+  /** DPPO's trust region (surrogate `dppo`, required). */
+  readonly dppo?: DppoConfig | null;
 }
 
 /**
@@ -193,6 +257,23 @@ export interface ResolvedPolicyLossConfig {
         readonly logClamp: number;
       }[]
     | null;
+  /** The ratio clamp with absent bounds resolved (−∞, +∞), or null. */
+  readonly ratioClamp: {
+    readonly level: "token" | "row";
+    readonly lower: number;
+    readonly upper: number;
+    readonly signAware: boolean;
+  } | null;
+  /** The new surrogates' constants (NaN where unused, so every config has one shape). */
+  readonly tauPos: number;
+  readonly tauNeg: number;
+  readonly beta: number;
+  readonly dppo: {
+    readonly divergence: "tv" | "kl";
+    readonly low: number;
+    readonly high: number;
+    readonly truncation: number;
+  } | null;
   readonly kl: {
     kind: KLLossConfig["kind"];
     coef: number;
@@ -410,6 +491,26 @@ export function validatePolicyLossConfig(
       }
       cap = c;
     }
+  } else if (surrogate === "cispo" && isSet(config.cispo)) {
+    // TRL's loss_type="cispo": the weight is min(r, ε_max) with ε_max absolute (its default,
+    // epsilon_high = epsilon = 0.2, caps every weight at 0.2): not 1 + ε of a clip band.
+    if (clip !== null) {
+      throw new ConfigError(
+        fn,
+        "config.clip",
+        mustBe(fn, "config.clip", "null when config.cispo sets the absolute cap", fmtValue(clip)),
+      );
+    }
+    const c = config.cispo as CispoConfig;
+    if (typeof c !== "object" || c === null) {
+      throw new ConfigError(
+        fn,
+        "config.cispo",
+        mustBe(fn, "config.cispo", "a CispoConfig {cap} or null", fmtValue(c)),
+      );
+    }
+    hi = positiveFinite(fn, "config.cispo.cap", c.cap);
+    oneSided = true;
   } else if (surrogate === "cispo") {
     if (clip === null || !isSet(clip.epsHigh)) {
       throw new ConfigError(
@@ -443,18 +544,26 @@ export function validatePolicyLossConfig(
       mustBe(fn, "config.clip", `null when surrogate is "${surrogate}"`, fmtValue(clip)),
     );
   }
-  if (surrogate === "reinforce" && ratio !== "token") {
+  if (
+    (surrogate === "reinforce" || surrogate === "dro" || surrogate === "dppo") &&
+    ratio !== "token"
+  ) {
+    const why =
+      surrogate === "dppo"
+        ? "DPPO's detached ratio and probabilities are per token"
+        : "the ratio is unused";
     throw new ConfigError(
       fn,
       "config.ratio",
       mustBe(
         fn,
         "config.ratio",
-        '"token" when surrogate is "reinforce" (the ratio is unused)',
+        `"token" when surrogate is "${surrogate}" (${why})`,
         fmtValue(ratio),
       ),
     );
   }
+  const params = resolveSurrogateParams(fn, surrogate, config);
   if (clip !== null) {
     if (isSet(clip.epsLow)) {
       const e = positiveFinite(fn, "config.clip.epsLow", clip.epsLow);
@@ -525,6 +634,21 @@ export function validatePolicyLossConfig(
     ? oneOf(fn, "config.emptyRows", config.emptyRows, EMPTY_ROWS)
     : "reject";
   const rejection = isSet(config.rejection) ? resolveRejection(fn, config.rejection) : null;
+  const ratioClamp = isSet(config.ratioClamp)
+    ? resolveRatioClamp(fn, config.ratioClamp as RatioClampConfig, ratio)
+    : null;
+  if (ratioClamp !== null && kl !== null && kl.weight !== "none") {
+    throw new ConfigError(
+      fn,
+      "config.ratioClamp",
+      mustBe(
+        fn,
+        "config.ratioClamp",
+        "null when config.kl.weight is set (the KL weight's ratio is the unclamped exp(lp − old))",
+        fmtValue(config.ratioClamp),
+      ),
+    );
+  }
   return {
     ratio,
     surrogate,
@@ -537,6 +661,166 @@ export function validatePolicyLossConfig(
     isCorrection,
     emptyRows,
     rejection,
+    ratioClamp,
+    ...params,
     kl,
+  };
+}
+
+/** The keys each new surrogate's settings object may have, and the surrogate each belongs to. */
+const SURROGATE_SETTINGS = { cispo: "cispo", sapo: "sapo", dro: "dro", dppo: "dppo" } as const;
+
+/**
+ * Validate the new surrogates' settings: each settings field only with its surrogate; SAPO's τ
+ * positive finite (defaults 1 and 1.05); DRO's β positive finite (required); DPPO's divergence
+ * tv|kl, bounds positive finite, truncation positive finite or null (required object).
+ */
+function resolveSurrogateParams(
+  fn: string,
+  surrogate: SurrogateKind,
+  config: PolicyLossConfig,
+): Pick<ResolvedPolicyLossConfig, "tauPos" | "tauNeg" | "beta" | "dppo"> {
+  for (const [key, owner] of Object.entries(SURROGATE_SETTINGS)) {
+    const v = (config as unknown as Record<string, unknown>)[key];
+    if (isSet(v) && surrogate !== owner) {
+      throw new ConfigError(
+        fn,
+        `config.${key}`,
+        mustBe(
+          fn,
+          `config.${key}`,
+          `null when surrogate is "${surrogate}" (it is "${owner}"'s)`,
+          fmtValue(v),
+        ),
+      );
+    }
+  }
+  const out = { tauPos: Number.NaN, tauNeg: Number.NaN, beta: Number.NaN, dppo: null } as {
+    tauPos: number;
+    tauNeg: number;
+    beta: number;
+    dppo: ResolvedPolicyLossConfig["dppo"];
+  };
+  const object = (arg: string, v: unknown): Record<string, unknown> => {
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+      throw new ConfigError(fn, arg, mustBe(fn, arg, "an object", fmtValue(v)));
+    return v as Record<string, unknown>;
+  };
+  if (surrogate === "sapo") {
+    const c = isSet(config.sapo) ? object("config.sapo", config.sapo) : {};
+    out.tauPos = isSet(c.tauPos) ? positiveFinite(fn, "config.sapo.tauPos", c.tauPos) : 1;
+    out.tauNeg = isSet(c.tauNeg) ? positiveFinite(fn, "config.sapo.tauNeg", c.tauNeg) : 1.05;
+  } else if (surrogate === "dro") {
+    if (!isSet(config.dro)) {
+      throw new ConfigError(
+        fn,
+        "config.dro",
+        mustBe(
+          fn,
+          "config.dro",
+          'a DroConfig {beta} when surrogate is "dro"',
+          fmtValue(config.dro),
+        ),
+      );
+    }
+    out.beta = positiveFinite(fn, "config.dro.beta", object("config.dro", config.dro).beta);
+  } else if (surrogate === "dppo") {
+    if (!isSet(config.dppo)) {
+      throw new ConfigError(
+        fn,
+        "config.dppo",
+        mustBe(
+          fn,
+          "config.dppo",
+          'a DppoConfig {divergence, low, high, truncation} when surrogate is "dppo"',
+          fmtValue(config.dppo),
+        ),
+      );
+    }
+    const c = object("config.dppo", config.dppo);
+    out.dppo = {
+      divergence: oneOf(fn, "config.dppo.divergence", c.divergence, ["tv", "kl"] as const),
+      low: positiveFinite(fn, "config.dppo.low", c.low),
+      high: positiveFinite(fn, "config.dppo.high", c.high),
+      truncation: isSet(c.truncation)
+        ? positiveFinite(fn, "config.dppo.truncation", c.truncation)
+        : Number.POSITIVE_INFINITY,
+    };
+  }
+  return out;
+}
+
+/** Validate a ratio clamp: level token|row (row needs a sequence kind), a finite bound at least, lower < upper. */
+function resolveRatioClamp(
+  fn: string,
+  c: RatioClampConfig,
+  ratio: RatioKind,
+): NonNullable<ResolvedPolicyLossConfig["ratioClamp"]> {
+  const arg = "config.ratioClamp";
+  if (typeof c !== "object" || c === null || Array.isArray(c)) {
+    throw new ConfigError(
+      fn,
+      arg,
+      mustBe(fn, arg, "a RatioClampConfig object or null", fmtValue(c)),
+    );
+  }
+  const level = oneOf(fn, `${arg}.level`, c.level, ["token", "row"] as const);
+  const finiteOrNull = (k: "lower" | "upper"): number | null => {
+    const v = c[k];
+    if (!isSet(v)) return null;
+    if (typeof v !== "number" || !Number.isFinite(v))
+      throw new ConfigError(
+        fn,
+        `${arg}.${k}`,
+        mustBe(fn, `${arg}.${k}`, "a finite number or null", fmtValue(v)),
+      );
+    return v;
+  };
+  const lower = finiteOrNull("lower");
+  const upper = finiteOrNull("upper");
+  if (lower === null && upper === null) {
+    throw new ConfigError(
+      fn,
+      arg,
+      mustBe(fn, arg, "a clamp with a lower or an upper bound", "neither"),
+    );
+  }
+  if (lower !== null && upper !== null && !(lower < upper)) {
+    throw new ConfigError(
+      fn,
+      `${arg}.upper`,
+      mustBe(fn, `${arg}.upper`, `above ${arg}.lower = ${lower}`, fmtValue(upper)),
+    );
+  }
+  const signAware = isSet(c.signAware) ? checkBoolean(fn, `${arg}.signAware`, c.signAware) : false;
+  if (level === "row" && ratio === "token") {
+    throw new ConfigError(
+      fn,
+      `${arg}.level`,
+      mustBe(
+        fn,
+        `${arg}.level`,
+        '"token" when config.ratio is "token" (a token ratio has no row log-ratio)',
+        '"row"',
+      ),
+    );
+  }
+  if (signAware && level === "row") {
+    throw new ConfigError(
+      fn,
+      `${arg}.signAware`,
+      mustBe(
+        fn,
+        `${arg}.signAware`,
+        'false when the level is "row" (the sign is a token\'s advantage)',
+        "true",
+      ),
+    );
+  }
+  return {
+    level,
+    lower: lower ?? Number.NEGATIVE_INFINITY,
+    upper: upper ?? Number.POSITIVE_INFINITY,
+    signAware,
   };
 }

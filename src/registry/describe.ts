@@ -31,6 +31,16 @@ function render(spec: AlgorithmSpec): string {
       ? "clip: none"
       : `clip: eps_low=${fmt(clip.epsLow)}, eps_high=${fmt(clip.epsHigh)}, ratio_cap=${fmt(clip.ratioCap)}`,
   );
+  if (loss.cispo != null) lines.push(`cispo: ${fmtConfig(loss.cispo)}`);
+  if (loss.sapo != null) lines.push(`sapo: ${fmtConfig(loss.sapo)}`);
+  if (loss.dro != null) lines.push(`dro: ${fmtConfig(loss.dro)}`);
+  if (loss.dppo != null) lines.push(`dppo: ${fmtConfig(loss.dppo)}`);
+  const rc = loss.ratioClamp ?? null;
+  if (rc !== null) {
+    lines.push(
+      `ratio_clamp: ${rc.level}-level log-ratio in [${fmt(rc.lower)}, ${fmt(rc.upper)}]${rc.signAware === true ? ", sign-aware (the bound on the side of A's sign)" : ""}`,
+    );
+  }
   const normLen = loss.normLen ?? null;
   if (loss.aggregation === Aggregation.TOKEN_SUM_NORM) {
     lines.push(`aggregation: ${loss.aggregation} (norm_len=${fmt(normLen)})`);

@@ -1,11 +1,13 @@
 /**
- * The twelve registered algorithms, keyed by their snake_case names
+ * The sixteen registered algorithms, keyed by their snake_case names
  * (docs/derivations/variants.md).
  */
 import { oneOf } from "../core/names.js";
 import { cispo } from "./algorithms/cispo.js";
 import { dapo } from "./algorithms/dapo.js";
+import { dppoKl, dppoTv } from "./algorithms/dppo.js";
 import { drGrpo } from "./algorithms/drGrpo.js";
+import { gmpo } from "./algorithms/gmpo.js";
 import { grpo } from "./algorithms/grpo.js";
 import { grpoTis } from "./algorithms/grpoTis.js";
 import { gspo } from "./algorithms/gspo.js";
@@ -15,13 +17,14 @@ import { papoG } from "./algorithms/papoG.js";
 import { ppo } from "./algorithms/ppo.js";
 import { reinforcePP } from "./algorithms/reinforcePP.js";
 import { rloo } from "./algorithms/rloo.js";
+import { sapo } from "./algorithms/sapo.js";
 import type { AlgorithmSpec } from "./spec.js";
 
 /**
  * The name of a registered algorithm.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the twelve registered keys
+ * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the sixteen registered keys
  * @since 0.1.0
  */
 export type AlgorithmName =
@@ -36,14 +39,18 @@ export type AlgorithmName =
   | "reinforce_pp"
   | "grpo_tis"
   | "papo_g"
-  | "papo_d";
+  | "papo_d"
+  | "sapo"
+  | "gmpo"
+  | "dppo_tv"
+  | "dppo_kl";
 
 /**
- * Every registered algorithm spec by name: exactly twelve frozen entries, each with `name` equal to
+ * Every registered algorithm spec by name: exactly sixteen frozen entries, each with `name` equal to
  * its key. The record and every entry are deeply frozen.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the twelve registered keys
+ * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the sixteen registered keys
  * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: every key equals its entry's name
  * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: the record and every entry are deeply frozen
  * @since 0.1.0
@@ -61,13 +68,17 @@ export const ALGORITHMS: Readonly<Record<AlgorithmName, AlgorithmSpec>> = Object
   grpo_tis: grpoTis,
   papo_g: papoG,
   papo_d: papoD,
+  sapo,
+  gmpo,
+  dppo_tv: dppoTv,
+  dppo_kl: dppoKl,
 });
 
 /**
  * The registered algorithm names in ascending code-unit order.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/getAlgorithm.test.ts > getAlgorithm > identity: algorithm_names lists the twelve keys sorted
+ * @enforcedBy test/registry/getAlgorithm.test.ts > getAlgorithm > identity: algorithm_names lists the sixteen keys sorted
  * @since 0.1.0
  */
 export const ALGORITHM_NAMES: readonly AlgorithmName[] = Object.freeze(

@@ -120,8 +120,9 @@ export function renderLossSummary(
     config.emptyRows === undefined || config.emptyRows === "reject"
       ? ""
       : `, empty_rows=${config.emptyRows}`;
+  const extra = surrogateSettingsText(config);
   const lines = [
-    `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${tis}${kl}${empty}`,
+    `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${extra}${tis}${kl}${empty}`,
     `batch ${batchPath}: B=${B}, T=${T}, N=${N} response tokens`,
     `loss          ${r.loss}`,
   ];
@@ -152,4 +153,29 @@ export function isCorrectionText(c: ISCorrectionConfig): string {
       : ` row_mask=${c.rowMask.level}[${c.rowMask.lower ?? "none"}, ${c.rowMask.cap ?? "none"}]`,
   ].join("");
   return `${mask ? "IS" : "TIS"} ${c.level}-level cap=${c.cap ?? "none"}${extra}`;
+}
+
+/**
+ * The newer surrogates' settings and the log-ratio clamp in words (`, sapo tau_pos=1 tau_neg=1.05`,
+ * `, ratio_clamp token [-20, 20]`), empty when none is set. @internal
+ */
+export function surrogateSettingsText(config: PolicyLossConfig): string {
+  const parts: string[] = [];
+  if (config.sapo != null)
+    parts.push(`sapo tau_pos=${config.sapo.tauPos ?? 1} tau_neg=${config.sapo.tauNeg ?? 1.05}`);
+  if (config.cispo != null) parts.push(`cispo cap=${config.cispo.cap}`);
+  if (config.dro != null) parts.push(`dro beta=${config.dro.beta}`);
+  if (config.dppo != null) {
+    const d = config.dppo;
+    parts.push(
+      `dppo ${d.divergence} low=${d.low} high=${d.high} truncation=${d.truncation ?? "none"}`,
+    );
+  }
+  const rc = config.ratioClamp ?? null;
+  if (rc !== null) {
+    parts.push(
+      `ratio_clamp ${rc.level} [${rc.lower ?? "none"}, ${rc.upper ?? "none"}]${rc.signAware === true ? " sign-aware" : ""}`,
+    );
+  }
+  return parts.map((p) => `, ${p}`).join("");
 }

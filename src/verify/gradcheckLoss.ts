@@ -22,7 +22,17 @@ export function inputsFor(config: PolicyLossConfig, batch: DrawnBatch): PolicyLo
 /** Per-token surrogate ratio: e^z (token) or the row's e^{mean z} (sequence kinds). */
 function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][] {
   const r = policyLoss(
-    { ...config, surrogate: "pg", clip: null, isCorrection: null, kl: null },
+    {
+      ...config,
+      surrogate: "pg",
+      clip: null,
+      isCorrection: null,
+      kl: null,
+      cispo: null,
+      sapo: null,
+      dro: null,
+      dppo: null,
+    },
     inputsFor({ ...config, isCorrection: null, kl: null }, batch),
   ).ratio;
   return batch.responseMask.map((row, b) => row.map((_, t) => r.data[b * r.cols + t] as number));
@@ -49,10 +59,38 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
     if (clip.epsHigh != null) edges.push(1 + clip.epsHigh);
     if (clip.ratioCap != null) edges.push(clip.ratioCap);
   }
+  if (config.surrogate === "cispo" && config.cispo != null) edges.push(config.cispo.cap);
   const r = edges.length > 0 ? surrogateRatios(config, batch) : null;
+  // The log-ratio clamp's bounds (on z_t at token level, on the row's mean z at row level), and
+  // DPPO's trust-region edges and truncation: kinks of the loss in lp.
+  const rc = config.ratioClamp ?? null;
+  const bounds = rc === null ? [] : [rc.lower, rc.upper].filter((x): x is number => x != null);
+  const z = (b: number, t: number): number =>
+    ((batch.logprobs[b] as number[])[t] as number) -
+    ((batch.oldLogprobs[b] as number[])[t] as number);
   batch.responseMask.forEach((row, b) => {
+    if (rc?.level === "row") {
+      const ts = row.flatMap((on, t) => (on ? [t] : []));
+      const mean = ts.reduce((s, t) => s + z(b, t), 0) / ts.length;
+      for (const e of bounds) d = Math.min(d, Math.abs(mean - e));
+    }
     row.forEach((on, t) => {
       if (!on) return;
+      if (rc?.level === "token") for (const e of bounds) d = Math.min(d, Math.abs(z(b, t) - e));
+      const dp = config.surrogate === "dppo" ? (config.dppo ?? null) : null;
+      if (dp !== null) {
+        const lp = (batch.logprobs[b] as number[])[t] as number;
+        const od = (batch.oldLogprobs[b] as number[])[t] as number;
+        const p = Math.exp(lp);
+        const po = Math.exp(od);
+        const kl = po * (od - lp) + (1 - po) * Math.log((1 - po + 1e-8) / (1 - p + 1e-8));
+        const gaps =
+          dp.divergence === "tv"
+            ? [p - po - dp.high, p - po + dp.low]
+            : [kl - dp.high, kl - dp.low, p - po];
+        for (const g of gaps) d = Math.min(d, Math.abs(g));
+        if (dp.truncation != null) d = Math.min(d, Math.abs(Math.exp(z(b, t)) - dp.truncation));
+      }
       if (r !== null)
         for (const e of edges) d = Math.min(d, Math.abs(((r[b] as number[])[t] as number) - e));
       if (config.kl?.kind === "abs") {
@@ -72,8 +110,9 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
 /**
  * The stop-gradient-free equivalent of a config at a base point lp₀: a config and batch whose loss
  * has the same gradient at lp₀ and no sg[·], so finite differences can check it.
- * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; sequence_token → token ratio against
- * old' = lp₀ − log s(lp₀) (rollout shifted alike so the TIS weight is unchanged); else unchanged.
+ * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; dppo → reinforce on advantages A·sg[min(r, C)]·valid
+ * at lp₀; sequence_token → token ratio against old' = lp₀ − log s(lp₀) (rollout shifted alike so
+ * the TIS weight is unchanged; a row whose row clamp binds gets advantages 0); else unchanged.
  *
  * @param config - The policy-loss config.
  * @param base - The base batch (lp₀).
@@ -87,13 +126,39 @@ export function sgFrozenEquivalent(
   base: DrawnBatch,
 ): { config: PolicyLossConfig; batch: DrawnBatch } {
   const m = base.responseMask;
-  if (config.surrogate === "cispo" && config.clip) {
+  if (config.surrogate === "dppo") {
+    // sg[min(r, C)]·valid is data: REINFORCE on the token advantages A·min(r, C)·valid at lp₀,
+    // read off the objective −A·coef·lp (lp < 0 at every drawn position).
+    const obj = policyLoss(config, inputsFor(config, base)).perTokenObjective;
+    return {
+      config: {
+        ...config,
+        ratio: "token",
+        surrogate: "reinforce",
+        clip: null,
+        dppo: null,
+        ratioClamp: null,
+      },
+      batch: {
+        ...base,
+        advantages: m.map((row, b) =>
+          row.map((on, t) =>
+            on
+              ? -(obj.data[b * obj.cols + t] as number) /
+                ((base.logprobs[b] as number[])[t] as number)
+              : 123,
+          ),
+        ),
+      },
+    };
+  }
+  if (config.surrogate === "cispo" && (config.clip || config.cispo != null)) {
     const r = surrogateRatios(config, base);
-    const hi = 1 + (config.clip.epsHigh as number);
-    const lo = config.clip.epsLow == null ? null : 1 - config.clip.epsLow;
+    const hi = config.cispo != null ? config.cispo.cap : 1 + (config.clip?.epsHigh as number);
+    const lo = config.clip?.epsLow == null ? null : 1 - config.clip.epsLow;
     const w = (x: number): number => (x > hi ? hi : lo !== null && x < lo ? lo : x);
     return {
-      config: { ...config, ratio: "token", surrogate: "reinforce", clip: null },
+      config: { ...config, ratio: "token", surrogate: "reinforce", clip: null, cispo: null },
       batch: {
         ...base,
         advantages: m.map((row, b) =>
@@ -108,6 +173,24 @@ export function sgFrozenEquivalent(
   }
   if (config.ratio === "sequence_token") {
     const r = surrogateRatios(config, base);
+    // A binding row clamp passes no gradient to the row's surrogate: its frozen advantages are 0.
+    const rc = config.ratioClamp ?? null;
+    const binds = (b: number): boolean => {
+      if (rc === null || rc.level !== "row") return false;
+      const ts = (m[b] as boolean[]).flatMap((on, t) => (on ? [t] : []));
+      const mean =
+        ts.reduce(
+          (s, t) =>
+            s +
+            ((base.logprobs[b] as number[])[t] as number) -
+            ((base.oldLogprobs[b] as number[])[t] as number),
+          0,
+        ) / ts.length;
+      return (
+        mean < (rc.lower ?? Number.NEGATIVE_INFINITY) ||
+        mean > (rc.upper ?? Number.POSITIVE_INFINITY)
+      );
+    };
     const shift = (b: number, t: number): number =>
       ((base.logprobs[b] as number[])[t] as number) -
       Math.log((r[b] as number[])[t] as number) -
@@ -117,11 +200,14 @@ export function sgFrozenEquivalent(
         row.map((on, t) => (on ? ((x[b] as number[])[t] as number) + shift(b, t) : 123)),
       );
     return {
-      config: { ...config, ratio: "token" },
+      config: { ...config, ratio: "token", ratioClamp: null },
       batch: {
         ...base,
         oldLogprobs: shifted(base.oldLogprobs),
         rolloutLogprobs: shifted(base.rolloutLogprobs),
+        advantages: m.map((row, b) =>
+          row.map((_, t) => (binds(b) ? 0 : ((base.advantages[b] as number[])[t] as number))),
+        ),
       },
     };
   }

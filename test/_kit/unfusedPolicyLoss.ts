@@ -295,6 +295,9 @@ export function unfusedPolicyLoss(
         if (!cfg.oneSided && r < cfg.lo) low[i] = 1;
         break;
       }
+      default:
+        // Frozen at c31727c: the surrogates added since have no unfused form to compare with.
+        throw new Error(`unfusedPolicyLoss: no unfused form of surrogate ${cfg.surrogate}`);
     }
     if (!Number.isFinite(ell)) {
       const lr = cfg.ratio === "token" ? (z[i] as number) : (fwd.mz[Math.floor(i / T)] as number);

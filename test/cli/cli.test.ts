@@ -130,7 +130,7 @@ describe("polgrad cli", () => {
     const d = run("describe", "dapo");
     expect(d.code).toBe(0);
     expect(d.stdout).toContain("eps_high=0.28");
-    expect(JSON.parse(run("algorithms", "--json").stdout).result).toHaveLength(12);
+    expect(JSON.parse(run("algorithms", "--json").stdout).result).toHaveLength(16);
   });
 
   test("rejects: an unknown command exits 2 with a suggestion and empty stdout", () => {

@@ -23,7 +23,7 @@ describe("polgrad verify", () => {
       "grpo_tis",
     ])
       expect(r.stdout).toMatch(new RegExp(`^${n}\\s+ok`, "m"));
-    expect(r.stdout).toContain("verified: 12 of 12 configs");
+    expect(r.stdout).toContain("verified: 16 of 16 configs");
   });
 
   test("identity: a replayed case is the same case in json", () => {

@@ -22,6 +22,10 @@ const KEYS = [
   "grpo_tis",
   "papo_g",
   "papo_d",
+  "sapo",
+  "gmpo",
+  "dppo_tv",
+  "dppo_kl",
 ];
 const GROUP_STD = { center: true, scale: "std", eps: 1e-4, unbiased: true };
 const BUDGET = 8;
@@ -41,7 +45,7 @@ function* walk(x: unknown): Generator<object> {
 }
 
 describe("ALGORITHMS", () => {
-  test("identity: exactly the twelve registered keys", () => {
+  test("identity: exactly the sixteen registered keys", () => {
     expect(Object.keys(ALGORITHMS).sort()).toEqual([...KEYS].sort());
   });
 

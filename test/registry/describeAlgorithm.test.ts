@@ -99,8 +99,17 @@ describe("describeAlgorithm", () => {
       expect(text).toContain(`\nadvantage: ${spec.advantage} (`);
       expect(text).toContain(`\ncitation: ${spec.citation.title} (`);
       expect(lines.at(-1)).toBe(`notes: ${spec.notes}`);
-      expect(lines.length).toBeGreaterThanOrEqual(7);
-      expect(lines.length).toBeLessThanOrEqual(9);
+      // One line each for the newer surrogates' settings and the log-ratio clamp.
+      const extras = [spec.loss.sapo, spec.loss.dro, spec.loss.dppo, spec.loss.ratioClamp].filter(
+        (x) => x != null,
+      ).length;
+      if (spec.loss.dppo != null)
+        expect(text).toContain(`\ndppo: divergence=${spec.loss.dppo.divergence}`);
+      if (spec.loss.sapo != null) expect(text).toContain("\nsapo: tau_pos=");
+      if (spec.loss.ratioClamp != null)
+        expect(text).toContain(`\nratio_clamp: ${spec.loss.ratioClamp.level}-level log-ratio in [`);
+      expect(lines.length).toBeGreaterThanOrEqual(7 + extras);
+      expect(lines.length).toBeLessThanOrEqual(9 + extras);
     }
   });
 

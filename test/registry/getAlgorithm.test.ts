@@ -10,7 +10,10 @@ import { ALGORITHM_NAMES, ALGORITHMS, getAlgorithm } from "../../src/registry/in
 const SORTED = [
   "cispo",
   "dapo",
+  "dppo_kl",
+  "dppo_tv",
   "dr_grpo",
+  "gmpo",
   "grpo",
   "grpo_tis",
   "gspo",
@@ -20,6 +23,7 @@ const SORTED = [
   "ppo",
   "reinforce_pp",
   "rloo",
+  "sapo",
 ];
 
 function caught(f: () => unknown): unknown {
@@ -36,7 +40,7 @@ describe("getAlgorithm", () => {
     for (const [key, spec] of Object.entries(ALGORITHMS)) expect(getAlgorithm(key)).toBe(spec);
   });
 
-  test("identity: algorithm_names lists the twelve keys sorted", () => {
+  test("identity: algorithm_names lists the sixteen keys sorted", () => {
     expect(ALGORITHM_NAMES).toEqual(SORTED);
     expect(Object.isFrozen(ALGORITHM_NAMES)).toBe(true);
   });

@@ -26,7 +26,10 @@ for (const line of text.slice(start, end).split("\n")) {
   if (!line.startsWith("| ") || line.startsWith("| semantic") || line.startsWith("|---")) continue;
   const first = line.split("|")[1].trim();
   const bold = /^\*\*(.+)\*\*$/.exec(first);
-  const cells = line.split("|").slice(2, -1).map((c) => c.trim());
+  const cells = line
+    .split("|")
+    .slice(2, -1)
+    .map((c) => c.trim());
   if (bold !== null && cells.every((c) => c === "")) {
     section = bold[1];
     continue;
@@ -41,6 +44,8 @@ const out = {
   },
   rows,
 };
-const dest = fileURLToPath(new URL("../../test/fixtures/coverage/feature-table.json", import.meta.url));
+const dest = fileURLToPath(
+  new URL("../../test/fixtures/coverage/feature-table.json", import.meta.url),
+);
 writeFileSync(dest, `${JSON.stringify(out, null, 1)}\n`);
 process.stdout.write(`${rows.length} rows -> ${dest}\n`);

@@ -111,6 +111,19 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
 /** Evaluate the loss and gradient of `d.cfg` on `d` under the plan of `ar`. */
 export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   const { cfg, rows: B, cols: T, mask: m } = d;
+  const newer =
+    cfg.surrogate === "sapo" || cfg.surrogate === "dro" || cfg.surrogate === "dppo"
+      ? "config.surrogate"
+      : cfg.ratioClamp !== null
+        ? "config.ratioClamp"
+        : null;
+  if (newer !== null) {
+    throw new ConfigError(
+      "emulatePolicyLoss",
+      newer,
+      `emulatePolicyLoss: ${newer} must be one of the dtype-emulated forms (surrogate pg_clip, pg, reinforce or cispo, no ratio clamp: the emulation does not model the sapo, dro and dppo surrogates or a ratio clamp yet); got ${newer === "config.surrogate" ? `"${cfg.surrogate}"` : "a ratio clamp"}`,
+    );
+  }
   if (
     cfg.rejection !== null ||
     cfg.emptyRows !== "reject" ||
@@ -192,6 +205,13 @@ export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
         gradFactors = [times(wh), times(a), ...p, ...norms];
         break;
       }
+      default:
+        // Rejected on entry (see above); unreachable.
+        throw new ConfigError(
+          "emulatePolicyLoss",
+          "config.surrogate",
+          `emulatePolicyLoss: config.surrogate "${cfg.surrogate}" is not emulated`,
+        );
     }
     const term = ar.chain([times(ell), ...p, ...norms]);
     lossTerms.push(term);

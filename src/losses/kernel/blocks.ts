@@ -73,6 +73,7 @@ export function planOf(s: SharedPlan): PolicyPlan {
     w: s.w,
     tis: s.cfg.isCorrection,
     kl: s.cfg.kl === null || s.klW === null ? null : klPlan(s.cfg.kl, s.klW),
+    rclamp: s.cfg.ratioClamp,
   };
 }
 
@@ -114,6 +115,7 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
     w: plan.w.subarray(b0, b1),
     tis: plan.tis,
     kl: plan.kl === null ? null : klPlan(plan.kl, plan.kl.w.subarray(b0, b1)),
+    rclamp: plan.rclamp,
   };
 }
 

@@ -263,6 +263,7 @@ export function planPolicyLoss(
       cfg.kl === null
         ? null
         : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
+    rclamp: cfg.ratioClamp,
   };
   if (cfg.isCorrection !== null && cfg.isCorrection.normalize) {
     // Rescale to mean 1 (verl's rollout_is_batch_normalize): divide only when the mean exceeds

@@ -21,7 +21,7 @@
  */
 import { robustSum, twoSumError } from "../../core/sum.js";
 import { KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
-import type { RatioKind, ResolvedISCorrection } from "../config.js";
+import type { RatioKind, ResolvedISCorrection, ResolvedPolicyLossConfig } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
 import type { SurrogateParams, SurrogatePoint } from "./points.js";
@@ -52,6 +52,8 @@ export interface PolicyPlan {
   /** The IS correction, resolved (absent bounds constrain nothing), or null. */
   readonly tis: ResolvedISCorrection | null;
   readonly kl: KLPlan | null;
+  /** The log-ratio clamp (docs/derivations/losses.md#ratio-clamps), or null. */
+  readonly rclamp: ResolvedPolicyLossConfig["ratioClamp"];
 }
 
 /** The KL term as the kernel runs it (one shape for every config: one hidden class). @internal */
@@ -105,6 +107,10 @@ export class RowScratch {
   // as one and later holds a double changes the object's hidden class (see KEEP_MAPS).
   /** Token TIS weights of the current row. */
   readonly rho: Float64Array;
+  /** Where the token-level log-ratio clamp passes the gradient (1) or binds (0), current row. */
+  readonly pass: Uint8Array;
+  /** Whether the row-level log-ratio clamp passes the gradient (1) or binds (0). */
+  rowPass = 1;
   /** The point functions' out slots. */
   readonly pt: Float64Array = new Float64Array(2);
   /** Flat index of the stopping event. */
@@ -128,6 +134,7 @@ export class RowScratch {
 
   constructor(T: number) {
     this.rho = new Float64Array(T);
+    this.pass = new Uint8Array(T);
   }
 }
 
@@ -170,7 +177,9 @@ export function processRow(
   // A row with no response token (config.emptyRows "count" or "drop") has no term: the padding
   // contract above is all it gets (its sequence ratio and mean log-ratio would be 0/0).
   if (plan.L[b] === 0) return ROW_OK;
-  if (ratioStage(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
+  if (plan.rclamp === null) {
+    if (ratioStage(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
+  } else if (ratioStageClamped(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   if (plan.tis !== null && tisStage(plan, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   const ev = objectiveStage(plan, out, b, f, e, sc);
   if (ev !== ROW_OK) return ev;
@@ -235,6 +244,107 @@ function ratioStage(
           rowTerm(m, f, e, (i) => (lp[i] as number) - (old[i] as number)),
           Lb,
         );
+  sc.mz = mz;
+  const sb = Math.exp(mz);
+  sc.sb = sb;
+  for (let i = f; i < e; i++) if (m[i] === 1) ratio[i] = sb;
+  return ROW_OK;
+}
+
+/**
+ * 1′. The ratio stage with a log-ratio clamp (docs/derivations/losses.md#ratio-clamps): each
+ * z_t = lp − old clamped (token level; sign-aware: min(z, upper) for A > 0, max(z, lower) for
+ * A < 0, 0 for A = 0) before exp or before the row mean, or the row's mean clamped (row level);
+ * `sc.pass` and `sc.rowPass` record where the gradient passes (torch's inclusive clamp).
+ */
+function ratioStageClamped(
+  plan: PolicyPlan,
+  ratio: Float64Array,
+  b: number,
+  f: number,
+  e: number,
+  sc: RowScratch,
+): number {
+  const { m, lp, old, advRow, advTok } = plan;
+  const rc = plan.rclamp as NonNullable<PolicyPlan["rclamp"]>;
+  const o = b * plan.T;
+  const pass = sc.pass;
+  const token = rc.level === "token";
+  const { lower, upper, signAware } = rc;
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  // z′_t and its pass flag, into pass[i − o]; the clamped value is returned.
+  const clampAt = (i: number, z: number): number => {
+    if (!token) {
+      pass[i - o] = 1;
+      return z;
+    }
+    if (signAware) {
+      const a = advTok === null ? aRow : (advTok[i] as number);
+      if (a > 0) {
+        pass[i - o] = z <= upper ? 1 : 0;
+        return Math.min(z, upper);
+      }
+      if (a < 0) {
+        pass[i - o] = z >= lower ? 1 : 0;
+        return Math.max(z, lower);
+      }
+      // sgn(A) = 0 (or a NaN A, which the objective stage rejects): the term is 0·(…) = 0.
+      pass[i - o] = 0;
+      return 0;
+    }
+    const inside = z >= lower && z <= upper;
+    pass[i - o] = inside ? 1 : 0;
+    return inside ? z : z < lower ? lower : upper;
+  };
+  if (plan.ratio === "token") {
+    const uses = plan.sur.usesRatio;
+    for (let i = f; i < e; i++) {
+      if (m[i] !== 1) {
+        ratio[i] = 1;
+        continue;
+      }
+      const l = lp[i] as number;
+      const od = old[i] as number;
+      if (!finite(l) || !finite(od)) return ROW_BAD_INPUT;
+      const z = clampAt(i, l - od);
+      ratio[i] = uses ? Math.exp(z) : 1;
+    }
+    sc.sb = 1;
+    sc.rowPass = 1;
+    return ROW_OK;
+  }
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      ratio[i] = 1;
+      continue;
+    }
+    const l = lp[i] as number;
+    const od = old[i] as number;
+    if (!finite(l) || !finite(od)) return ROW_BAD_INPUT;
+    const x = clampAt(i, l - od);
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  const Lb = plan.L[b] as number;
+  const plain = Number.isFinite(s) ? s + c : s;
+  let mz =
+    Number.isFinite(plain) || Number.isNaN(plain)
+      ? plain / Lb
+      : robustSum(
+          Lb,
+          rowTerm(m, f, e, (i) => clampAt(i, (lp[i] as number) - (old[i] as number))),
+          Lb,
+        );
+  if (token) sc.rowPass = 1;
+  else {
+    const inside = mz >= lower && mz <= upper;
+    sc.rowPass = inside ? 1 : 0;
+    if (!inside) mz = mz < lower ? lower : upper;
+  }
   sc.mz = mz;
   const sb = Math.exp(mz);
   sc.sb = sb;
@@ -387,7 +497,7 @@ function objectiveStage(
   e: number,
   sc: RowScratch,
 ): number {
-  const { m, lp, sur, tis, advRow, advTok } = plan;
+  const { m, lp, old, sur, tis, advRow, advTok } = plan;
   const { grad, objective, ratio, low, high, fresh } = out;
   const o = b * plan.T;
   const wb = plan.w[b] as number;
@@ -399,12 +509,17 @@ function objectiveStage(
   const rho = sc.rho;
   const rhoRow = sc.rhoRow;
   const viaRatio = sur.through === "ratio";
+  const readsOld = sur.readsOld;
   const tokenTis = tis !== null && tis.level === "token";
   const hasTis = tis !== null;
   const kind = plan.ratio;
   const viaToken = viaRatio && kind === "token";
   const viaSeqToken = viaRatio && kind === "sequence_token";
   const viaSequence = viaRatio && kind === "sequence";
+  // The log-ratio clamp's gradient masks: per token (token level), per row (row level).
+  const rc = plan.rclamp;
+  const tokPass = rc !== null && rc.level === "token" ? sc.pass : null;
+  const rowPass = rc === null ? 1 : sc.rowPass;
   // The gradient is final here unless the KL term or the sequence ratio's row sum still adds to it.
   const checkGrad = plan.kl === null && !viaSequence;
   let ds = 0;
@@ -428,7 +543,7 @@ function objectiveStage(
     const p = !hasTis ? 1 : tokenTis ? (rho[i - o] as number) : rhoRow;
     // Upstream ∂L/∂ℓ_t = w_t·ρ_t; ℓ = −obj, so ∂L/∂obj = −(w_t·ρ_t).
     const g = -(wb * p);
-    const flags = point(r, a, lp[i] as number, g, pt, params);
+    const flags = point(r, a, lp[i] as number, g, pt, params, readsOld ? (old[i] as number) : 0);
     const ell = pt[0] as number;
     if (!finite(ell)) {
       sc.at = i;
@@ -467,15 +582,56 @@ function objectiveStage(
     // Saturate: an overflowed ratio whose term is finite is reported as the largest float64.
     if (r === Number.POSITIVE_INFINITY) ratio[i] = Number.MAX_VALUE;
   }
+  if (rc !== null && (viaToken || viaSeqToken))
+    clampGradient(plan, grad, f, e, sc, viaToken, checkGrad);
   if (viaSequence) {
     // The masked mean couples the row: ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every response token.
     const sum = Number.isFinite(ds) ? ds + dc : ds;
-    const gb = (sum === 0 ? sum : sum * sb) / (plan.L[b] as number);
-    for (let i = f; i < e; i++) if (m[i] === 1) grad[i] = gb;
+    const gb = rowPass === 0 ? 0 : (sum === 0 ? sum : sum * sb) / (plan.L[b] as number);
+    if (tokPass === null) {
+      for (let i = f; i < e; i++) if (m[i] === 1) grad[i] = gb;
+    } else {
+      for (let i = f; i < e; i++) if (m[i] === 1) grad[i] = tokPass[i - o] === 0 ? 0 : gb;
+    }
     // f is the row's first response token (spans start at one).
     if (plan.kl === null && !finite(gb)) sc.gradAt = f;
   }
   return ROW_OK;
+}
+
+/**
+ * 3′. A binding log-ratio clamp passes no gradient to the ratio: the token ratio's gradient is 0
+ * where its token clamp binds, the sequence-token ratio's where its row clamp binds (exactly +0,
+ * as torch's clamp gives). Kept out of the objective loop, which stays the unclamped one; the
+ * row's first non-finite gradient is looked for again when one was recorded.
+ */
+function clampGradient(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  f: number,
+  e: number,
+  sc: RowScratch,
+  viaToken: boolean,
+  checkGrad: boolean,
+): void {
+  const { m } = plan;
+  const o = f - (f % plan.T);
+  if (viaToken) {
+    if ((plan.rclamp as NonNullable<PolicyPlan["rclamp"]>).level !== "token") return;
+    const pass = sc.pass;
+    for (let i = f; i < e; i++) if (m[i] === 1 && pass[i - o] === 0) grad[i] = 0;
+  } else if (sc.rowPass === 0) {
+    for (let i = f; i < e; i++) if (m[i] === 1) grad[i] = 0;
+  }
+  if (checkGrad && sc.gradAt >= 0) {
+    sc.gradAt = -1;
+    for (let i = f; i < e; i++) {
+      if (m[i] === 1 && !finite(grad[i] as number)) {
+        sc.gradAt = i;
+        break;
+      }
+    }
+  }
 }
 
 /**

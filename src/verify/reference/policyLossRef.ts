@@ -106,7 +106,9 @@ export function policyLossRef(
   const w = aggregationWeightsRef(mask, config.aggregation, config.normLen, global);
   const clip = config.clip;
   const lo = clip?.epsLow == null ? null : 1 - clip.epsLow;
-  const hi = clip?.epsHigh == null ? null : 1 + clip.epsHigh;
+  // CISPO's absolute cap (TRL's ε_max) stands for 1 + ε_hi.
+  const hi =
+    config.cispo != null ? config.cispo.cap : clip?.epsHigh == null ? null : 1 + clip.epsHigh;
   const cap = clip?.ratioCap ?? null;
   const tis = config.isCorrection ?? null;
   const objective = mask.map((row) => row.map(() => 0));
@@ -121,11 +123,29 @@ export function policyLossRef(
     });
     const cols = (b: number): number[] => pos.filter(([bb]) => bb === b).map(([, t]) => t);
 
+    // The log-ratio clamp (docs/derivations/losses.md#ratio-clamps). Token level: each
+    // z = lp − old clamped to [lower, upper]; sign-aware (GMPO): sgn(A)·min(sgn(A)·z,
+    // sgn(A)·clamp(z)). Row level: the row's mean log-ratio clamped.
+    const rcl = config.ratioClamp ?? null;
+    const loC = rcl?.lower ?? Number.NEGATIVE_INFINITY;
+    const hiC = rcl?.upper ?? Number.POSITIVE_INFINITY;
+    const logRatio = (b: number, t: number): Scalar => {
+      const z = sub(node[b][t], old[b][t]);
+      if (rcl === null || rcl.level !== "token") return z;
+      if (rcl.signAware !== true) return clamp(z, loC, hiC);
+      const a = A(b, t);
+      const sgn = a > 0 ? 1 : a < 0 ? -1 : 0;
+      return mul(sgn, min(mul(sgn, z), mul(sgn, clamp(z, loC, hiC))));
+    };
+    const rowClamp = (x: Scalar): Scalar =>
+      rcl !== null && rcl.level === "row" ? clamp(x, loC, hiC) : x;
     // The GSPO sequence ratio s_b = exp(masked mean of the log-ratio), differentiable in every token.
+    const seqLog: Scalar[] = [];
     const seqRatio: Scalar[] = [];
     for (let b = 0; b < B; b++) {
-      const zs = cols(b).map((t) => sub(node[b][t], old[b][t]));
-      seqRatio.push(exp(div(sum(zs), L[b])));
+      const zs = cols(b).map((t) => logRatio(b, t));
+      seqLog.push(div(sum(zs), L[b]));
+      seqRatio.push(exp(rowClamp(seqLog[b])));
     }
     // The row-level IS weight: exp of the sum (sequence) or the mean (geometric) of old − rollout;
     // and the row filter: 1 where the row's product or geometric-mean weight is inside its bounds.
@@ -166,10 +186,15 @@ export function policyLossRef(
 
     // The importance ratio of token (b, t), a node: the surrogate's and the weighted KL term's.
     const ratioAt = (b: number, t: number): Scalar => {
-      const z = sub(node[b][t], old[b][t]);
-      if (config.ratio === "token") return exp(z);
+      if (config.ratio === "token") return exp(logRatio(b, t));
       if (config.ratio === "sequence") return seqRatio[b];
-      const rt = exp(z);
+      if (rcl !== null && rcl.level === "row") {
+        // log s = clamp(lp − sg[lp] + sg[z_b]): the value is clamp(z_b); the gradient is
+        // token-local, and 0 where the clamp binds.
+        const l = node[b][t];
+        return exp(rowClamp(add(sub(l, sg(l)), sg(seqLog[b]))));
+      }
+      const rt = exp(sub(node[b][t], old[b][t]));
       // sg[s]·(r/sg[r]): the value is s exactly; the gradient is token-local s·∇lp.
       return mul(sg(seqRatio[b]), div(rt, sg(rt)));
     };
@@ -197,13 +222,47 @@ export function policyLossRef(
           ell = neg(mul(mul(wHat, a), l));
           break;
         }
+        case "sapo": {
+          // The soft gate σ(τ(r − 1))·4/τ, τ by the sign of A (Gao et al. 2025).
+          const tau = a > 0 ? (config.sapo?.tauPos ?? 1) : (config.sapo?.tauNeg ?? 1.05);
+          const sigma = div(1, add(1, exp(neg(mul(tau, sub(r, 1))))));
+          ell = neg(mul(mul(sigma, 4 / tau), a));
+          break;
+        }
+        case "dro": {
+          // −(lp·A − ½β(lp − old)²).
+          const beta = config.dro?.beta as number;
+          const z = sub(l, old[b][t]);
+          ell = neg(sub(mul(l, a), mul(0.5 * beta, mul(z, z))));
+          break;
+        }
+        case "dppo": {
+          // −A·sg[min(r, C)]·lp inside the binary-divergence trust region, 0 outside (sg).
+          const d = config.dppo as NonNullable<typeof config.dppo>;
+          const p = Math.exp(sg(l));
+          const po = Math.exp(old[b][t]);
+          const lv = sg(l);
+          const binaryKl =
+            po * (old[b][t] - lv) + (1 - po) * Math.log((1 - po + 1e-8) / (1 - p + 1e-8));
+          const inside =
+            d.divergence === "tv"
+              ? a > 0
+                ? p - po <= d.high
+                : p - po >= -d.low
+              : a > 0
+                ? binaryKl <= d.high || p <= po
+                : binaryKl <= d.low || p >= po;
+          const tr = sg(min(r, d.truncation ?? Number.POSITIVE_INFINITY));
+          ell = inside ? neg(mul(mul(a, tr), l)) : 0;
+          break;
+        }
       }
       if (tis !== null && rollout !== null) {
         // sg[w(old − rollout)]: the token IS weight is a constant.
         ell = mul(ell, weightAt(b, t) / isDiv);
       }
       objective[b][t] = sg(ell);
-      ratio[b][t] = config.surrogate === "reinforce" ? 1 : sg(r);
+      ratio[b][t] = config.surrogate === "reinforce" || config.surrogate === "dro" ? 1 : sg(r);
       return mul(w[b][t], ell);
     });
     const surrogate = sum(terms);
