@@ -10,6 +10,7 @@ export {
   DEFAULT_GROUP_NORM,
   DEFAULT_REINFORCE_PP_EPS,
   type GAEConfig,
+  type GAEOptions,
   type GAEResult,
   GROUP_NORM_SCALES,
   type GroupIdsLike,
@@ -370,6 +371,8 @@ export {
 export { readTensorsFromBytes } from "./io/readTensors.js";
 export { type RunScan, type RunStepEntry, scanRunFolder } from "./io/runFolder.js";
 export {
+  type AdaptiveKLOptions,
+  adaptiveKlCoef,
   KL_ESTIMATORS,
   type KLAggregateOptions,
   KLEstimator,

@@ -1,5 +1,6 @@
 import { checkFiniteOutput } from "../core/finite.js";
 import { fmtIndices, mustBe } from "../core/message.js";
+import { oneOf } from "../core/names.js";
 import { pow2Scale } from "../core/scale.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAll, checkSameShape, toMask, toMatrix } from "../core/validate.js";
@@ -12,6 +13,21 @@ export interface GAEConfig {
   readonly gamma: number;
   /** Trace parameter λ (finite; [0, 1] in practice). */
   readonly lam: number;
+}
+
+/**
+ * Options of {@link gae}: how masked positions *inside* a row (observation tokens of a multi-turn
+ * rollout) are treated. Absent: the mask must be right-padded (polgrad's rule).
+ */
+export interface GAEOptions {
+  /**
+   * `"carry"` (verl): a masked position is skipped; the next value and the trace carry through it
+   * unchanged, so the token before a span bootstraps from the value after it with one γ.
+   * `"zero"` (OpenRLHF): rewards and values are zeroed at masked positions and the recursion runs
+   * through them as ordinary steps (each masked step discounts by γλ, and the token before a span
+   * bootstraps from 0). Both give the right-padded result on right-padded rows.
+   */
+  readonly masked?: "carry" | "zero";
 }
 
 /** The two outputs of {@link gae}. */
@@ -35,12 +51,15 @@ export interface GAEResult {
  * @param tokenRewards - The `[B, T]` per-token rewards, finite everywhere (padding included).
  * @param values - The `[B, T]` value estimates V_t, same shape, finite everywhere.
  * @param config - The discount γ and trace parameter λ.
- * @param responseMask - The `[B, T]` right-padded response mask, ≥ 1 response token per row.
+ * @param responseMask - The `[B, T]` response mask, ≥ 1 response token per row; right-padded
+ *   unless `options.masked` says how interior masked positions are treated.
+ * @param options - `masked`: `"carry"` (verl) or `"zero"` (OpenRLHF); absent: right-padded only.
  * @returns `{ advantages, returns }`, each `[B, T]` and exactly 0 at padding.
  * @throws {ShapeError} E_SHAPE when an input is not 2-D or the shapes differ.
  * @throws {NonFiniteError} E_NONFINITE when tokenRewards or values hold NaN or ±Inf anywhere.
  * @throws {MaskError} E_MASK when the mask is not 0/1, has an empty row, or is not right-padded.
  * @throws {ConfigError} E_CONFIG when gamma or lam is not a finite number.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME when options.masked is not "carry" or "zero".
  * @throws {OverflowError} E_OVERFLOW when an advantage or return exceeds float64 (inputs near
  *   ±1.8e308 are rescaled by a power of two first, so this means the exact value does).
  * @derivation docs/derivations/advantages.md#gae
@@ -48,6 +67,8 @@ export interface GAEResult {
  * @enforcedBy test/advantages/gae.test.ts > gae > property: matches the O(T²) direct-sum oracle
  * @enforcedBy test/advantages/gae.test.ts > gae > mask invariance: padding values never reach the outputs (bitwise)
  * @enforcedBy test/advantages/gae.test.ts > gae > rejects: a mask that is not right-padded
+ * @enforcedBy test/advantages/gaeMasked.test.ts > gae with interior masks > golden: a one-token span under carry (verl) and zero (OpenRLHF)
+ * @enforcedBy test/conformance/frameworks/gaeKlControl.fixtures.test.ts > gae and kl controllers vs verl and OpenRLHF > conformance: verl@1dda039b gae interior (0.99, 0.95) replays to 1e-12
  * @see Schulman et al. 2016, GAE, arXiv:1506.02438; the truncated form of PPO eq. 11–12, arXiv:1707.06347
  * @enforcedBy test/hardening/stats.test.ts > gae > regression: rewards and values near 1.8e308 give the exact advantages and returns
  * @since 0.1.0
@@ -57,6 +78,7 @@ export function gae(
   values: MatrixLike,
   config: GAEConfig,
   responseMask: MaskLike,
+  options: GAEOptions = {},
 ): GAEResult {
   const fn = "gae";
   const r = toMatrix(fn, "tokenRewards", tokenRewards);
@@ -67,6 +89,11 @@ export function gae(
   const mask = toMask(fn, responseMask, { rows: r.rows, cols: r.cols, arg: "tokenRewards" });
   const { rows: B, cols: T } = r;
   const m = mask.data;
+  const opts = checkObject(fn, "options", options);
+  const masked =
+    opts.masked === undefined
+      ? null
+      : oneOf(fn, "options.masked", opts.masked, ["carry", "zero"] as const);
   const notRightPadded: number[] = [];
   for (let b = 0; b < B; b++) {
     for (let t = 1; t < T; t++) {
@@ -76,7 +103,7 @@ export function gae(
       }
     }
   }
-  if (notRightPadded.length > 0) {
+  if (notRightPadded.length > 0 && masked === null) {
     throw new MaskError(
       fn,
       "responseMask",
@@ -105,19 +132,21 @@ export function gae(
   const s = pow2Scale(maxAbs);
   const adv = new Float64Array(B * T);
   const ret = new Float64Array(B * T);
-  for (let b = 0; b < B; b++) {
-    for (let t = T - 1; t >= 0; t--) {
-      const i = b * T + t;
-      if (m[i] === 0) continue; // padding: outputs stay exactly 0
-      const gate = t + 1 < T && m[i + 1] === 1;
-      const vi = (v.data[i] as number) * s;
-      const bootstrap = gate ? gamma * ((v.data[i + 1] as number) * s) : 0;
-      const delta = (r.data[i] as number) * s + bootstrap - vi;
-      const a = gate ? delta + gammaLam * (adv[i + 1] as number) : delta;
-      adv[i] = a;
-      ret[i] = a + vi;
+  if (masked === null) {
+    for (let b = 0; b < B; b++) {
+      for (let t = T - 1; t >= 0; t--) {
+        const i = b * T + t;
+        if (m[i] === 0) continue; // padding: outputs stay exactly 0
+        const gate = t + 1 < T && m[i + 1] === 1;
+        const vi = (v.data[i] as number) * s;
+        const bootstrap = gate ? gamma * ((v.data[i + 1] as number) * s) : 0;
+        const delta = (r.data[i] as number) * s + bootstrap - vi;
+        const a = gate ? delta + gammaLam * (adv[i + 1] as number) : delta;
+        adv[i] = a;
+        ret[i] = a + vi;
+      }
     }
-  }
+  } else scanMasked(masked, r.data, v.data, m, B, T, gamma, gammaLam, s, adv, ret);
   if (s !== 1) {
     for (let i = 0; i < adv.length; i++) {
       adv[i] = (adv[i] as number) / s;
@@ -128,4 +157,45 @@ export function gae(
   checkFiniteOutput(fn, "advantages", adv, T, m, why);
   checkFiniteOutput(fn, "returns", ret, T, m, why);
   return { advantages: { rows: B, cols: T, data: adv }, returns: { rows: B, cols: T, data: ret } };
+}
+
+/**
+ * The reverse scan over rows with interior masked positions (see {@link GAEOptions}), on inputs
+ * scaled by s. carry: (nv, lg) pass a masked position unchanged; zero: a masked position is a
+ * step with r = V = 0. Outputs at masked positions stay 0; padding values are never read.
+ */
+function scanMasked(
+  rule: "carry" | "zero",
+  r: Float64Array,
+  v: Float64Array,
+  m: Uint8Array,
+  B: number,
+  T: number,
+  gamma: number,
+  gammaLam: number,
+  s: number,
+  adv: Float64Array,
+  ret: Float64Array,
+): void {
+  for (let b = 0; b < B; b++) {
+    let nv = 0;
+    let lg = 0;
+    for (let t = T - 1; t >= 0; t--) {
+      const i = b * T + t;
+      if (m[i] === 0) {
+        if (rule === "zero") {
+          // δ = 0 + γ·nv − 0; the next position sees V = 0 here.
+          lg = gamma * nv + gammaLam * lg;
+          nv = 0;
+        }
+        continue;
+      }
+      const vi = (v[i] as number) * s;
+      const delta = (r[i] as number) * s + gamma * nv - vi;
+      lg = delta + gammaLam * lg;
+      nv = vi;
+      adv[i] = lg;
+      ret[i] = lg + vi;
+    }
+  }
 }

@@ -12,7 +12,7 @@
  * them as constants, sg[A].
  */
 export { broadcastToTokens } from "./broadcast.js";
-export { type GAEConfig, type GAEResult, gae } from "./gae.js";
+export { type GAEConfig, type GAEOptions, type GAEResult, gae } from "./gae.js";
 export { gpgAdvantages } from "./gpg.js";
 export type { GroupIdsLike } from "./groups.js";
 export {

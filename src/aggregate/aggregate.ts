@@ -33,7 +33,7 @@ export function maskedDot(w: Float64Array, x: Float64Array, mask: Mask): number 
 }
 
 /**
- * Aggregate a `[B, T]` per-token quantity to a scalar under one of the four modes.
+ * Aggregate a `[B, T]` per-token quantity to a scalar under one of the five modes.
  *
  * Formula: L = Σ_{b,t} w[b,t]·x[b,t] with w = effectiveTokenWeights(mask, mode) — implemented *as*
  * that inner product (compensated, row-major), so the identity holds bitwise by construction.

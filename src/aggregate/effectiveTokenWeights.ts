@@ -126,8 +126,9 @@ export function checkGlobal(
 /**
  * The weight of each row's response tokens under `mode` (every mode weighs the tokens of one row
  * alike): token_mean 1/N, seq_mean_token_mean 1/(B·L_b), seq_mean_token_sum 1/B, token_sum_norm
- * 1/(B·normLen), each one correctly rounded division. `L` holds the row lengths, `N` their sum.
- * With a global context `g`: D/N_g, D/(B_g·L_b), D/B_g, D/(B_g·normLen), each one division of D
+ * 1/(B·normLen), token_sum 1, each one correctly rounded division. `L` holds the row lengths, `N` their sum.
+ * With a global context `g`: D/N_g, D/(B_g·L_b), D/B_g, D/(B_g·normLen), D (token_sum: verl's
+ * Σ m·x·dp_size), each one division of D
  * by the correctly rounded product (so that g = {N, B, 1} gives the same bits as no context).
  * @internal
  */
@@ -150,7 +151,9 @@ export function rowTokenWeights(
       ? 1 / N
       : mode === Aggregation.SEQ_MEAN_TOKEN_SUM
         ? 1 / B
-        : 1 / (B * normLen),
+        : mode === Aggregation.TOKEN_SUM
+          ? 1
+          : 1 / (B * normLen),
   );
 }
 
@@ -171,7 +174,9 @@ function globalRowTokenWeights(
       ? D / tokens
       : mode === Aggregation.SEQ_MEAN_TOKEN_SUM
         ? D / rows
-        : D / (rows * normLen),
+        : mode === Aggregation.TOKEN_SUM
+          ? D
+          : D / (rows * normLen),
   );
 }
 
@@ -215,7 +220,7 @@ export function fillTokenWeights(
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown mode.
  * @throws {ShapeError} E_SHAPE when the mask is not a 2-D array (null, a number, a string).
  * @derivation docs/derivations/aggregation.md#effective-token-weights
- * @enforcedBy test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the four modes on lengths [2, 1]
+ * @enforcedBy test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the five modes on lengths [2, 1]
  * @since 0.1.0
  */
 export function effectiveTokenWeights(

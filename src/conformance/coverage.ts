@@ -256,8 +256,11 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "aggregation",
     semantic: "token-sum",
     frameworks: { verl: "✔ (new)", openrlhf: "✗", trl: "✗" },
-    status: "pending",
-    reason: "issue 13 item 3 (an aggregation with no normaliser, D·Σ m·ℓ)",
+    status: "expressed",
+    how: "aggregation token_sum (D·Σ m·ℓ with options.global {dpSize: D})",
+    config: { ...tokenGrpo, aggregation: "token_sum" },
+    enforcedBy:
+      "test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the five modes on lengths [2, 1]",
   },
   {
     id: "seq-mean-token-mean",
@@ -331,7 +334,7 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     semantic: "GAE",
     frameworks: { verl: "✔ (skips observation tokens)", openrlhf: "✔", trl: "—" },
     status: "expressed",
-    how: "gae(rewards, values, mask, {gamma, lam}) then whiten (verl) or whiten {unbiased: false, eps_form: floor} (OpenRLHF); right-padded rows (verl's observation-span skip is the gae-observation row)",
+    how: "gae(rewards, values, {gamma, lam}, mask) then whiten (verl) or whiten {unbiased: false, epsForm: floor} (OpenRLHF); interior spans: the gae-observation row",
     enforcedBy:
       "test/advantages/gae.test.ts > gae > golden: ragged batch at gamma = lam = 1/2 with junk in the padding",
   },
@@ -339,9 +342,11 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     id: "gae-observation",
     section: "advantages",
     semantic: "GAE skipping observation tokens (interior mask spans)",
-    frameworks: { verl: "✔", openrlhf: "✗", trl: "—" },
-    status: "pending",
-    reason: "issue 13 item 4 (gae over masks with interior spans, verl's carry rule)",
+    frameworks: { verl: "✔", openrlhf: "~ (zeroed steps)", trl: "—" },
+    status: "expressed",
+    how: "gae(r, V, {gamma, lam}, m, {masked: carry}) then whiten (verl); {masked: zero} (OpenRLHF: masked steps with r = V = 0)",
+    enforcedBy:
+      "test/conformance/frameworks/gaeKlControl.fixtures.test.ts > gae and kl controllers vs verl and OpenRLHF > conformance: verl@1dda039b gae interior (0.99, 0.95) replays to 1e-12",
   },
   {
     id: "grpo",
@@ -544,8 +549,10 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "kl",
     semantic: "Adaptive KL controller",
     frameworks: { verl: "✔", openrlhf: "✔", trl: "✗" },
-    status: "pending",
-    reason: "issue 13 item 2 (the controller's per-step coefficient update)",
+    status: "expressed",
+    how: "adaptiveKlCoef(coef, currentKl, nSteps, {target, horizon}) per step (fixed: the coefficient unchanged)",
+    enforcedBy:
+      "test/conformance/frameworks/gaeKlControl.fixtures.test.ts > gae and kl controllers vs verl and OpenRLHF > conformance: openrlhf@3c3be623 adaptive_kl_controller replays bitwise",
   },
   {
     id: "kl-placement",

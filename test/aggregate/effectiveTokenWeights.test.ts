@@ -16,9 +16,13 @@ const m21 = [
 ];
 
 describe("effectiveTokenWeights", () => {
-  test("golden: weights of the four modes on lengths [2, 1]", () => {
+  test("golden: weights of the five modes on lengths [2, 1]", () => {
     // B = 2, L = [2, 1], N = 3. token_mean m/3; seq_mean_token_mean m/(2·L_b) = [1/4, 1/4], [1/2];
-    // seq_mean_token_sum m/2; token_sum_norm (ℓ = 4) m/(2·4) = 1/8.
+    // seq_mean_token_sum m/2; token_sum_norm (ℓ = 4) m/(2·4) = 1/8; token_sum m.
+    expect(toRows(effectiveTokenWeights(m21, "token_sum"))).toEqual([
+      [1, 1],
+      [1, 0],
+    ]);
     expect(toRows(effectiveTokenWeights(m21, "token_mean"))).toEqual([
       [1 / 3, 1 / 3],
       [1 / 3, 0],

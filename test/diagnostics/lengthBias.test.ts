@@ -101,7 +101,8 @@ describe("lengthBiasProbe", () => {
     // B = 4, N = 9, x̄ = 9/4. With |A| ≡ 1, y_i = Σ_t w = W_i:
     //   seq_mean_token_mean W = L·1/(4L) = 1/4 for every row ⇒ slope 0, intercept 1/4;
     //   token_sum_norm (ℓ = 5) W = L/20 ⇒ slope 1/20, intercept 0;
-    //   token_mean W = L/9 ⇒ slope 1/9, intercept 0;  seq_mean_token_sum W = L/4 ⇒ slope 1/4.
+    //   token_mean W = L/9 ⇒ slope 1/9, intercept 0;  seq_mean_token_sum W = L/4 ⇒ slope 1/4;
+    //   token_sum W = L ⇒ slope 1, intercept 0.
     // y is exactly linear in L, so residuals and se vanish up to rounding (≤ 1e-16 here).
     const mask = maskOf([1, 2, 3, 3]);
     const ones = [1, 1, 1, 1];
@@ -110,6 +111,7 @@ describe("lengthBiasProbe", () => {
       token_sum_norm: [1 / 20, 0],
       token_mean: [1 / 9, 0],
       seq_mean_token_sum: [1 / 4, 0],
+      token_sum: [1, 0],
     };
     for (const mode of AGGREGATIONS) {
       const r = lengthBiasProbe(ones, mask, opts(mode));

@@ -51,6 +51,8 @@ function divisors(
       return [d.rows];
     case "token_sum_norm":
       return [d.rows, normLen];
+    case "token_sum":
+      return [];
   }
 }
 

@@ -45,7 +45,7 @@ export function advantageAt(adv: VectorLike | MatrixLike): (b: number, t: number
 
 /**
  * Aggregation weights written from the definitions: token_mean 1/N, seq_mean_token_mean
- * 1/(B·L_b), seq_mean_token_sum 1/B, token_sum_norm 1/(B·ℓ); 0 at padding. @internal
+ * 1/(B·L_b), seq_mean_token_sum 1/B, token_sum_norm 1/(B·ℓ), token_sum 1; 0 at padding. @internal
  */
 export function aggregationWeightsRef(
   mask: readonly (readonly boolean[])[],
@@ -73,6 +73,8 @@ export function aggregationWeightsRef(
         return D / B;
       case "token_sum_norm":
         return D / (B * (normLen as number));
+      case "token_sum":
+        return D;
     }
   };
   return mask.map((row, b) => row.map((on) => (on ? weight(b) : 0)));
