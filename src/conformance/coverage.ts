@@ -185,7 +185,6 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     [
       ["ipo-mask", "IPO absolute-prob mask", "✗", "✗", "✗"],
       ["clip-cov", "Clip-Cov / KL-Cov", "✔", "✗", "✗"],
-      ["luspo", "LUSPO", "✗", "✗", "✔"],
       ["vespo", "VESPO gamma weights", "✗", "✗", "✔"],
       ["opsm", "OPSM (negative-A & high-KL rows dropped)", "✗", "✗", "✔"],
       ["top-entropy", "Top-entropy-quantile token mask", "✗", "✗", "✔"],
@@ -207,6 +206,20 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
       reason: ISSUE5,
     }),
   ),
+  {
+    id: "luspo",
+    section: "surrogates",
+    semantic: "LUSPO",
+    frameworks: { verl: "✗", openrlhf: "✗", trl: "✔" },
+    status: "expressed",
+    how: "ratio sequence, pg_clip, aggregation seq_mean_token_sum (TRL's importance_sampling_level=sequence); TRL's token level reads padding: the trl-luspo-padding row",
+    config: {
+      ...A.gspo.loss,
+      clip: { epsLow: 0.2, epsHigh: 0.2 },
+      aggregation: "seq_mean_token_sum",
+    },
+    enforcedBy: `${T.fx}trl@f2cd5771 luspo:sequence replays to 1e-12`,
+  },
   {
     id: "papo",
     section: "surrogates",
@@ -304,8 +317,14 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "aggregation",
     semantic: "LUSPO `mean_b(L_b·ℓ_b)`",
     frameworks: { verl: "✗", openrlhf: "✗", trl: "✔" },
-    status: "pending",
-    reason: ISSUE5,
+    status: "expressed",
+    how: "aggregation seq_mean_token_sum on a row-constant term (sequence ratio): (1/B)·Σ_b Σ_t ℓ = (1/B)·Σ_b L_b·ℓ_b",
+    config: {
+      ...A.gspo.loss,
+      clip: { epsLow: 0.2, epsHigh: 0.2 },
+      aggregation: "seq_mean_token_sum",
+    },
+    enforcedBy: `${T.fx}trl@f2cd5771 luspo:sequence replays to 1e-12`,
   },
   {
     id: "gmpo-row-mean",
@@ -657,9 +676,18 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "is_correction",
     semantic: "Bypass mode (old := rollout)",
     frameworks: { verl: "✔", openrlhf: "~ (GSPO+IS)", trl: "✗" },
-    status: "pending",
-    reason:
-      "issue 13 items 1 and 6 (bypass: the rollout logprobs as the ratio's denominator; verl's bypass REINFORCE rejects inside the loss and keeps the pre-rejection token count)",
+    status: "expressed",
+    how: "PPO-clip: pg_clip with oldLogprobs := rollout. REINFORCE: reinforce + is_correction + rejection with oldLogprobs := logprobs (data), options.global.tokens = the pre-rejection count. PPO-clip with rejection sampling is not expressible yet (docs/derivations/losses.md#bypass-mode)",
+    config: {
+      ...tokenGrpo,
+      surrogate: "reinforce",
+      clip: null,
+      isCorrection: { level: "token", cap: 2 },
+      emptyRows: "count",
+      rejection: [{ statistic: "token", estimator: "k1", lower: 0.5, upper: 2, logClamp: null }],
+    },
+    enforcedBy:
+      "test/losses/bypass.test.ts > bypass mode > golden: verl's bypass REINFORCE is reinforce × sg[min(e^(lp − rollout), 2)] over the kept tokens, divided by the pre-rejection count",
   },
   {
     id: "top-p-keep-mask",

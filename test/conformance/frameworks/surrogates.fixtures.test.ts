@@ -128,6 +128,18 @@ const CONFIGS: Readonly<Record<string, (v: Variant) => PolicyLossConfig>> = {
       sapo: { tauPos: f32(g.sapo_temperature_pos), tauNeg: f32(g.sapo_temperature_neg) },
     };
   },
+  // TRL luspo at sequence level: the clipped surrogate on the sequence ratio, mean_b(L_b·ℓ_b),
+  // which is seq_mean_token_sum (ℓ is constant along a row).
+  "trl:luspo:sequence": (v) => {
+    const g = v.setting.grpo_config as { epsilon: number; epsilon_high: number | null };
+    return {
+      ...base,
+      ratio: "sequence",
+      surrogate: "pg_clip",
+      clip: { epsLow: g.epsilon, epsHigh: g.epsilon_high ?? g.epsilon },
+      aggregation: "seq_mean_token_sum",
+    };
+  },
   // TRL cispo: the absolute cap epsilon_high (None → epsilon), the dapo normaliser (N tokens).
   "trl:cispo": (v) => {
     const g = v.setting.grpo_config as { epsilon: number; epsilon_high: number | null };
@@ -165,8 +177,8 @@ const PENDING: Readonly<Record<string, string>> = {
   clip_cov: "issue 13 item 5: Clip-Cov's covariance-selected, randomly permuted token mask",
   kl_cov: "issue 13 item 5: KL-Cov's top-k covariance token penalty",
   entropy_bonus: "issue 13 item 5: the entropy bonus (an entropies input and its gradient)",
-  "trl:luspo":
-    "issue 13 items 5 and 6: LUSPO's L_b-weighted mean and TRL's token-level padding leak",
+  "trl:luspo:token":
+    "issue 13 item 6: TRL's token-level luspo averages L_b·ℓ over every [B, T] entry, padding included (a framework-model deviation; our LUSPO keeps padding out)",
   "trl:vespo": "issue 13 item 5: VESPO's gamma row weights",
   "trl:opsm-0.5": "issue 13 item 5: OPSM's row mask on the current policy's drift",
   "trl:top-entropy-0.2": "issue 13 item 5: the top-entropy-quantile token mask",
@@ -175,7 +187,9 @@ const PENDING: Readonly<Record<string, string>> = {
 };
 
 const keyOf = (v: Variant): string => {
-  const head = v.name.split(":")[0] as string;
+  const parts = v.name.split(":");
+  // LUSPO's two levels are different semantics: keyed by level.
+  const head = parts[0] === "luspo" ? `luspo:${parts[1]}` : (parts[0] as string);
   return v.framework === "trl" ? `trl:${head}` : head;
 };
 
