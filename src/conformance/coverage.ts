@@ -186,7 +186,6 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
       ["ipo-mask", "IPO absolute-prob mask", "✗", "✗", "✗"],
       ["clip-cov", "Clip-Cov / KL-Cov", "✔", "✗", "✗"],
       ["vespo", "VESPO gamma weights", "✗", "✗", "✔"],
-      ["opsm", "OPSM (negative-A & high-KL rows dropped)", "✗", "✗", "✔"],
       ["top-entropy", "Top-entropy-quantile token mask", "✗", "✗", "✔"],
       [
         "entropy-bonus",
@@ -219,6 +218,16 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
       aggregation: "seq_mean_token_sum",
     },
     enforcedBy: `${T.fx}trl@f2cd5771 luspo:sequence replays to 1e-12`,
+  },
+  {
+    id: "opsm",
+    section: "surrogates",
+    semantic: "OPSM (negative-A & high-KL rows dropped)",
+    frameworks: { verl: "✗", openrlhf: "✗", trl: "✔" },
+    status: "expressed",
+    how: "off_policy_mask {threshold: δ, sampling: old | rollout} on any surrogate",
+    config: { ...A.dapo.loss, offPolicyMask: { threshold: 0.5 } },
+    enforcedBy: `${T.fx}trl@f2cd5771 opsm-0.5:dapo:token:sampling-logps replays to 1e-12`,
   },
   {
     id: "papo",

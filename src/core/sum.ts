@@ -38,13 +38,27 @@ export class CompensatedSum {
  * error with Neumaier's compare of |s| and |x|; the error of a float64 addition is itself a float64
  * (unique), so the two agree bit for bit whenever t is finite (once t overflows, a running sum
  * stays non-finite and its correction is never read). The kernel's hot sums use this form: the
- * compare was a data-dependent branch, mispredicted about half the time.
+ * compare was a data-dependent branch, mispredicted about half the time. Near overflow t − s
+ * itself can overflow and the error comes out NaN: {@link twoSumErrorSafe} covers that case.
  * Enforced by: test/core/sum.test.ts > twoSumError > property: TwoSum's error is bitwise
- * Neumaier's wherever the sum is finite
+ * Neumaier's wherever the sum and t − s are finite
  */
 export function twoSumError(s: number, x: number, t: number): number {
   const bv = t - s;
   return s - (t - bv) + (x - bv);
+}
+
+/**
+ * {@link twoSumError} where t − s itself may overflow (|s| and |t| near 2^1024 with opposite
+ * signs, t finite): there the branch-free form gives NaN, and this falls back to Neumaier's, which
+ * subtracts only numbers no larger than the larger operand and is exact. For sums off the hottest
+ * loops; the hot ones keep the unchecked form and their consumers recompute a finite sum whose
+ * correction came out NaN (robustTotal in losses/policyLoss.ts).
+ * Enforced by: test/core/sum.test.ts > twoSumError > regression: near overflow (t − s overflows) the safe error is Neumaier's, not NaN
+ */
+export function twoSumErrorSafe(s: number, x: number, t: number): number {
+  const e = twoSumError(s, x, t);
+  return e - e === 0 ? e : Math.abs(s) >= Math.abs(x) ? s - t + x : x - t + s;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   IS_MODES,
   type ISCorrectionConfig,
   type ISRowMask,
+  type OffPolicyMaskConfig,
   type PolicyLossConfig,
   RATIO_KINDS,
   type RatioClampConfig,
@@ -87,6 +88,7 @@ export interface PolicyLossConfigJson {
     readonly sign_aware?: boolean;
   };
   readonly cispo?: { readonly cap: number };
+  readonly off_policy_mask?: { readonly threshold: number; readonly sampling: string };
   readonly sapo?: { readonly tau_pos: number | null; readonly tau_neg: number | null };
   readonly dro?: { readonly beta: number };
   readonly dppo?: {
@@ -348,6 +350,7 @@ const POLICY_KEYS = [
   "empty_rows",
   "rejection",
   "ratio_clamp",
+  "off_policy_mask",
   "cispo",
   "sapo",
   "dro",
@@ -377,6 +380,7 @@ function policyOf(r: Reader, c: Obj): PolicyLossConfig {
 function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
   const out: {
     ratioClamp?: RatioClampConfig;
+    offPolicyMask?: OffPolicyMaskConfig;
     cispo?: CispoConfig;
     sapo?: SapoConfig;
     dro?: DroConfig;
@@ -397,6 +401,20 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
       lower: r.numberOrNull("config.ratio_clamp.lower", k.lower),
       upper: r.numberOrNull("config.ratio_clamp.upper", k.upper),
       ...(k.sign_aware === true ? { signAware: true } : {}),
+    });
+  }
+  if (set(c.off_policy_mask)) {
+    const k = r.object("config.off_policy_mask", c.off_policy_mask, ["threshold", "sampling"]);
+    out.offPolicyMask = Object.freeze({
+      threshold: r.number("config.off_policy_mask.threshold", k.threshold),
+      ...(set(k.sampling)
+        ? {
+            sampling: r.name("config.off_policy_mask.sampling", k.sampling, [
+              "old",
+              "rollout",
+            ] as const),
+          }
+        : {}),
     });
   }
   if (set(c.cispo)) {
@@ -517,6 +535,14 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
             lower: config.ratioClamp.lower ?? null,
             upper: config.ratioClamp.upper ?? null,
             ...(config.ratioClamp.signAware === true ? { sign_aware: true } : {}),
+          },
+        }),
+    ...(config.offPolicyMask === undefined || config.offPolicyMask === null
+      ? {}
+      : {
+          off_policy_mask: {
+            threshold: config.offPolicyMask.threshold,
+            sampling: config.offPolicyMask.sampling ?? "old",
           },
         }),
     ...(config.cispo === undefined || config.cispo === null

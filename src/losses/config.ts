@@ -147,6 +147,14 @@ export interface RatioClampConfig {
   readonly signAware?: boolean;
 }
 
+/** The off-policy sequence mask (docs/derivations/losses.md#off-policy-sequence-mask). */
+export interface OffPolicyMaskConfig {
+  /** δ: rows whose mean sampling − lp exceeds it drop their negative-advantage tokens. */
+  readonly threshold: number;
+  /** Which logprobs sampled the tokens: `old` (default) or `rollout`. */
+  readonly sampling?: "old" | "rollout";
+}
+
 /** SAPO's gate temperatures (docs/derivations/losses.md#sapo). */
 export interface SapoConfig {
   /** τ for A > 0. @defaultValue 1 (verl, TRL) */
@@ -203,6 +211,13 @@ export interface PolicyLossConfig {
    * this way is an empty row (`emptyRows`). Null or absent: none.
    */
   readonly rejection?: readonly RejectionRule[] | null;
+  /**
+   * The off-policy sequence mask (DeepSeek-V3.2's OPSM, TRL's `off_policy_mask_threshold`): a token
+   * with A < 0 in a row whose mean of sampling − lp (lp as data) exceeds `threshold` gets weight 0
+   * (sg; the row still counts in every denominator). `sampling` is the old stream or the rollout
+   * stream (TRL: vLLM's logprobs when it has them, else the old ones). Null or absent: none.
+   */
+  readonly offPolicyMask?: OffPolicyMaskConfig | null;
   /** A clamp of the policy log-ratio (verl's ±20 before exp, GMPO's log-space clip); null or absent: none. */
   readonly ratioClamp?: RatioClampConfig | null;
   /** CISPO's absolute weight cap min(r, cap) (TRL's ε_max), in place of clip (surrogate `cispo` only). */
@@ -257,6 +272,11 @@ export interface ResolvedPolicyLossConfig {
         readonly logClamp: number;
       }[]
     | null;
+  /** The off-policy sequence mask, resolved, or null. */
+  readonly offPolicyMask: {
+    readonly threshold: number;
+    readonly sampling: "old" | "rollout";
+  } | null;
   /** The ratio clamp with absent bounds resolved (−∞, +∞), or null. */
   readonly ratioClamp: {
     readonly level: "token" | "row";
@@ -649,6 +669,35 @@ export function validatePolicyLossConfig(
       ),
     );
   }
+  let offPolicyMask: ResolvedPolicyLossConfig["offPolicyMask"] = null;
+  if (isSet(config.offPolicyMask)) {
+    const o = config.offPolicyMask as OffPolicyMaskConfig;
+    if (typeof o !== "object") {
+      throw new ConfigError(
+        fn,
+        "config.offPolicyMask",
+        mustBe(
+          fn,
+          "config.offPolicyMask",
+          "an OffPolicyMaskConfig {threshold, sampling} or null",
+          fmtValue(o),
+        ),
+      );
+    }
+    if (typeof o.threshold !== "number" || !Number.isFinite(o.threshold)) {
+      throw new ConfigError(
+        fn,
+        "config.offPolicyMask.threshold",
+        mustBe(fn, "config.offPolicyMask.threshold", "a finite number", fmtValue(o.threshold)),
+      );
+    }
+    offPolicyMask = {
+      threshold: o.threshold,
+      sampling: isSet(o.sampling)
+        ? oneOf(fn, "config.offPolicyMask.sampling", o.sampling, ["old", "rollout"] as const)
+        : "old",
+    };
+  }
   return {
     ratio,
     surrogate,
@@ -661,6 +710,7 @@ export function validatePolicyLossConfig(
     isCorrection,
     emptyRows,
     rejection,
+    offPolicyMask,
     ratioClamp,
     ...params,
     kl,

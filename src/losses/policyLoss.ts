@@ -579,7 +579,9 @@ function robustRows(plan: PolicyPlan, w: Float64Array, term: (i: number) => numb
 
 /** A compensated sum, or its scaled recomputation when it overflowed (maskedDot's rule). */
 function robustTotal(plain: number, recompute: () => number): number {
-  return Number.isFinite(plain) || Number.isNaN(plain) ? plain : recompute();
+  // ±∞: the plain sum overflowed; NaN: a sum of finite terms whose branch-free correction came
+  // out NaN (t − s overflowed near 2^1024, twoSumError) — both are recomputed, scaled and exact.
+  return Number.isFinite(plain) ? plain : recompute();
 }
 
 /** The scalars, in the unfused code's order of checks, and the result. */

@@ -164,6 +164,10 @@ export function surrogateSettingsText(config: PolicyLossConfig): string {
   if (config.sapo != null)
     parts.push(`sapo tau_pos=${config.sapo.tauPos ?? 1} tau_neg=${config.sapo.tauNeg ?? 1.05}`);
   if (config.cispo != null) parts.push(`cispo cap=${config.cispo.cap}`);
+  if (config.offPolicyMask != null) {
+    const o = config.offPolicyMask;
+    parts.push(`off_policy_mask threshold=${o.threshold} sampling=${o.sampling ?? "old"}`);
+  }
   if (config.dro != null) parts.push(`dro beta=${config.dro.beta}`);
   if (config.dppo != null) {
     const d = config.dppo;

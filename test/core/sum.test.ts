@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CompensatedSum, twoSumError } from "../../src/core/sum.js";
+import { CompensatedSum, twoSumError, twoSumErrorSafe } from "../../src/core/sum.js";
+import { policyLoss } from "../../src/losses/policyLoss.js";
 
 /** Neumaier's correction of one step, as CompensatedSum.add writes it (the reference). */
 function neumaierError(s: number, x: number): number {
@@ -17,15 +18,47 @@ const wide = fc.oneof(
 );
 
 describe("twoSumError", () => {
-  it("property: TwoSum's error is bitwise Neumaier's wherever the sum is finite", () => {
+  it("property: TwoSum's error is bitwise Neumaier's wherever the sum and t − s are finite", () => {
     fc.assert(
       fc.property(wide, wide, (s, x) => {
         const t = s + x;
-        fc.pre(Number.isFinite(t));
+        fc.pre(Number.isFinite(t) && Number.isFinite(t - s));
         expect(Object.is(twoSumError(s, x, t), neumaierError(s, x))).toBe(true);
       }),
       { numRuns: 20_000 },
     );
+  });
+
+  it("regression: near overflow (t − s overflows) the safe error is Neumaier's, not NaN", () => {
+    // fast-check's counterexample: s = 1.378e307, x = −1.798e308, t = s + x = −1.66e308 is finite
+    // but t − s rounds to −Infinity, so the branch-free TwoSum gives NaN; the safe form does not.
+    const s = 1.378445676298898e307;
+    const x = -1.7976931348623157e308;
+    expect(Number.isNaN(twoSumError(s, x, s + x))).toBe(true);
+    expect(Object.is(twoSumErrorSafe(s, x, s + x), neumaierError(s, x))).toBe(true);
+    fc.assert(
+      fc.property(wide, wide, (a, b) => {
+        const t = a + b;
+        fc.pre(Number.isFinite(t));
+        expect(Object.is(twoSumErrorSafe(a, b, t), neumaierError(a, b))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it("regression: a policy loss whose running sum passes near 2^1024 is the exact finite sum, not an error", () => {
+    // Terms 1.378e307 and −1.798e308 (w = 1 under token_sum): the hot sum's correction is NaN,
+    // and the loss is recomputed exactly: −(e^0·A) summed = −(1.378e307 − 1.798e308).
+    const out = policyLoss(
+      { ratio: "token", surrogate: "pg", clip: null, aggregation: "token_sum", normLen: null },
+      {
+        logprobs: [[-1, -1]],
+        oldLogprobs: [[-1, -1]],
+        advantages: [[-1.378445676298898e307, 1.7976931348623157e308]],
+        responseMask: [[true, true]],
+      },
+    );
+    expect(out.loss).toBe(1.378445676298898e307 + -1.7976931348623157e308);
   });
 
   it("property: a running TwoSum-compensated sum is bitwise CompensatedSum.value()", () => {

@@ -102,6 +102,94 @@ const CASES: readonly [string, Partial<PolicyLossConfig>][] = [
   ],
 ];
 
+describe("off-policy sequence mask", () => {
+  const cases: readonly [string, Partial<PolicyLossConfig>][] = [
+    [
+      "pg_clip, old sampling",
+      {
+        surrogate: "pg_clip",
+        clip: { epsLow: 0.2, epsHigh: 0.28 },
+        offPolicyMask: { threshold: 0.1 },
+      },
+    ],
+    [
+      "sequence pg_clip, rollout sampling, token IS",
+      {
+        ratio: "sequence",
+        surrogate: "pg_clip",
+        clip: { epsLow: 0.2, epsHigh: 0.2 },
+        offPolicyMask: { threshold: -0.2, sampling: "rollout" },
+        isCorrection: { level: "token", cap: 2 },
+      },
+    ],
+    [
+      "sapo, sequence IS",
+      {
+        surrogate: "sapo",
+        offPolicyMask: { threshold: 0, sampling: "rollout" },
+        isCorrection: { level: "sequence", cap: 3 },
+      },
+    ],
+  ];
+  for (const [name, over] of cases) {
+    it(`gradient: closed form equals the reference for ${name}, every aggregation, with and without KL`, () => {
+      for (const aggregation of AGGS) {
+        for (const kl of [null, { kind: "k3", coef: 0.05 } as const]) {
+          fc.assert(
+            fc.property(logprobBatches(), (batch) => {
+              const config = base({ ...over, aggregation, kl });
+              const inputs = {
+                ...policyInputs(config, batch),
+                rolloutLogprobs: batch.rolloutLogprobs,
+              };
+              const got = policyLoss(config, inputs);
+              const ref = policyLossRef(config, inputs);
+              expectNormwiseClose(got.loss, ref.loss, TOL, `${name}: loss`);
+              expectNormwiseClose(got.gradLogprobs, ref.grad, TOL, `${name}: grad`);
+              expectNormwiseClose(
+                got.perTokenObjective,
+                ref.perTokenObjective,
+                TOL,
+                `${name}: objective`,
+              );
+            }),
+            { ...FC_PARAMS, numRuns: Math.max(1, Math.ceil(FC_PARAMS.numRuns / 3)) },
+          );
+        }
+      }
+    });
+  }
+
+  it("golden: a row whose mean drift exceeds δ loses its negative-advantage tokens, the rest and the denominator stay", () => {
+    // Row 0: old − lp = [0.5, 0.3], mean 0.4 > δ = 0.25: its A < 0 token (t = 1) drops.
+    // Row 1: old − lp = [0.1, 0.1], mean 0.1 ≤ δ: kept. token_mean over all N = 4 tokens.
+    const cfg = base({ surrogate: "pg", offPolicyMask: { threshold: 0.25 } });
+    const out = policyLoss(cfg, {
+      logprobs: [
+        [-1, -1],
+        [-1, -1],
+      ],
+      oldLogprobs: [
+        [-0.5, -0.7],
+        [-0.9, -0.9],
+      ],
+      advantages: [
+        [1, -1],
+        [1, -1],
+      ],
+      responseMask: [
+        [true, true],
+        [true, true],
+      ],
+    });
+    const r = (z: number) => Math.exp(z);
+    expect(out.perTokenObjective.data[1]).toBe(0);
+    expect(out.gradLogprobs.data[1]).toBe(0);
+    expect(out.loss).toBeCloseTo((-r(-0.5) - r(-0.1) + r(-0.1)) / 4, 15);
+    expect(out.gradLogprobs.data[3]).toBeCloseTo(r(-0.1) / 4, 15);
+  });
+});
+
 describe("new surrogates and ratio clamps", () => {
   for (const [name, over] of CASES) {
     it(`gradient: closed form equals the reference for ${name}, every aggregation, with and without KL`, () => {
@@ -332,6 +420,18 @@ describe("new surrogates and ratio clamps", () => {
         responseMask: [[true]],
       });
     expectPolgradError(run({ surrogate: "dro" }), ConfigError, "E_CONFIG", "config.dro");
+    expectPolgradError(
+      run({ offPolicyMask: { threshold: Number.NaN } }),
+      ConfigError,
+      "E_CONFIG",
+      "config.offPolicyMask.threshold",
+    );
+    expectPolgradError(
+      run({ offPolicyMask: { threshold: 0.1, sampling: "vllm" as never } }),
+      UnknownNameError,
+      "E_UNKNOWN_NAME",
+      "config.offPolicyMask.sampling",
+    );
     expectPolgradError(
       run({ surrogate: "cispo", cispo: { cap: 5 }, clip: { epsLow: null, epsHigh: 0.2 } }),
       ConfigError,

@@ -118,12 +118,14 @@ export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
       ? "config.surrogate"
       : cfg.ratioClamp !== null
         ? "config.ratioClamp"
-        : null;
+        : cfg.offPolicyMask !== null
+          ? "config.offPolicyMask"
+          : null;
   if (newer !== null) {
     throw new ConfigError(
       "emulatePolicyLoss",
       newer,
-      `emulatePolicyLoss: ${newer} must be one of the dtype-emulated forms (surrogate pg_clip, pg, reinforce or cispo, no ratio clamp: the emulation does not model the sapo, dro and dppo surrogates or a ratio clamp yet); got ${newer === "config.surrogate" ? `"${cfg.surrogate}"` : "a ratio clamp"}`,
+      `emulatePolicyLoss: ${newer} must be one of the dtype-emulated forms (surrogate pg_clip, pg, reinforce or cispo, no ratio clamp, no off-policy mask: the emulation does not model the sapo, dro and dppo surrogates, a ratio clamp or an off-policy mask yet); got ${newer === "config.surrogate" ? `"${cfg.surrogate}"` : newer === "config.ratioClamp" ? "a ratio clamp" : "an off-policy mask"}`,
     );
   }
   if (

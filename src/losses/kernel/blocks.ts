@@ -74,6 +74,14 @@ export function planOf(s: SharedPlan): PolicyPlan {
     tis: s.cfg.isCorrection,
     kl: s.cfg.kl === null || s.klW === null ? null : klPlan(s.cfg.kl, s.klW),
     rclamp: s.cfg.ratioClamp,
+    opsm:
+      s.cfg.offPolicyMask === null
+        ? null
+        : {
+            threshold: s.cfg.offPolicyMask.threshold,
+            sampling:
+              s.cfg.offPolicyMask.sampling === "rollout" ? (s.rollout as Float64Array) : s.old,
+          },
   };
 }
 
@@ -116,6 +124,10 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
     tis: plan.tis,
     kl: plan.kl === null ? null : klPlan(plan.kl, plan.kl.w.subarray(b0, b1)),
     rclamp: plan.rclamp,
+    opsm:
+      plan.opsm === null
+        ? null
+        : { threshold: plan.opsm.threshold, sampling: plan.opsm.sampling.subarray(lo, hi) },
   };
 }
 

@@ -164,9 +164,17 @@ export function planPolicyLoss(
   deferred.add(() => checkFiniteAt(fn, "oldLogprobs", old, mask));
   const reads: ArrayBufferView[] = [logprobs.data, old.data, m];
   let rollout: Matrix | null = null;
-  if (cfg.isCorrection !== null || cfg.rejection !== null) {
+  if (
+    cfg.isCorrection !== null ||
+    cfg.rejection !== null ||
+    cfg.offPolicyMask?.sampling === "rollout"
+  ) {
     const why =
-      cfg.isCorrection !== null ? "config.isCorrection is set" : "config.rejection is set";
+      cfg.isCorrection !== null
+        ? "config.isCorrection is set"
+        : cfg.rejection !== null
+          ? "config.rejection is set"
+          : 'config.offPolicyMask.sampling is "rollout"';
     const x = deferred.guard(() => {
       const s = toMatrix(
         fn,
@@ -264,6 +272,14 @@ export function planPolicyLoss(
         ? null
         : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
     rclamp: cfg.ratioClamp,
+    opsm:
+      cfg.offPolicyMask === null
+        ? null
+        : {
+            threshold: cfg.offPolicyMask.threshold,
+            sampling:
+              cfg.offPolicyMask.sampling === "rollout" ? (rollout as Matrix).data : old.data,
+          },
   };
   if (cfg.isCorrection !== null && cfg.isCorrection.normalize) {
     // Rescale to mean 1 (verl's rollout_is_batch_normalize): divide only when the mean exceeds

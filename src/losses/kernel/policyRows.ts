@@ -19,7 +19,7 @@
  * gradient overflow it saw; policyLoss turns events into the typed errors, in the precedence the
  * unfused code had (docs/conventions.md#numeric-policy).
  */
-import { robustSum, twoSumError } from "../../core/sum.js";
+import { robustSum, twoSumError, twoSumErrorSafe } from "../../core/sum.js";
 import { KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
 import type { RatioKind, ResolvedISCorrection, ResolvedPolicyLossConfig } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
@@ -54,6 +54,11 @@ export interface PolicyPlan {
   readonly kl: KLPlan | null;
   /** The log-ratio clamp (docs/derivations/losses.md#ratio-clamps), or null. */
   readonly rclamp: ResolvedPolicyLossConfig["ratioClamp"];
+  /**
+   * The off-policy sequence mask (docs/derivations/losses.md#off-policy-sequence-mask): the
+   * threshold δ and the sampling logprobs (the old or the rollout stream), or null.
+   */
+  readonly opsm: { readonly threshold: number; readonly sampling: Float64Array } | null;
 }
 
 /** The KL term as the kernel runs it (one shape for every config: one hidden class). @internal */
@@ -181,6 +186,7 @@ export function processRow(
     if (ratioStage(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   } else if (ratioStageClamped(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   if (plan.tis !== null && tisStage(plan, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
+  if (plan.opsm !== null) opsmStage(plan, b, f, e, sc);
   const ev = objectiveStage(plan, out, b, f, e, sc);
   if (ev !== ROW_OK) return ev;
   if (plan.kl !== null && klStage(plan, out.grad, b, f, e, sc, k, kOff - o) !== ROW_OK)
@@ -410,7 +416,7 @@ function rowLogSum(plan: PolicyPlan, f: number, e: number): number {
     if (!finite(ro)) return Number.NaN;
     const x = (old[i] as number) - ro;
     const t = s + x;
-    c += twoSumError(s, x, t);
+    c += twoSumErrorSafe(s, x, t);
     s = t;
   }
   return Number.isFinite(s) ? s + c : s;
@@ -455,7 +461,7 @@ export function meanISWeight(plan: PolicyPlan): number {
   let n = 0;
   const add = (x: number): void => {
     const t = s + x;
-    c += twoSumError(s, x, t);
+    c += twoSumErrorSafe(s, x, t);
     s = t;
     n++;
   };
@@ -485,6 +491,39 @@ function isWeight(rho: number, lower: number, cap: number, mask: boolean): numbe
 }
 
 /**
+ * 2′. The off-policy sequence mask of row b (DeepSeek-V3.2's OPSM as TRL computes it): the row's
+ * mean of sampling − lp (lp as data) against δ; a token with A < 0 in a row above δ gets weight 0,
+ * every other keeps its weight. The row's weights become token weights in `sc.rho`: the token IS
+ * weight, the row IS weight, or 1, times the mask (0 or 1: exact).
+ */
+function opsmStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
+  const { m, lp, advRow, advTok, tis } = plan;
+  const { threshold, sampling } = plan.opsm as NonNullable<PolicyPlan["opsm"]>;
+  const o = b * plan.T;
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const x = (sampling[i] as number) - (lp[i] as number);
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  const low = (Number.isFinite(s) ? s + c : s) / (plan.L[b] as number) <= threshold;
+  const rho = sc.rho;
+  const tokenLevel = tis !== null && tis.level === "token";
+  const base = tis === null ? 1 : sc.rhoRow;
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const a = advTok === null ? aRow : (advTok[i] as number);
+    const w = tokenLevel ? (rho[i - o] as number) : base;
+    rho[i - o] = low || a >= 0 ? w : 0;
+  }
+}
+
+/**
  * 3. Row b's objective, clip flags and ∂L/∂lp through the ratio: the surrogate's point function at
  * each response token, objective = ρ·ℓ, then the ratio's backward pass (token: ∂r·r;
  * sequence_token: ∂r·s_b; sequence: (Σ_τ ∂r_τ)·s_b / L_b for the whole row).
@@ -510,8 +549,9 @@ function objectiveStage(
   const rhoRow = sc.rhoRow;
   const viaRatio = sur.through === "ratio";
   const readsOld = sur.readsOld;
-  const tokenTis = tis !== null && tis.level === "token";
-  const hasTis = tis !== null;
+  // The off-policy mask rides on the token weights (opsmStage folds any IS weight into them).
+  const tokenTis = (tis !== null && tis.level === "token") || plan.opsm !== null;
+  const hasTis = tis !== null || plan.opsm !== null;
   const kind = plan.ratio;
   const viaToken = viaRatio && kind === "token";
   const viaSeqToken = viaRatio && kind === "sequence_token";

@@ -7,7 +7,7 @@
  * row; k1 keeps ln(lower) ≤ s ≤ ln(upper), k2 and k3 keep s ≤ upper (inclusive); every rule must
  * pass. Pure (no `node:` import). @internal
  */
-import { twoSumError } from "../../core/sum.js";
+import { twoSumErrorSafe } from "../../core/sum.js";
 import { k3Value } from "../../kl/estimator.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
 
@@ -73,7 +73,7 @@ export function rejectedMask(
         n++;
         if (x > max) max = x;
         const t = s + x;
-        cmp += twoSumError(s, x, t);
+        cmp += twoSumErrorSafe(s, x, t);
         s = t;
       }
       if (n === 0) continue;

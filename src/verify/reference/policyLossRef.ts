@@ -184,6 +184,15 @@ export function policyLossRef(
       if (mean > 1e-8) isDiv = mean;
     }
 
+    // The off-policy sequence mask: the row's mean of sampling − lp (lp as data) against δ.
+    const opsm = config.offPolicyMask ?? null;
+    const keepRow = mask.map((_, b) => {
+      if (opsm === null) return true;
+      const samp = opsm.sampling === "rollout" ? (rollout as number[][]) : old;
+      const ts = cols(b);
+      const mean = ts.reduce((acc, t) => acc + (samp[b][t] - sg(node[b][t])), 0) / ts.length;
+      return mean <= opsm.threshold;
+    });
     // The importance ratio of token (b, t), a node: the surrogate's and the weighted KL term's.
     const ratioAt = (b: number, t: number): Scalar => {
       if (config.ratio === "token") return exp(logRatio(b, t));
@@ -260,6 +269,10 @@ export function policyLossRef(
       if (tis !== null && rollout !== null) {
         // sg[w(old − rollout)]: the token IS weight is a constant.
         ell = mul(ell, weightAt(b, t) / isDiv);
+      }
+      if (opsm !== null && !keepRow[b] && a < 0) {
+        // OPSM: the row's mean of sampling − sg[lp] is above δ: its negative-advantage tokens drop.
+        ell = mul(ell, 0);
       }
       objective[b][t] = sg(ell);
       ratio[b][t] = config.surrogate === "reinforce" || config.surrogate === "dro" ? 1 : sg(r);

@@ -140,6 +140,28 @@ const CONFIGS: Readonly<Record<string, (v: Variant) => PolicyLossConfig>> = {
       aggregation: "seq_mean_token_sum",
     };
   },
+  // TRL OPSM on dapo (token_mean) or grpo (seq-mean-token-mean) clipped losses: the sampling
+  // logprobs are vLLM's when given (our rollout stream), else the old ones.
+  "trl:opsm-0.5": (v) => {
+    const g = v.setting.grpo_config as {
+      epsilon: number;
+      epsilon_high: number | null;
+      loss_type: string;
+      importance_sampling_level: "token" | "sequence";
+      off_policy_mask_threshold: number;
+    };
+    return {
+      ...base,
+      ratio: g.importance_sampling_level,
+      surrogate: "pg_clip",
+      clip: { epsLow: g.epsilon, epsHigh: g.epsilon_high ?? g.epsilon },
+      aggregation: g.loss_type === "grpo" ? "seq_mean_token_mean" : "token_mean",
+      offPolicyMask: {
+        threshold: g.off_policy_mask_threshold,
+        sampling: v.name.endsWith("sampling-logps") ? "rollout" : "old",
+      },
+    };
+  },
   // TRL cispo: the absolute cap epsilon_high (None → epsilon), the dapo normaliser (N tokens).
   "trl:cispo": (v) => {
     const g = v.setting.grpo_config as { epsilon: number; epsilon_high: number | null };
@@ -180,7 +202,6 @@ const PENDING: Readonly<Record<string, string>> = {
   "trl:luspo:token":
     "issue 13 item 6: TRL's token-level luspo averages L_b·ℓ over every [B, T] entry, padding included (a framework-model deviation; our LUSPO keeps padding out)",
   "trl:vespo": "issue 13 item 5: VESPO's gamma row weights",
-  "trl:opsm-0.5": "issue 13 item 5: OPSM's row mask on the current policy's drift",
   "trl:top-entropy-0.2": "issue 13 item 5: the top-entropy-quantile token mask",
   "trl:top-entropy-0.5": "issue 13 item 5: the top-entropy-quantile token mask",
   "trl:entropy-bonus": "issue 13 item 5: the entropy bonus, static and adaptive",
@@ -210,6 +231,8 @@ describe("newer surrogates vs verl and TRL", () => {
           oldLogprobs: mat(c.inputs.old_logprobs),
           advantages: adv(c.inputs.advantages),
           responseMask: mask,
+          rolloutLogprobs:
+            c.inputs.sampling_logprobs === undefined ? null : mat(c.inputs.sampling_logprobs),
         };
         const got = policyLoss(config, inputs);
         const what = `${v.name} case ${k} (seed ${c.seed})`;
