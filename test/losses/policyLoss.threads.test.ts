@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getAlgorithm, policyLoss } from "../../src/index.js";
+import { getAlgorithm, type PolicyLossConfig, policyLoss } from "../../src/index.js";
 import { threadPool } from "../../src/node/threadPool.js";
 import { WorkerSet } from "../../src/node/workerSet.js";
 import { FC_PARAMS, IS_VARIANTS } from "../_kit/index.js";
@@ -55,6 +55,52 @@ describe("policyLoss threads", () => {
           const global = withGlobal ? { global: { tokens: 10 * B * T, dpSize: 3 } } : {};
           const one = outcome(() => policyLoss(c, x, { threads: 1, ...global }));
           const many = outcome(() => policyLoss(c, x, { threads, ...global }));
+          expectSame(many, one, `${JSON.stringify(c)} threads ${threads}`);
+        },
+      ),
+      FC_PARAMS,
+    );
+    expect(threadPool.workerBlocks).toBeGreaterThan(before);
+  });
+
+  it("identity: the newer surrogates, the ratio clamps and the off-policy mask give the one-thread bits on 2 and 3 threads", () => {
+    const before = threadPool.workerBlocks;
+    const forms: readonly Partial<PolicyLossConfig>[] = [
+      {
+        ratio: "token",
+        surrogate: "sapo",
+        clip: null,
+        ratioClamp: { level: "token", lower: -20, upper: 20 },
+      },
+      { ratio: "token", surrogate: "dro", clip: null, dro: { beta: 0.1 } },
+      {
+        ratio: "token",
+        surrogate: "dppo",
+        clip: null,
+        dppo: { divergence: "kl", low: 0.05, high: 0.1, truncation: 3 },
+      },
+      {
+        ratio: "sequence",
+        surrogate: "pg",
+        clip: null,
+        ratioClamp: { level: "token", lower: -0.3, upper: 0.3, signAware: true },
+      },
+      { ratio: "token", surrogate: "cispo", clip: null, cispo: { cap: 0.2 } },
+      { offPolicyMask: { threshold: 0.1, sampling: "rollout" } },
+    ];
+    fc.assert(
+      fc.property(
+        policyBatches,
+        fc.constantFrom(...forms),
+        fc.constantFrom(2, 3),
+        ({ config, inputs, B, T }, form, threads) => {
+          const c = { ...config, ...form, kl: null } as PolicyLossConfig;
+          const rolloutLogprobs =
+            inputs.rolloutLogprobs ??
+            ({ rows: B, cols: T, data: new Float64Array(B * T).fill(-1) } as const);
+          const x = { ...inputs, rolloutLogprobs };
+          const one = outcome(() => policyLoss(c, x, { threads: 1 }));
+          const many = outcome(() => policyLoss(c, x, { threads }));
           expectSame(many, one, `${JSON.stringify(c)} threads ${threads}`);
         },
       ),
