@@ -185,7 +185,6 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     [
       ["ipo-mask", "IPO absolute-prob mask", "✗", "✗", "✗"],
       ["clip-cov", "Clip-Cov / KL-Cov", "✔", "✗", "✗"],
-      ["vespo", "VESPO gamma weights", "✗", "✗", "✔"],
       ["top-entropy", "Top-entropy-quantile token mask", "✗", "✗", "✔"],
       [
         "entropy-bonus",
@@ -228,6 +227,16 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     how: "off_policy_mask {threshold: δ, sampling: old | rollout} on any surrogate",
     config: { ...A.dapo.loss, offPolicyMask: { threshold: 0.5 } },
     enforcedBy: `${T.fx}trl@f2cd5771 opsm-0.5:dapo:token:sampling-logps replays to 1e-12`,
+  },
+  {
+    id: "vespo",
+    section: "surrogates",
+    semantic: "VESPO gamma weights",
+    frameworks: { verl: "✗", openrlhf: "✗", trl: "✔" },
+    status: "expressed",
+    how: "surrogate vespo, vespo {k_pos, lambda_pos, k_neg, lambda_neg} (TRL without an IS ratio; with TRL's IS ratio folded in, pending)",
+    config: { ...tokenGrpo, surrogate: "vespo", clip: null },
+    enforcedBy: `${T.fx}trl@f2cd5771 vespo:token replays to 1e-12`,
   },
   {
     id: "papo",

@@ -32,6 +32,7 @@ import {
   type RejectionRule,
   type SapoConfig,
   SURROGATE_KINDS,
+  type VespoConfig,
 } from "../losses/config.js";
 import {
   type DoubleEntropyConfig,
@@ -88,6 +89,12 @@ export interface PolicyLossConfigJson {
     readonly sign_aware?: boolean;
   };
   readonly cispo?: { readonly cap: number };
+  readonly vespo?: {
+    readonly k_pos: number | null;
+    readonly lambda_pos: number | null;
+    readonly k_neg: number | null;
+    readonly lambda_neg: number | null;
+  };
   readonly off_policy_mask?: { readonly threshold: number; readonly sampling: string };
   readonly sapo?: { readonly tau_pos: number | null; readonly tau_neg: number | null };
   readonly dro?: { readonly beta: number };
@@ -352,6 +359,7 @@ const POLICY_KEYS = [
   "ratio_clamp",
   "off_policy_mask",
   "cispo",
+  "vespo",
   "sapo",
   "dro",
   "dppo",
@@ -382,6 +390,7 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
     ratioClamp?: RatioClampConfig;
     offPolicyMask?: OffPolicyMaskConfig;
     cispo?: CispoConfig;
+    vespo?: VespoConfig;
     sapo?: SapoConfig;
     dro?: DroConfig;
     dppo?: DppoConfig;
@@ -415,6 +424,19 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
             ] as const),
           }
         : {}),
+    });
+  }
+  if (set(c.vespo)) {
+    const k = r.object("config.vespo", c.vespo, ["k_pos", "lambda_pos", "k_neg", "lambda_neg"]);
+    const opt = (name: string, key: keyof VespoConfig, x: unknown) => {
+      const n = r.numberOrNull(`config.vespo.${name}`, x);
+      return n === null ? {} : { [key]: n };
+    };
+    out.vespo = Object.freeze({
+      ...opt("k_pos", "kPos", k.k_pos),
+      ...opt("lambda_pos", "lambdaPos", k.lambda_pos),
+      ...opt("k_neg", "kNeg", k.k_neg),
+      ...opt("lambda_neg", "lambdaNeg", k.lambda_neg),
     });
   }
   if (set(c.cispo)) {
@@ -548,6 +570,16 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
     ...(config.cispo === undefined || config.cispo === null
       ? {}
       : { cispo: { cap: config.cispo.cap } }),
+    ...(config.vespo === undefined || config.vespo === null
+      ? {}
+      : {
+          vespo: {
+            k_pos: config.vespo.kPos ?? null,
+            lambda_pos: config.vespo.lambdaPos ?? null,
+            k_neg: config.vespo.kNeg ?? null,
+            lambda_neg: config.vespo.lambdaNeg ?? null,
+          },
+        }),
     ...(config.sapo === undefined || config.sapo === null
       ? {}
       : { sapo: { tau_pos: config.sapo.tauPos ?? null, tau_neg: config.sapo.tauNeg ?? null } }),

@@ -37,6 +37,7 @@ export const SurrogateKind = {
   SAPO: "sapo",
   DRO: "dro",
   DPPO: "dppo",
+  VESPO: "vespo",
 } as const;
 /** One of the surrogate kind strings. */
 export type SurrogateKind = (typeof SurrogateKind)[keyof typeof SurrogateKind];
@@ -147,6 +148,18 @@ export interface RatioClampConfig {
   readonly signAware?: boolean;
 }
 
+/** VESPO's gamma weights (docs/derivations/losses.md#vespo): k and λ by the advantage's sign. */
+export interface VespoConfig {
+  /** k for A ≥ 0. @defaultValue 2 (TRL) */
+  readonly kPos?: number;
+  /** λ for A ≥ 0. @defaultValue 3 (TRL) */
+  readonly lambdaPos?: number;
+  /** k for A < 0. @defaultValue 3 (TRL) */
+  readonly kNeg?: number;
+  /** λ for A < 0. @defaultValue 2 (TRL) */
+  readonly lambdaNeg?: number;
+}
+
 /** The off-policy sequence mask (docs/derivations/losses.md#off-policy-sequence-mask). */
 export interface OffPolicyMaskConfig {
   /** δ: rows whose mean sampling − lp exceeds it drop their negative-advantage tokens. */
@@ -224,6 +237,8 @@ export interface PolicyLossConfig {
   readonly cispo?: CispoConfig | null;
   /** SAPO's temperatures (surrogate `sapo` only; absent: τ+ = 1, τ− = 1.05). */
   readonly sapo?: SapoConfig | null;
+  /** VESPO's gamma weights (surrogate `vespo` only; absent: TRL's k±, λ± = 2, 3 / 3, 2). */
+  readonly vespo?: VespoConfig | null;
   /** DRO's β (surrogate `dro`, required). */
   readonly dro?: DroConfig | null;
   /** DPPO's trust region (surrogate `dppo`, required). */
@@ -272,6 +287,13 @@ export interface ResolvedPolicyLossConfig {
         readonly logClamp: number;
       }[]
     | null;
+  /** VESPO's constants, resolved (λ floored at 1e-4 as TRL does), or null. */
+  readonly vespo: {
+    readonly kPos: number;
+    readonly lambdaPos: number;
+    readonly kNeg: number;
+    readonly lambdaNeg: number;
+  } | null;
   /** The off-policy sequence mask, resolved, or null. */
   readonly offPolicyMask: {
     readonly threshold: number;
@@ -565,7 +587,10 @@ export function validatePolicyLossConfig(
     );
   }
   if (
-    (surrogate === "reinforce" || surrogate === "dro" || surrogate === "dppo") &&
+    (surrogate === "reinforce" ||
+      surrogate === "dro" ||
+      surrogate === "dppo" ||
+      surrogate === "vespo") &&
     ratio !== "token"
   ) {
     const why =
@@ -669,6 +694,39 @@ export function validatePolicyLossConfig(
       ),
     );
   }
+  let vespo: ResolvedPolicyLossConfig["vespo"] = null;
+  if (surrogate === "vespo") {
+    const v = (isSet(config.vespo) ? config.vespo : {}) as VespoConfig;
+    const fin = (k: keyof VespoConfig, d: number): number => {
+      const x = v[k];
+      if (!isSet(x)) return d;
+      if (typeof x !== "number" || !Number.isFinite(x))
+        throw new ConfigError(
+          fn,
+          `config.vespo.${k}`,
+          mustBe(fn, `config.vespo.${k}`, "a finite number", fmtValue(x)),
+        );
+      return x;
+    };
+    vespo = {
+      kPos: fin("kPos", 2),
+      lambdaPos: Math.max(fin("lambdaPos", 3), 1e-4),
+      kNeg: fin("kNeg", 3),
+      lambdaNeg: Math.max(fin("lambdaNeg", 2), 1e-4),
+    };
+    if (isCorrection !== null) {
+      throw new ConfigError(
+        fn,
+        "config.isCorrection",
+        mustBe(
+          fn,
+          "config.isCorrection",
+          'null when surrogate is "vespo" (TRL folds its IS ratio into the gamma weight, summed over padding too; not modelled yet)',
+          fmtValue(config.isCorrection),
+        ),
+      );
+    }
+  }
   let offPolicyMask: ResolvedPolicyLossConfig["offPolicyMask"] = null;
   if (isSet(config.offPolicyMask)) {
     const o = config.offPolicyMask as OffPolicyMaskConfig;
@@ -710,6 +768,7 @@ export function validatePolicyLossConfig(
     isCorrection,
     emptyRows,
     rejection,
+    vespo,
     offPolicyMask,
     ratioClamp,
     ...params,
@@ -718,7 +777,13 @@ export function validatePolicyLossConfig(
 }
 
 /** The keys each new surrogate's settings object may have, and the surrogate each belongs to. */
-const SURROGATE_SETTINGS = { cispo: "cispo", sapo: "sapo", dro: "dro", dppo: "dppo" } as const;
+const SURROGATE_SETTINGS = {
+  cispo: "cispo",
+  sapo: "sapo",
+  dro: "dro",
+  dppo: "dppo",
+  vespo: "vespo",
+} as const;
 
 /**
  * Validate the new surrogates' settings: each settings field only with its surrogate; SAPO's τ

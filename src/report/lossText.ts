@@ -164,6 +164,12 @@ export function surrogateSettingsText(config: PolicyLossConfig): string {
   if (config.sapo != null)
     parts.push(`sapo tau_pos=${config.sapo.tauPos ?? 1} tau_neg=${config.sapo.tauNeg ?? 1.05}`);
   if (config.cispo != null) parts.push(`cispo cap=${config.cispo.cap}`);
+  if (config.vespo != null) {
+    const v = config.vespo;
+    parts.push(
+      `vespo k_pos=${v.kPos ?? 2} lambda_pos=${v.lambdaPos ?? 3} k_neg=${v.kNeg ?? 3} lambda_neg=${v.lambdaNeg ?? 2}`,
+    );
+  }
   if (config.offPolicyMask != null) {
     const o = config.offPolicyMask;
     parts.push(`off_policy_mask threshold=${o.threshold} sampling=${o.sampling ?? "old"}`);

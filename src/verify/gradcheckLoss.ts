@@ -32,6 +32,7 @@ function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][
       sapo: null,
       dro: null,
       dppo: null,
+      vespo: null,
     },
     inputsFor({ ...config, isCorrection: null, kl: null }, batch),
   ).ratio;
@@ -110,7 +111,7 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
 /**
  * The stop-gradient-free equivalent of a config at a base point lp₀: a config and batch whose loss
  * has the same gradient at lp₀ and no sg[·], so finite differences can check it.
- * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; dppo → reinforce on advantages A·sg[min(r, C)]·valid
+ * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; dppo, vespo → reinforce on advantages A·sg[coef]
  * at lp₀; sequence_token → token ratio against old' = lp₀ − log s(lp₀) (rollout shifted alike so
  * the TIS weight is unchanged; a row whose row clamp binds gets advantages 0); else unchanged.
  *
@@ -126,9 +127,9 @@ export function sgFrozenEquivalent(
   base: DrawnBatch,
 ): { config: PolicyLossConfig; batch: DrawnBatch } {
   const m = base.responseMask;
-  if (config.surrogate === "dppo") {
-    // sg[min(r, C)]·valid is data: REINFORCE on the token advantages A·min(r, C)·valid at lp₀,
-    // read off the objective −A·coef·lp (lp < 0 at every drawn position).
+  if (config.surrogate === "dppo" || config.surrogate === "vespo") {
+    // sg[min(r, C)]·valid (DPPO) and sg[φ] (VESPO) are data: REINFORCE on the token advantages
+    // A·coef at lp₀, read off the objective −A·coef·lp (lp < 0 at every drawn position).
     const obj = policyLoss(config, inputsFor(config, base)).perTokenObjective;
     return {
       config: {
@@ -137,6 +138,7 @@ export function sgFrozenEquivalent(
         surrogate: "reinforce",
         clip: null,
         dppo: null,
+        vespo: null,
         ratioClamp: null,
       },
       batch: {

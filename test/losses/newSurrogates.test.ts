@@ -50,6 +50,11 @@ const CASES: readonly [string, Partial<PolicyLossConfig>][] = [
     { surrogate: "sapo", ratioClamp: { level: "token", lower: -20, upper: 20 } },
   ],
   ["dro β 0.1", { surrogate: "dro", dro: { beta: 0.1 } }],
+  ["vespo (TRL's k, λ)", { surrogate: "vespo" }],
+  [
+    "vespo k 1/4, λ 0.5/1",
+    { surrogate: "vespo", vespo: { kPos: 1, lambdaPos: 0.5, kNeg: 4, lambdaNeg: 1 } },
+  ],
   [
     "dppo tv",
     { surrogate: "dppo", dppo: { divergence: "tv", low: 0.2, high: 0.2, truncation: 3 } },
@@ -263,7 +268,11 @@ describe("new surrogates and ratio clamps", () => {
           const inputs = policyInputs(config, batch);
           const got = policyLoss(config, inputs).gradLogprobs;
           let f: (lp: number[][]) => number;
-          if (config.surrogate === "dppo" || config.surrogate === "cispo") {
+          if (
+            config.surrogate === "dppo" ||
+            config.surrogate === "cispo" ||
+            config.surrogate === "vespo"
+          ) {
             // sg[min(r, C)]·valid (DPPO) and sg[ŵ] (CISPO) are data: the detach-free equivalent is
             // REINFORCE on the token advantages A·coef frozen at lp₀, with the same ratio clamp.
             const frozenA = batch.responseMask.map((row, b) =>

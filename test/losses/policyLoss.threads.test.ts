@@ -86,6 +86,7 @@ describe("policyLoss threads", () => {
         ratioClamp: { level: "token", lower: -0.3, upper: 0.3, signAware: true },
       },
       { ratio: "token", surrogate: "cispo", clip: null, cispo: { cap: 0.2 } },
+      { ratio: "token", surrogate: "vespo", clip: null },
       { offPolicyMask: { threshold: 0.1, sampling: "rollout" } },
     ];
     fc.assert(

@@ -114,7 +114,10 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
 export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   const { cfg, rows: B, cols: T, mask: m } = d;
   const newer =
-    cfg.surrogate === "sapo" || cfg.surrogate === "dro" || cfg.surrogate === "dppo"
+    cfg.surrogate === "sapo" ||
+    cfg.surrogate === "dro" ||
+    cfg.surrogate === "dppo" ||
+    cfg.surrogate === "vespo"
       ? "config.surrogate"
       : cfg.ratioClamp !== null
         ? "config.ratioClamp"

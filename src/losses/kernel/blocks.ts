@@ -74,6 +74,7 @@ export function planOf(s: SharedPlan): PolicyPlan {
     tis: s.cfg.isCorrection,
     kl: s.cfg.kl === null || s.klW === null ? null : klPlan(s.cfg.kl, s.klW),
     rclamp: s.cfg.ratioClamp,
+    vespo: s.cfg.vespo,
     opsm:
       s.cfg.offPolicyMask === null
         ? null
@@ -124,6 +125,7 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
     tis: plan.tis,
     kl: plan.kl === null ? null : klPlan(plan.kl, plan.kl.w.subarray(b0, b1)),
     rclamp: plan.rclamp,
+    vespo: plan.vespo,
     opsm:
       plan.opsm === null
         ? null

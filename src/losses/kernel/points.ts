@@ -274,6 +274,9 @@ export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
       return DRO;
     case "dppo":
       return DPPO;
+    case "vespo":
+      // −A·lp; the gamma weight sg[φ_b] is the kernel's token weight (policyRows vespoStage).
+      return REINFORCE;
   }
 }
 

@@ -272,6 +272,7 @@ export function planPolicyLoss(
         ? null
         : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
     rclamp: cfg.ratioClamp,
+    vespo: cfg.vespo,
     opsm:
       cfg.offPolicyMask === null
         ? null

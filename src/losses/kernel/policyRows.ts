@@ -59,6 +59,8 @@ export interface PolicyPlan {
    * threshold δ and the sampling logprobs (the old or the rollout stream), or null.
    */
   readonly opsm: { readonly threshold: number; readonly sampling: Float64Array } | null;
+  /** VESPO's gamma-weight constants (docs/derivations/losses.md#vespo), or null. */
+  readonly vespo: ResolvedPolicyLossConfig["vespo"];
 }
 
 /** The KL term as the kernel runs it (one shape for every config: one hidden class). @internal */
@@ -186,6 +188,7 @@ export function processRow(
     if (ratioStage(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   } else if (ratioStageClamped(plan, out.ratio, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   if (plan.tis !== null && tisStage(plan, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
+  if (plan.vespo !== null) vespoStage(plan, b, f, e, sc);
   if (plan.opsm !== null) opsmStage(plan, b, f, e, sc);
   const ev = objectiveStage(plan, out, b, f, e, sc);
   if (ev !== ROW_OK) return ev;
@@ -491,6 +494,44 @@ function isWeight(rho: number, lower: number, cap: number, mask: boolean): numbe
 }
 
 /**
+ * 2″. VESPO's gamma weights of row b (as TRL's get_gamma_weights computes them, without an IS
+ * ratio): lw = clamp(Σ_t clamp(lp − old, ±20), ln 1e-8, 20), and per token, with (k, λ) chosen by
+ * A ≥ 0, φ = exp(λ + k·lw − λ·e^lw) (a non-finite φ is 0), into `sc.rho` as the token weight sg[φ].
+ */
+function vespoStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
+  const { m, lp, old, advRow, advTok } = plan;
+  const v = plan.vespo as NonNullable<PolicyPlan["vespo"]>;
+  const o = b * plan.T;
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const z = (lp[i] as number) - (old[i] as number);
+    const x = Math.min(Math.max(z, -20), 20);
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  const lw = Math.min(Math.max(s + c, LOG_1E_8), 20);
+  const w = Math.exp(lw);
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  const rho = sc.rho;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const a = advTok === null ? aRow : (advTok[i] as number);
+    const pos = a >= 0;
+    const k = pos ? v.kPos : v.kNeg;
+    const lam = pos ? v.lambdaPos : v.lambdaNeg;
+    const phi = Math.exp(lam + k * lw - lam * w);
+    rho[i - o] = phi - phi === 0 ? phi : 0;
+  }
+}
+
+/** ln(1e-8), the lower clamp of VESPO's log weight (TRL's math.log(1e-8)). */
+const LOG_1E_8 = Math.log(1e-8);
+
+/**
  * 2′. The off-policy sequence mask of row b (DeepSeek-V3.2's OPSM as TRL computes it): the row's
  * mean of sampling − lp (lp as data) against δ; a token with A < 0 in a row above δ gets weight 0,
  * every other keeps its weight. The row's weights become token weights in `sc.rho`: the token IS
@@ -550,8 +591,9 @@ function objectiveStage(
   const viaRatio = sur.through === "ratio";
   const readsOld = sur.readsOld;
   // The off-policy mask rides on the token weights (opsmStage folds any IS weight into them).
-  const tokenTis = (tis !== null && tis.level === "token") || plan.opsm !== null;
-  const hasTis = tis !== null || plan.opsm !== null;
+  const weighted = plan.opsm !== null || plan.vespo !== null;
+  const tokenTis = (tis !== null && tis.level === "token") || weighted;
+  const hasTis = tis !== null || weighted;
   const kind = plan.ratio;
   const viaToken = viaRatio && kind === "token";
   const viaSeqToken = viaRatio && kind === "sequence_token";

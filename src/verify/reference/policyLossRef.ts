@@ -245,6 +245,23 @@ export function policyLossRef(
           ell = neg(sub(mul(l, a), mul(0.5 * beta, mul(z, z))));
           break;
         }
+        case "vespo": {
+          // −sg[φ]·A·lp with TRL's gamma weight φ = exp(λ + k·lw − λ·e^lw) of the row's clamped
+          // log-ratio sum lw = clamp(Σ_t clamp(lp − old, ±20), ln 1e-8, 20); (k, λ) by A ≥ 0.
+          const v = config.vespo ?? {};
+          const ts = cols(b);
+          const zsum = ts.reduce(
+            (acc, u) => acc + Math.min(Math.max(sg(node[b][u]) - old[b][u], -20), 20),
+            0,
+          );
+          const lw = Math.min(Math.max(zsum, Math.log(1e-8)), 20);
+          const pos = a >= 0;
+          const k = pos ? (v.kPos ?? 2) : (v.kNeg ?? 3);
+          const lam = Math.max(pos ? (v.lambdaPos ?? 3) : (v.lambdaNeg ?? 2), 1e-4);
+          const phi = Math.exp(lam + k * lw - lam * Math.exp(lw));
+          ell = mul(neg(mul(a, l)), Number.isFinite(phi) ? phi : 0);
+          break;
+        }
         case "dppo": {
           // −A·sg[min(r, C)]·lp inside the binary-divergence trust region, 0 outside (sg).
           const d = config.dppo as NonNullable<typeof config.dppo>;
@@ -275,7 +292,12 @@ export function policyLossRef(
         ell = mul(ell, 0);
       }
       objective[b][t] = sg(ell);
-      ratio[b][t] = config.surrogate === "reinforce" || config.surrogate === "dro" ? 1 : sg(r);
+      ratio[b][t] =
+        config.surrogate === "reinforce" ||
+        config.surrogate === "dro" ||
+        config.surrogate === "vespo"
+          ? 1
+          : sg(r);
       return mul(w[b][t], ell);
     });
     const surrogate = sum(terms);

@@ -162,6 +162,26 @@ const CONFIGS: Readonly<Record<string, (v: Variant) => PolicyLossConfig>> = {
       },
     };
   },
+  // TRL vespo without an IS ratio: −sg[φ]·A·lp, the dapo normaliser (token_mean).
+  "trl:vespo:token": (v) => {
+    const g = v.setting.grpo_config as {
+      vespo_k_pos: number;
+      vespo_lambda_pos: number;
+      vespo_k_neg: number;
+      vespo_lambda_neg: number;
+    };
+    return {
+      ...base,
+      surrogate: "vespo",
+      aggregation: "token_mean",
+      vespo: {
+        kPos: g.vespo_k_pos,
+        lambdaPos: g.vespo_lambda_pos,
+        kNeg: g.vespo_k_neg,
+        lambdaNeg: g.vespo_lambda_neg,
+      },
+    };
+  },
   // TRL cispo: the absolute cap epsilon_high (None → epsilon), the dapo normaliser (N tokens).
   "trl:cispo": (v) => {
     const g = v.setting.grpo_config as { epsilon: number; epsilon_high: number | null };
@@ -201,7 +221,8 @@ const PENDING: Readonly<Record<string, string>> = {
   entropy_bonus: "issue 13 item 5: the entropy bonus (an entropies input and its gradient)",
   "trl:luspo:token":
     "issue 13 item 6: TRL's token-level luspo averages L_b·ℓ over every [B, T] entry, padding included (a framework-model deviation; our LUSPO keeps padding out)",
-  "trl:vespo": "issue 13 item 5: VESPO's gamma row weights",
+  "trl:vespo:token:is-ratio":
+    "issue 13 item 5: VESPO with TRL's IS ratio folded into the gamma weight, summed over padding too",
   "trl:top-entropy-0.2": "issue 13 item 5: the top-entropy-quantile token mask",
   "trl:top-entropy-0.5": "issue 13 item 5: the top-entropy-quantile token mask",
   "trl:entropy-bonus": "issue 13 item 5: the entropy bonus, static and adaptive",
@@ -210,7 +231,12 @@ const PENDING: Readonly<Record<string, string>> = {
 const keyOf = (v: Variant): string => {
   const parts = v.name.split(":");
   // LUSPO's two levels are different semantics: keyed by level.
-  const head = parts[0] === "luspo" ? `luspo:${parts[1]}` : (parts[0] as string);
+  const head =
+    parts[0] === "luspo"
+      ? `luspo:${parts[1]}`
+      : parts[0] === "vespo"
+        ? parts.join(":")
+        : (parts[0] as string);
   return v.framework === "trl" ? `trl:${head}` : head;
 };
 
