@@ -7,7 +7,7 @@ import { toVector } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
 import { checkObject } from "./checks.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
-import { checkSingletons } from "./singletons.js";
+import { checkSingletons, singletonAdvantage } from "./singletons.js";
 
 /**
  * Compute OPO per-sequence advantages: the reward minus the group's length-weighted mean reward.
@@ -74,7 +74,7 @@ export function opoAdvantages(
   for (const members of groups.members) {
     if (members.length === 1) {
       const i = members[0] as number;
-      out[i] = singletons === "raw" ? (r[i] as number) : 0;
+      out[i] = singletonAdvantage(singletons, r[i] as number);
       continue;
     }
     // On r·s (s = 2^k from the group's max |r|; 1 on moderate rewards) Σ L·r cannot overflow.

@@ -4,7 +4,7 @@ import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkObject } from "./checks.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
-import { checkSingletons } from "./singletons.js";
+import { checkSingletons, singletonAdvantage } from "./singletons.js";
 
 /**
  * Compute RLOO (leave-one-out baseline) per-sequence advantages.
@@ -58,7 +58,7 @@ export function rlooAdvantages(
   for (const members of groups.members) {
     if (members.length === 1) {
       const i = members[0] as number;
-      out[i] = singletons === "raw" ? (r[i] as number) : 0;
+      out[i] = singletonAdvantage(singletons, r[i] as number);
       continue;
     }
     // On r·s (s = 2^k from the group's max |r|, 1 on moderate rewards: bitwise the plain form)

@@ -57,3 +57,12 @@ export function singletonError(fn: string, ids: readonly number[], why: string):
     ),
   );
 }
+
+/**
+ * A singleton's advantage under the policies that set it directly: r under `"raw"`, 0 otherwise
+ * (`"zero"`; the callers handle `"raise"` and `"unit"` before).
+ * @internal
+ */
+export function singletonAdvantage(policy: SingletonPolicy, r: number): number {
+  return policy === "raw" ? r : 0;
+}

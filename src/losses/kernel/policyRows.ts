@@ -502,18 +502,10 @@ function vespoStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowSc
   const { m, lp, old, advRow, advTok } = plan;
   const v = plan.vespo as NonNullable<PolicyPlan["vespo"]>;
   const o = b * plan.T;
-  let s = 0;
-  let c = 0;
-  for (let i = f; i < e; i++) {
-    if (m[i] !== 1) continue;
-    const z = (lp[i] as number) - (old[i] as number);
-    const x = Math.min(Math.max(z, -20), 20);
-    const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
-    s = t;
-  }
-  const lw = Math.min(Math.max(s + c, LOG_1E_8), 20);
+  const sum = maskedRowSum(m, f, e, (i) =>
+    Math.min(Math.max((lp[i] as number) - (old[i] as number), -20), 20),
+  );
+  const lw = Math.min(Math.max(sum, LOG_1E_8), 20);
   const w = Math.exp(lw);
   const aRow = advRow === null ? 0 : (advRow[b] as number);
   const rho = sc.rho;
@@ -526,6 +518,23 @@ function vespoStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowSc
     const phi = Math.exp(lam + k * lw - lam * w);
     rho[i - o] = phi - phi === 0 ? phi : 0;
   }
+}
+
+/**
+ * The compensated Σ term(i) over the response positions of [f, e), as CompensatedSum.value(); for
+ * the row statistics off the hot path (OPSM's drift, VESPO's log weight).
+ */
+function maskedRowSum(m: Uint8Array, f: number, e: number, term: (i: number) => number): number {
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const x = term(i);
+    const t = s + x;
+    c += twoSumErrorSafe(s, x, t);
+    s = t;
+  }
+  return Number.isFinite(s) ? s + c : s;
 }
 
 /** ln(1e-8), the lower clamp of VESPO's log weight (TRL's math.log(1e-8)). */
@@ -541,17 +550,8 @@ function opsmStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScr
   const { m, lp, advRow, advTok, tis } = plan;
   const { threshold, sampling } = plan.opsm as NonNullable<PolicyPlan["opsm"]>;
   const o = b * plan.T;
-  let s = 0;
-  let c = 0;
-  for (let i = f; i < e; i++) {
-    if (m[i] !== 1) continue;
-    const x = (sampling[i] as number) - (lp[i] as number);
-    const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
-    s = t;
-  }
-  const low = (Number.isFinite(s) ? s + c : s) / (plan.L[b] as number) <= threshold;
+  const sum = maskedRowSum(m, f, e, (i) => (sampling[i] as number) - (lp[i] as number));
+  const low = sum / (plan.L[b] as number) <= threshold;
   const rho = sc.rho;
   const tokenLevel = tis !== null && tis.level === "token";
   const base = tis === null ? 1 : sc.rhoRow;
