@@ -110,7 +110,7 @@ export function gae(
       mustBe(
         fn,
         "responseMask",
-        "right-padded (no response token after a padded position)",
+        'right-padded (no response token after a padded position), or options.masked "carry" (verl) or "zero" (OpenRLHF) for masked spans inside a row',
         `rows ${fmtIndices(notRightPadded)} with a response token after padding`,
       ),
     );
