@@ -19,6 +19,8 @@ export {
   gae,
   gpgAdvantages,
   grpoAdvantages,
+  type LOOConfig,
+  looAdvantages,
   MASKED_RETURNS,
   MaskedReturn,
   NAN_REWARDS,

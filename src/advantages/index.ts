@@ -24,6 +24,7 @@ export {
   NAN_REWARDS,
   NanRewards,
 } from "./grpo.js";
+export { type LOOConfig, looAdvantages } from "./loo.js";
 export { opoAdvantages } from "./opo.js";
 export { type PassAtKConfig, passAtKAdvantages } from "./passAtK.js";
 export {

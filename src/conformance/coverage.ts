@@ -427,8 +427,9 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "advantages",
     semantic: 'LOO baseline + LOO std ("GRPO" in NeMo)',
     frameworks: { verl: "✗", openrlhf: "✗", trl: "✗" },
-    status: "pending",
-    reason: "issue 13 item 4 (NeMo-RL's leave-one-out std)",
+    status: "expressed",
+    how: "looAdvantages(r, g, {eps: 1e-6}) (NeMo-RL's GRPO; its std by E[r²] − μ² is not modelled, no fixture yet)",
+    enforcedBy: `${T.ob} > looAdvantages > golden: group [1, 2, 4, 9] takes each member's baseline and std from the other three`,
   },
   {
     id: "reinforce-pp",

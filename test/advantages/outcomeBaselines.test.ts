@@ -5,6 +5,7 @@
 import { describe, expect, test } from "vitest";
 import {
   gpgAdvantages,
+  looAdvantages,
   opoAdvantages,
   passAtKAdvantages,
   remaxAdvantages,
@@ -51,6 +52,33 @@ describe("gpgAdvantages", () => {
     expectBitwise(gpgAdvantages([0, 0], [0, 0]), [0, 0]);
     // verl's singleton: μ = 0, so α·r; α = 3/2 here.
     expectBitwise(gpgAdvantages([1, 0, 2], [0, 0, 1], { singletons: "raw" }), [0.75, -0.75, 3]);
+  });
+});
+
+describe("looAdvantages", () => {
+  test("golden: group [1, 2, 4, 9] takes each member's baseline and std from the other three", () => {
+    // i = 0: others [2, 4, 9], μ = 5, deviations [−3, −1, 4], Σd² = 26, σ = sqrt(26/2) = sqrt(13):
+    // A = (1 − 5)/(sqrt(13) + 1e-6). The others likewise, from their own three.
+    const r = [1, 2, 4, 9];
+    const expected = r.map((ri, i) => {
+      const others = r.filter((_, j) => j !== i);
+      const mu = others.reduce((a, b) => a + b, 0) / 3;
+      const sd = Math.sqrt(others.reduce((a, b) => a + (b - mu) ** 2, 0) / 2);
+      return (ri - mu) / (sd + 1e-6);
+    });
+    expect(expected[0]).toBe(-4 / (Math.sqrt(13) + 1e-6));
+    const out = looAdvantages(r, [0, 0, 0, 0]);
+    expected.forEach((e, i) => expect(out[i]).toBeCloseTo(e, 14));
+    // Two members: the other's std is 0, so no division: [3 − 5, 5 − 3]; a singleton gets 0.
+    expectBitwise(looAdvantages([3, 5, 7], [0, 0, 1]), [-2, 2, 0]);
+    // Equal others: σ = 0, no sharpening: [2, 2, 5] → 5 − 2 = 3 for the last, 2 − 3.5 for the rest.
+    expectBitwise(looAdvantages([2, 2, 5], [0, 0, 0]).subarray(2), [3]);
+    expectBitwise(looAdvantages(r, [0, 0, 0, 0], { scale: "none" }), [
+      1 - 5,
+      2 - 14 / 3,
+      4 - 4,
+      9 - 7 / 3,
+    ]);
   });
 });
 
