@@ -38,6 +38,7 @@ export interface LOOConfig {
  * @throws {OverflowError} E_OVERFLOW when an exact advantage exceeds float64.
  * @derivation docs/derivations/advantages.md#leave-one-out-std
  * @enforcedBy test/advantages/outcomeBaselines.test.ts > looAdvantages > golden: group [1, 2, 4, 9] takes each member's baseline and std from the other three
+ * @enforcedBy test/conformance/frameworks/nemoLoo.fixtures.test.ts > NeMo-RL's GRPO advantages > conformance: nemo-rl@7ea279ab grpo:float64:leave_one_out=True:normalize=True replays within its tolerance
  * @see NeMo-RL nemo_rl/algorithms/advantage_estimator.py (GRPOAdvantageEstimator) and utils.py (calculate_baseline_and_std_per_prompt)
  * @since 0.3.0
  */

@@ -428,8 +428,9 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     semantic: 'LOO baseline + LOO std ("GRPO" in NeMo)',
     frameworks: { verl: "✗", openrlhf: "✗", trl: "✗" },
     status: "expressed",
-    how: "looAdvantages(r, g, {eps: 1e-6}) (NeMo-RL's GRPO; its std by E[r²] − μ² is not modelled, no fixture yet)",
-    enforcedBy: `${T.ob} > looAdvantages > golden: group [1, 2, 4, 9] takes each member's baseline and std from the other three`,
+    how: "looAdvantages(r, g, {eps: 1e-6}) (NeMo-RL's GRPO; without the leave-one-out baseline: grpoAdvantages {eps: 1e-6, singletons: zero})",
+    enforcedBy:
+      "test/conformance/frameworks/nemoLoo.fixtures.test.ts > NeMo-RL's GRPO advantages > conformance: nemo-rl@7ea279ab grpo:float64:leave_one_out=True:normalize=True replays within its tolerance",
   },
   {
     id: "reinforce-pp",
