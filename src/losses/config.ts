@@ -694,38 +694,17 @@ export function validatePolicyLossConfig(
       ),
     );
   }
-  let vespo: ResolvedPolicyLossConfig["vespo"] = null;
-  if (surrogate === "vespo") {
-    const v = (isSet(config.vespo) ? config.vespo : {}) as VespoConfig;
-    const fin = (k: keyof VespoConfig, d: number): number => {
-      const x = v[k];
-      if (!isSet(x)) return d;
-      if (typeof x !== "number" || !Number.isFinite(x))
-        throw new ConfigError(
-          fn,
-          `config.vespo.${k}`,
-          mustBe(fn, `config.vespo.${k}`, "a finite number", fmtValue(x)),
-        );
-      return x;
-    };
-    vespo = {
-      kPos: fin("kPos", 2),
-      lambdaPos: Math.max(fin("lambdaPos", 3), 1e-4),
-      kNeg: fin("kNeg", 3),
-      lambdaNeg: Math.max(fin("lambdaNeg", 2), 1e-4),
-    };
-    if (isCorrection !== null) {
-      throw new ConfigError(
+  if (surrogate === "vespo" && isCorrection !== null) {
+    throw new ConfigError(
+      fn,
+      "config.isCorrection",
+      mustBe(
         fn,
         "config.isCorrection",
-        mustBe(
-          fn,
-          "config.isCorrection",
-          'null when surrogate is "vespo" (TRL folds its IS ratio into the gamma weight, summed over padding too; not modelled yet)',
-          fmtValue(config.isCorrection),
-        ),
-      );
-    }
+        'null when surrogate is "vespo" (TRL folds its IS ratio into the gamma weight, summed over padding too; not modelled yet)',
+        fmtValue(config.isCorrection),
+      ),
+    );
   }
   let offPolicyMask: ResolvedPolicyLossConfig["offPolicyMask"] = null;
   if (isSet(config.offPolicyMask)) {
@@ -768,7 +747,6 @@ export function validatePolicyLossConfig(
     isCorrection,
     emptyRows,
     rejection,
-    vespo,
     offPolicyMask,
     ratioClamp,
     ...params,
@@ -787,14 +765,15 @@ const SURROGATE_SETTINGS = {
 
 /**
  * Validate the new surrogates' settings: each settings field only with its surrogate; SAPO's τ
- * positive finite (defaults 1 and 1.05); DRO's β positive finite (required); DPPO's divergence
- * tv|kl, bounds positive finite, truncation positive finite or null (required object).
+ * positive finite (defaults 1 and 1.05); DRO's β positive finite (required); VESPO's k, λ finite
+ * (TRL's defaults, λ floored at 1e-4); DPPO's divergence tv|kl, bounds positive finite, truncation
+ * positive finite or null (required object).
  */
 function resolveSurrogateParams(
   fn: string,
   surrogate: SurrogateKind,
   config: PolicyLossConfig,
-): Pick<ResolvedPolicyLossConfig, "tauPos" | "tauNeg" | "beta" | "dppo"> {
+): Pick<ResolvedPolicyLossConfig, "tauPos" | "tauNeg" | "beta" | "dppo" | "vespo"> {
   for (const [key, owner] of Object.entries(SURROGATE_SETTINGS)) {
     const v = (config as unknown as Record<string, unknown>)[key];
     if (isSet(v) && surrogate !== owner) {
@@ -810,11 +789,18 @@ function resolveSurrogateParams(
       );
     }
   }
-  const out = { tauPos: Number.NaN, tauNeg: Number.NaN, beta: Number.NaN, dppo: null } as {
+  const out = {
+    tauPos: Number.NaN,
+    tauNeg: Number.NaN,
+    beta: Number.NaN,
+    dppo: null,
+    vespo: null,
+  } as {
     tauPos: number;
     tauNeg: number;
     beta: number;
     dppo: ResolvedPolicyLossConfig["dppo"];
+    vespo: ResolvedPolicyLossConfig["vespo"];
   };
   const object = (arg: string, v: unknown): Record<string, unknown> => {
     if (typeof v !== "object" || v === null || Array.isArray(v))
@@ -839,6 +825,26 @@ function resolveSurrogateParams(
       );
     }
     out.beta = positiveFinite(fn, "config.dro.beta", object("config.dro", config.dro).beta);
+  } else if (surrogate === "vespo") {
+    // TRL's defaults; λ floored at 1e-4 as TRL does.
+    const c = isSet(config.vespo) ? object("config.vespo", config.vespo) : {};
+    const fin = (k: keyof VespoConfig, d: number): number => {
+      const x = c[k];
+      if (!isSet(x)) return d;
+      if (typeof x !== "number" || !Number.isFinite(x))
+        throw new ConfigError(
+          fn,
+          `config.vespo.${k}`,
+          mustBe(fn, `config.vespo.${k}`, "a finite number", fmtValue(x)),
+        );
+      return x;
+    };
+    out.vespo = {
+      kPos: fin("kPos", 2),
+      lambdaPos: Math.max(fin("lambdaPos", 3), 1e-4),
+      kNeg: fin("kNeg", 3),
+      lambdaNeg: Math.max(fin("lambdaNeg", 2), 1e-4),
+    };
   } else if (surrogate === "dppo") {
     if (!isSet(config.dppo)) {
       throw new ConfigError(

@@ -322,24 +322,13 @@ function ratioStageClamped(
     sc.rowPass = 1;
     return ROW_OK;
   }
-  let s = 0;
-  let c = 0;
   for (let i = f; i < e; i++) {
-    if (m[i] !== 1) {
-      ratio[i] = 1;
-      continue;
-    }
-    const l = lp[i] as number;
-    const od = old[i] as number;
-    if (!finite(l) || !finite(od)) return ROW_BAD_INPUT;
-    const x = clampAt(i, l - od);
-    const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
-    s = t;
+    if (m[i] !== 1) ratio[i] = 1;
+    else if (!finite(lp[i] as number) || !finite(old[i] as number)) return ROW_BAD_INPUT;
   }
+  // The compensated Σ_t z′_t (the unclamped stage keeps its inline loop: it is the hot one).
   const Lb = plan.L[b] as number;
-  const plain = Number.isFinite(s) ? s + c : s;
+  const plain = maskedRowSum(m, f, e, (i) => clampAt(i, (lp[i] as number) - (old[i] as number)));
   let mz =
     Number.isFinite(plain) || Number.isNaN(plain)
       ? plain / Lb
