@@ -53,8 +53,11 @@ function positiveEps(fn: string, arg: string, x: unknown): number {
   return x;
 }
 
-/** Validate a ClipConfig for the census: both widths finite > 0, the cap null or finite > 1. */
-function checkClip(
+/**
+ * Validate a ClipConfig for the census: both widths finite > 0, the cap null or finite > 1.
+ * @internal
+ */
+export function checkClip(
   fn: string,
   clip: ClipConfig,
 ): { epsLow: number; epsHigh: number; cap: number | null } {
@@ -105,9 +108,23 @@ function classify(x: number, a: number, lo: number, hi: number, cap: number | nu
     if (above) bits |= NEG_HIGH;
     if (below) bits |= NEG_LOW;
   }
-  if ((a > 0 && above) || (a < 0 && below) || a === 0 || (cap !== null && a < 0 && x > cap))
-    bits |= KILLED;
+  if (gradientKilled(x, a, lo, hi, cap)) bits |= KILLED;
   return bits;
+}
+
+/**
+ * Whether the exact PG_CLIP gradient is zero at a response token with ratio x and advantage a:
+ * the clamp binds (a > 0 above 1 + ε_hi, a < 0 below 1 − ε_lo), a = 0, or a < 0 above the
+ * dual-clip cap. The census's killed bit; the run's step summary counts it too. @internal
+ */
+export function gradientKilled(
+  x: number,
+  a: number,
+  lo: number,
+  hi: number,
+  cap: number | null,
+): boolean {
+  return (a > 0 && x > hi) || (a < 0 && x < lo) || a === 0 || (cap !== null && a < 0 && x > cap);
 }
 
 /** The report's fractions from the counts of each bit over n response tokens. */

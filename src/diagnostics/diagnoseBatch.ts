@@ -72,9 +72,14 @@ export interface Alarm {
   readonly step: number | null;
 }
 
-const DEFAULT_CLIP: ClipConfig = { epsLow: 0.2, epsHigh: 0.2, ratioCap: 3 };
+/** The census band when options.clip is not given: ε 0.2/0.2 with verl's dual-clip cap 3. @internal */
+export const DEFAULT_CLIP: ClipConfig = { epsLow: 0.2, epsHigh: 0.2, ratioCap: 3 };
 
-function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[]): string | null {
+/**
+ * The skip reason of a detector whose streams the batch lacks ("needs old_logprobs and
+ * rollout_logprobs"), or null when it has them all. @internal
+ */
+export function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[]): string | null {
   const missing = names.filter((n) => batch[n] === undefined);
   return missing.length === 0
     ? null

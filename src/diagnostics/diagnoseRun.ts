@@ -9,6 +9,7 @@ import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { ConfigError, IoError, PolgradError } from "../errors.js";
+import { ReadScratch } from "../io/_internal/files.js";
 import { toPartialBatchAs } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
 import { readTensorsAs } from "../io/readTensors.js";
@@ -31,6 +32,7 @@ import {
 } from "./runSteps.js";
 import { runShardRunner, splitSteps } from "./runThreads.js";
 import { type SeriesTrend, seriesTrend } from "./seriesTrend.js";
+import { stepSummary, summaryOf } from "./stepSummary.js";
 import { MAX_THEIL_SEN_POINTS, theilSenSlope } from "./trend.js";
 
 export type { RunProblem } from "../io/runFolder.js";
@@ -313,10 +315,12 @@ function collectRunStepsAs(
   // Steps whose rollout↔trainer gap is so large (|Δ| > 709.78) that the mismatch KL overflows:
   // catastrophic by any threshold, so they raise an alarm rather than pass as a skipped detector.
   const mismatchOverflowSteps: number[] = [];
+  // One read buffer for every step file: each step's tensors are done with before the next read.
+  const scratch = new ReadScratch();
   entries.forEach(({ step, name, path }, k) => {
     try {
       // Step problems read the same from one pass and from shards: they name diagnoseRun.
-      const batch = toPartialBatchAs(STEP_FN, readTensorsAs(STEP_FN, path, {}), opts);
+      const batch = toPartialBatchAs(STEP_FN, readTensorsAs(STEP_FN, path, {}, scratch), opts);
       const r = batch.source.names;
       const key = `${r.map}\u0000${r.detected}`;
       const m = maps.get(key) ?? { map: r.map, detected: r.detected, steps: 0 };
@@ -324,8 +328,9 @@ function collectRunStepsAs(
       maps.set(key, m);
       for (const n of r.ignored) ignored.set(n, (ignored.get(n) ?? 0) + 1);
       for (const n of r.notes) notes.add(n);
-      const d = diagnoseBatch(batch, opts);
-      if (d.alarms.some((a) => a.code === "mismatch_overflow")) mismatchOverflowSteps.push(step);
+      // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
+      const d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
+      if (d.mismatchOverflow) mismatchOverflowSteps.push(step);
       for (const s of d.skipped) {
         const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
         const key = `${s.detector}\u0000${reason}`;
@@ -336,15 +341,15 @@ function collectRunStepsAs(
       steps.push({
         step,
         file: name,
-        essRatio: d.ess?.essRatio ?? null,
-        mismatchGapStd: d.mismatch?.gapStd ?? null,
-        catastrophicCount: d.mismatch?.catastrophicCount ?? null,
-        catastrophicIndices: (d.mismatch?.catastrophicIndices ?? []).slice(0, 10),
-        entropy: d.entropy?.entropyEstimate ?? null,
-        clipKilledFrac: d.clip?.gradientKilledFrac ?? null,
-        lengthSlope: d.lengthBias?.slope ?? null,
-        lengthCiLow: d.lengthBias?.ciLow ?? null,
-        lengthCiHigh: d.lengthBias?.ciHigh ?? null,
+        essRatio: d.essRatio,
+        mismatchGapStd: d.mismatchGapStd,
+        catastrophicCount: d.catastrophicCount,
+        catastrophicIndices: d.catastrophicIndices,
+        entropy: d.entropy,
+        clipKilledFrac: d.clipKilledFrac,
+        lengthSlope: d.lengthSlope,
+        lengthCiLow: d.lengthCiLow,
+        lengthCiHigh: d.lengthCiHigh,
       });
     } catch (e) {
       if (!(e instanceof PolgradError)) throw e;

@@ -43,24 +43,11 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
  */
 export function quantilesOf(sample: ArrayLike<number>, levels: readonly number[]): number[] {
   const n = sample.length;
-  const a = Float64Array.from(sample);
   const ranks = [
     ...new Set(levels.flatMap((q) => [Math.floor(q * (n - 1)), Math.ceil(q * (n - 1))])),
   ].sort((x, y) => x - y);
-  multiselect(a, 0, n, ranks, 0, ranks.length);
-  // Zeros: ranks [below, below + negZeros) hold −0 in the sorted order, the rest of the zeros +0.
-  let below = 0;
-  let negZeros = 0;
-  for (let i = 0; i < n; i++) {
-    const v = sample[i] as number;
-    if (v < 0) below++;
-    else if (v === 0 && Object.is(v, -0)) negZeros++;
-  }
-  const at = new Map<number, number>();
-  for (const r of ranks) {
-    const v = a[r] as number;
-    at.set(r, v === 0 ? (r < below + negZeros ? -0 : 0) : v);
-  }
+  const values = orderStatistics(Float64Array.from(sample), ranks);
+  const at = new Map<number, number>(ranks.map((r, j) => [r, values[j] as number]));
   // quantileSorted reads exactly the ranks ⌊h⌋ and ⌈h⌉: a two-entry view suffices.
   return levels.map((q) => {
     const h = q * (n - 1);
@@ -71,6 +58,29 @@ export function quantilesOf(sample: ArrayLike<number>, levels: readonly number[]
       [Math.ceil(h)]: at.get(Math.ceil(h)) as number,
     };
     return quantileSorted(view as unknown as ArrayLike<number>, q);
+  });
+}
+
+/**
+ * The values at `ranks` (ascending, distinct, each in [0, n)) of the ascending sort of `work`,
+ * which is permuted in place: a three-way-partition multiselect (expected O(n·log k) for k
+ * ranks), zeros included: a selected zero gets the sign the ascending sort (−0 before +0) gives
+ * its rank. `work` holds no NaN (±Infinity sorts as it does in the sort). @internal
+ */
+export function orderStatistics(work: Float64Array, ranks: readonly number[]): number[] {
+  const n = work.length;
+  multiselect(work, 0, n, ranks, 0, ranks.length);
+  // Zeros: ranks [below, below + negZeros) hold −0 in the sorted order, the rest of the zeros +0.
+  let below = 0;
+  let negZeros = 0;
+  for (let i = 0; i < n; i++) {
+    const v = work[i] as number;
+    if (v < 0) below++;
+    else if (v === 0 && Object.is(v, -0)) negZeros++;
+  }
+  return ranks.map((r) => {
+    const v = work[r] as number;
+    return v === 0 ? (r < below + negZeros ? -0 : 0) : v;
   });
 }
 

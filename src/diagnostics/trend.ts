@@ -14,7 +14,7 @@ import { CompensatedSum, fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toVector } from "../core/validate.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
-import { checkSample } from "./quantile.js";
+import { checkSample, orderStatistics } from "./quantile.js";
 
 /**
  * Options of {@link trendTest} and `entropyTrend`.
@@ -289,8 +289,14 @@ export function theilSen(x: ArrayLike<number>, t: ArrayLike<number> | null): num
         slopes[k++] = ((x[j] as number) - xi) / ((t[j] as number) - ti);
     }
   }
-  slopes.sort();
-  return sortedMedian(slopes);
+  // The median's one or two order statistics, selected (not the full sort): the sorted array's
+  // values exactly, so the median is sortedMedian's of the sorted slopes bitwise. No slope is NaN:
+  // the series is finite and the steps strictly increasing (a slope may overflow to ±Infinity,
+  // which selection orders as the sort does).
+  const m = slopes.length;
+  const h = (m - 1) >> 1;
+  const mid = orderStatistics(slopes, m % 2 === 1 ? [h] : [h, h + 1]);
+  return m % 2 === 1 ? (mid[0] as number) : 0.5 * ((mid[0] as number) + (mid[1] as number));
 }
 
 /**

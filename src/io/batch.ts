@@ -117,6 +117,12 @@ function advantagesOf(fail: Fail, t: NamedTensor, like: Matrix): Float64Array | 
   return floatMatrix(fail, "advantages", t, like);
 }
 
+/** The first index of a byte other than 0 or 1, or −1. */
+function firstNot01(d: Uint8Array): number {
+  for (let i = 0; i < d.length; i++) if ((d[i] as number) > 1) return i;
+  return -1;
+}
+
 function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
   if (t.shape.length !== 2 || t.shape[0] !== like.rows || t.shape[1] !== like.cols) {
     throw fail(
@@ -125,6 +131,9 @@ function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
       `shape ${fmtShape(t.shape)}`,
     );
   }
+  // A BOOL/U8 mask (the usual one) is checked and copied in monomorphic loops; other dtypes below.
+  const bad = t.data instanceof Uint8Array ? firstNot01(t.data) : -2;
+  if (bad === -1) return { rows: like.rows, cols: like.cols, data: (t.data as Uint8Array).slice() };
   const data = new Uint8Array(t.data.length);
   for (let i = 0; i < data.length; i++) {
     const v = t.data[i] as number;
@@ -292,21 +301,28 @@ const LOGPROB_STREAMS = [
  * logits, in a logprob stream). NaN and ±Infinity are left to the losses' finiteness rule
  * (E_NONFINITE); padding is never read.
  */
+/** The first response position holding a finite value above 0, or −1. */
+function firstPositive(d: ArrayLike<number>, m: Uint8Array): number {
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] !== 1) continue;
+    const v = d[i] as number;
+    if (v > 0 && v < Number.POSITIVE_INFINITY) return i;
+  }
+  return -1;
+}
+
 function checkLogprobs(fail: Fail, set: TensorSet, mask: Mask): void {
   for (const name of LOGPROB_STREAMS) {
     const t = set.tensors.get(name);
     if (t === undefined) continue;
-    for (let i = 0; i < mask.data.length; i++) {
-      if (mask.data[i] !== 1) continue;
-      const v = t.data[i] as number;
-      if (v > 0 && Number.isFinite(v)) {
-        const b = Math.floor(i / mask.cols);
-        throw fail(
-          name,
-          "a log-probability (≤ 0) at every response position",
-          `${v} at (${b}, ${i - b * mask.cols})`,
-        );
-      }
+    const i = firstPositive(t.data, mask.data);
+    if (i >= 0) {
+      const b = Math.floor(i / mask.cols);
+      throw fail(
+        name,
+        "a log-probability (≤ 0) at every response position",
+        `${t.data[i]} at (${b}, ${i - b * mask.cols})`,
+      );
     }
   }
 }

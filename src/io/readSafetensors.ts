@@ -10,7 +10,9 @@ import {
   ioError,
   type OpenFile,
   openForRead,
+  type ReadScratch,
   readRange,
+  readRangeInto,
 } from "./_internal/files.js";
 import { assemble, type Fail, headerLength, parseHeader } from "./safetensors.js";
 import { DEFAULT_MAX_SAFETENSORS_BYTES, type ReadOptions, type TensorSet } from "./tensorTypes.js";
@@ -49,8 +51,16 @@ export function readSafetensorsAs(fn: string, path: string, options: ReadOptions
   }
 }
 
-/** Read an open safetensors file: the 8-byte length, the header, then the buffer. @internal */
-export function readOpenSafetensors(fn: string, path: string, file: OpenFile): TensorSet {
+/**
+ * Read an open safetensors file: the 8-byte length, the header, then the buffer (into `scratch`
+ * when given: the tensors are then valid until its next use). @internal
+ */
+export function readOpenSafetensors(
+  fn: string,
+  path: string,
+  file: OpenFile,
+  scratch?: ReadScratch,
+): TensorSet {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   if (file.size < 8)
     throw fail("file", "at least 8 bytes (the header length)", fmtBytes(file.size));
@@ -58,5 +68,9 @@ export function readOpenSafetensors(fn: string, path: string, file: OpenFile): T
   const bufferLength = file.size - 8 - n;
   const header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), bufferLength);
   // The body is read into memory of our own: its aligned F64 and byte tensors are views of it.
-  return assemble(path, header, fail, readRange(fn, path, file, 8 + n, bufferLength), true);
+  const body =
+    scratch === undefined
+      ? readRange(fn, path, file, 8 + n, bufferLength)
+      : readRangeInto(fn, path, file, 8 + n, scratch.take(fn, path, bufferLength));
+  return assemble(path, header, fail, body, true);
 }

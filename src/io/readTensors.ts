@@ -12,6 +12,7 @@ import {
   fsError,
   ioError,
   openForRead,
+  type ReadScratch,
   readRange,
 } from "./_internal/files.js";
 import { readerByExtension, readerFor, SNIFF_BYTES, tensorsFromBytesAs } from "./readers.js";
@@ -44,10 +45,18 @@ export function readTensors(path: string, options: ReadOptions = {}): TensorSet 
   return readTensorsAs("readTensors", path, options);
 }
 
-/** {@link readTensors} reporting errors as `fn`. @internal */
-export function readTensorsAs(fn: string, path: string, options: ReadOptions): TensorSet {
+/**
+ * {@link readTensors} reporting errors as `fn`; a single safetensors file is read into `scratch`
+ * when given (its tensors are then valid until the scratch's next use; a folder never is). @internal
+ */
+export function readTensorsAs(
+  fn: string,
+  path: string,
+  options: ReadOptions,
+  scratch?: ReadScratch,
+): TensorSet {
   if (typeof path === "string" && isDirectory(path)) return readTensorDirAs(fn, path, options);
-  return readTensorFileAs(fn, path, options);
+  return readTensorFileAs(fn, path, options, scratch);
 }
 
 function isDirectory(path: string): boolean {
@@ -124,7 +133,12 @@ export function readTensorsFromBytes(bytes: Uint8Array, label = "<bytes>"): Tens
   return tensorsFromBytesAs("readTensorsFromBytes", bytes, label);
 }
 
-function readTensorFileAs(fn: string, path: string, options: ReadOptions): TensorSet {
+function readTensorFileAs(
+  fn: string,
+  path: string,
+  options: ReadOptions,
+  scratch?: ReadScratch,
+): TensorSet {
   let reader = readerByExtension(path);
   if (reader === undefined && typeof path !== "string") reader = readerFor(fn, path);
   const limit = checkMaxBytes(
@@ -144,7 +158,7 @@ function readTensorFileAs(fn: string, path: string, options: ReadOptions): Tenso
         checkMaxBytes(fn, options.maxBytes, reader.defaultMaxBytes),
       );
     }
-    if (reader.format === "safetensors") return readOpenSafetensors(fn, path, file);
+    if (reader.format === "safetensors") return readOpenSafetensors(fn, path, file, scratch);
     return reader.parse(fn, readRange(fn, path, file, 0, file.size), path);
   } finally {
     closeSync(file.fd);

@@ -223,13 +223,19 @@ export function parseHeader(
 /** Typed arrays use the host's byte order; safetensors is little-endian. */
 const LITTLE_ENDIAN_HOST: boolean = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/** The first index holding a byte above 1, or −1 (a plain loop: findIndex's callback cost 5×). */
+function firstAbove1(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length; i++) if ((bytes[i] as number) > 1) return i;
+  return -1;
+}
+
 function decodeEntry(fail: Fail, e: Entry, body: Uint8Array, owned: boolean): NamedTensor {
   const view = new DataView(body.buffer, body.byteOffset + e.begin, e.end - e.begin);
   const n = e.count;
   if (e.dtype === "BOOL" || e.dtype === "U8") {
     const bytes = owned ? body.subarray(e.begin, e.end) : body.slice(e.begin, e.end);
     if (e.dtype === "BOOL") {
-      const bad = bytes.findIndex((b) => b > 1);
+      const bad = firstAbove1(bytes);
       if (bad >= 0) throw fail(e.name, "BOOL bytes 0 or 1", `${bytes[bad]} at flat index ${bad}`);
     }
     return { dtype: e.dtype, shape: e.shape, data: bytes };

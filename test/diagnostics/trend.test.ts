@@ -79,6 +79,36 @@ describe("theilSenSlope", () => {
     );
   });
 
+  test("identity: the selected median is the sorted pairwise slopes' median, signed zeros and ties included", () => {
+    // The definition, by the full sort: median of the n(n−1)/2 slopes in the ascending order the
+    // typed-array sort gives (−0 before +0), the mean of the two middle ones for an even count.
+    const sortedMedianSlope = (x: number[], s: number[]): number => {
+      const slopes: number[] = [];
+      for (let i = 0; i < x.length; i++)
+        for (let j = i + 1; j < x.length; j++)
+          slopes.push(
+            ((x[j] as number) - (x[i] as number)) / ((s[j] as number) - (s[i] as number)),
+          );
+      const a = Float64Array.from(slopes).sort();
+      const h = (a.length - 1) >> 1;
+      return a.length % 2 === 1
+        ? (a[h] as number)
+        : 0.5 * ((a[h] as number) + (a[h + 1] as number));
+    };
+    const same = (a: number, b: number): boolean => Object.is(a, b);
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(-0, 0, 1, -1, 2, 0.5, 3), { minLength: 2, maxLength: 40 }),
+        fc.boolean(),
+        (x, unitSteps) => {
+          const s = x.map((_, i) => (unitSteps ? i : 10 * i + (i % 3)));
+          return same(theilSenSlope(x, s), sortedMedianSlope(x, s));
+        },
+      ),
+      { ...FC_PARAMS, numRuns: 400 },
+    );
+  });
+
   test("rejects: fewer than two values or a non-finite value", () => {
     expect(caught(() => theilSenSlope([1]))).toEqual({ name: "ShapeError", arg: "x" });
     expect(caught(() => theilSenSlope([1, Number.NaN]))).toEqual({

@@ -177,7 +177,36 @@ export function readRange(
   position: number,
   length: number,
 ): Uint8Array {
-  const buf = allocBytes(fn, path, "path", length);
+  return readRangeInto(fn, path, file, position, allocBytes(fn, path, "path", length));
+}
+
+/**
+ * A byte buffer reused from read to read (a run's step files): what a read into it returns is
+ * valid until the next read into it, so only a caller that is done with each file before it
+ * reads the next may pass one. @internal
+ */
+export class ReadScratch {
+  private bytes: Uint8Array = new Uint8Array(0);
+
+  /** `length` bytes of the buffer (grown when too small; its contents are overwritten). */
+  take(fn: string, path: string, length: number): Uint8Array {
+    if (this.bytes.length < length) this.bytes = allocBytes(fn, path, "path", length);
+    return this.bytes.subarray(0, length);
+  }
+}
+
+/**
+ * {@link readRange} into `buf` (its whole length): for a caller that reuses one buffer from file
+ * to file, whose pages are then faulted in once rather than per file. @internal
+ */
+export function readRangeInto(
+  fn: string,
+  path: string,
+  file: OpenFile,
+  position: number,
+  buf: Uint8Array,
+): Uint8Array {
+  const length = buf.length;
   let filled = 0;
   while (filled < length) {
     let n: number;
