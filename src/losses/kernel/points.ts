@@ -64,6 +64,13 @@ export type SurrogatePointFn = (
 
 /** A surrogate as the kernel runs it. @internal */
 export interface SurrogatePoint {
+  /**
+   * The kernel's call site for this record (0–4; policyRows objectiveStage): pg_clip, pg_clip
+   * with the dual clip and cispo each have their own, pg and reinforce share site 3, the newer
+   * surrogates site 4. A site that sees one function keeps it inlined when a process runs
+   * several surrogates (docs/performance.md#one-call-site-per-surrogate).
+   */
+  readonly site: number;
   /** "ratio": out[1] is ∂L/∂r, chained through the ratio; "logprob": out[1] is ∂L/∂lp. */
   readonly through: "ratio" | "logprob";
   /** False when the surrogate reads no ratio (reinforce): the kernel skips exp and reports 1. */
@@ -90,6 +97,7 @@ function ratioWhy(which: string, logRatio: number, r: number, a: number): string
 
 /** pg: ℓ = −r·A, ∂L/∂r = g·A. */
 const PG: SurrogatePoint = {
+  site: 3,
   through: "ratio",
   usesRatio: true,
   readsOld: false,
@@ -109,6 +117,7 @@ const PG: SurrogatePoint = {
  * test and the slope's round trip through `out` cost about 15 % of the objective stage).
  */
 const PG_CLIP: SurrogatePoint = {
+  site: 0,
   through: "ratio",
   usesRatio: true,
   readsOld: false,
@@ -125,6 +134,7 @@ const PG_CLIP: SurrogatePoint = {
 
 /** pg_clip with a dual clip c: ℓ = −max(min(r·A, clamp(r, lo, hi)·A), c·A) for A < 0. */
 const PG_CLIP_DUAL: SurrogatePoint = {
+  site: 1,
   through: "ratio",
   usesRatio: true,
   readsOld: false,
@@ -144,6 +154,7 @@ function clipped(r: number, a: number, g: number, out: Float64Array, k: Surrogat
 
 /** reinforce: ℓ = −A·lp, ∂L/∂lp = g·A. */
 const REINFORCE: SurrogatePoint = {
+  site: 3,
   through: "logprob",
   usesRatio: false,
   readsOld: false,
@@ -157,6 +168,7 @@ const REINFORCE: SurrogatePoint = {
 
 /** cispo: ℓ = −sg[ŵ]·A·lp, ∂L/∂lp = g·ŵ·A (sg[ŵ]: the clipped weight is held constant). */
 const CISPO: SurrogatePoint = {
+  site: 2,
   through: "logprob",
   usesRatio: true,
   readsOld: false,
@@ -175,6 +187,7 @@ const CISPO: SurrogatePoint = {
  * ∂L/∂r = g·A·4σ(1 − σ) (σ′ = σ(1 − σ); (4/τ)·τ = 4).
  */
 const SAPO: SurrogatePoint = {
+  site: 4,
   through: "ratio",
   usesRatio: true,
   readsOld: false,
@@ -196,6 +209,7 @@ const SAPO: SurrogatePoint = {
  * clip), ∂L/∂lp = g·(A − β·z).
  */
 const DRO: SurrogatePoint = {
+  site: 4,
   through: "logprob",
   usesRatio: false,
   readsOld: true,
@@ -217,6 +231,7 @@ const DRO: SurrogatePoint = {
  * clipped high for A > 0, low otherwise).
  */
 const DPPO: SurrogatePoint = {
+  site: 4,
   through: "logprob",
   usesRatio: true,
   readsOld: true,

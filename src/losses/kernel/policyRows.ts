@@ -573,6 +573,7 @@ function objectiveStage(
   const aRow = advRow === null ? 0 : (advRow[b] as number);
   const pt = sc.pt;
   const point = sur.point;
+  const site = sur.site;
   const params = plan.params;
   const sb = sc.sb;
   const rho = sc.rho;
@@ -614,7 +615,27 @@ function objectiveStage(
     const p = !hasTis ? 1 : tokenTis ? (rho[i - o] as number) : rhoRow;
     // Upstream ∂L/∂ℓ_t = w_t·ρ_t; ℓ = −obj, so ∂L/∂obj = −(w_t·ρ_t).
     const g = -(wb * p);
-    const flags = point(r, a, lp[i] as number, g, pt, params, readsOld ? (old[i] as number) : 0);
+    const x = lp[i] as number;
+    const od = readsOld ? (old[i] as number) : 0;
+    // One call site per surrogate (pointSite), so that each site sees one function however many
+    // surrogates the process runs, and V8 keeps it inlined (docs/performance.md#one-call-site-per-surrogate).
+    let flags: number;
+    switch (site) {
+      case 0:
+        flags = point(r, a, x, g, pt, params, od);
+        break;
+      case 1:
+        flags = point(r, a, x, g, pt, params, od);
+        break;
+      case 2:
+        flags = point(r, a, x, g, pt, params, od);
+        break;
+      case 3:
+        flags = point(r, a, x, g, pt, params, od);
+        break;
+      default:
+        flags = point(r, a, x, g, pt, params, od);
+    }
     const ell = pt[0] as number;
     if (!finite(ell)) {
       sc.at = i;
