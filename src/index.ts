@@ -48,6 +48,8 @@ export {
   type GlobalNormalizer,
   type MicrobatchOptions,
   microbatchTokenWeights,
+  NORM_LEN_SOURCES,
+  type NormLenSource,
 } from "./aggregate/index.js";
 export {
   type ComparedLoss,

@@ -10,4 +10,9 @@ export {
   effectiveTokenWeights,
   type GlobalNormalizer,
 } from "./effectiveTokenWeights.js";
-export { type MicrobatchOptions, microbatchTokenWeights } from "./microbatchTokenWeights.js";
+export {
+  type MicrobatchOptions,
+  microbatchTokenWeights,
+  NORM_LEN_SOURCES,
+  type NormLenSource,
+} from "./microbatchTokenWeights.js";

@@ -317,7 +317,7 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     semantic: "Dr.GRPO constant divisor",
     frameworks: { verl: "~ `loss_scale_factor`", openrlhf: "✗", trl: "✔ `dr_grpo`" },
     status: "expressed",
-    how: "aggregation token_sum_norm with norm_len (registry: dr_grpo); per-micro-batch widths via microbatchTokenWeights",
+    how: "aggregation token_sum_norm with norm_len (registry: dr_grpo); verl's padded width and per-micro-batch longest row via microbatchTokenWeights normLenFrom padded_width / microbatch_max",
     config: { ...A.dr_grpo.loss, normLen: 8 },
   },
   {
@@ -360,9 +360,9 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     semantic: "Closed-form micro-batch / GA weights",
     frameworks: { verl: "✗", openrlhf: "✗", trl: "✗" },
     status: "expressed",
-    how: "microbatchTokenWeights(mask, mode, sizes, {lossScale})",
+    how: "microbatchTokenWeights(mask, mode, sizes, {lossScale, global, emptyRows, normLenFrom})",
     enforcedBy:
-      "test/aggregate/microbatchTokenWeights.test.ts > microbatchTokenWeights > golden: token_mean chunks of one row on lengths [2, 1] and [1, 3]",
+      "test/aggregate/microbatchTokenWeights.test.ts > microbatchTokenWeights > identity: with a global context, equals the gradient of the accumulation loop of policyLoss shards, every mode",
   },
   // Advantages
   {

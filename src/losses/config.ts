@@ -5,6 +5,7 @@
  */
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen } from "../aggregate/effectiveTokenWeights.js";
+import { EMPTY_ROWS, type EmptyRows } from "../aggregate/emptyRows.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError } from "../errors.js";
@@ -260,10 +261,7 @@ export interface RejectionRule {
   readonly logClamp?: number | null;
 }
 
-/** The policy for rows with no response token. */
-export type EmptyRows = "reject" | "count" | "drop";
-/** Every empty-rows policy. */
-export const EMPTY_ROWS: readonly EmptyRows[] = ["reject", "count", "drop"];
+export { EMPTY_ROWS, type EmptyRows } from "../aggregate/emptyRows.js";
 
 /** A config after validation: every optional field resolved. @internal */
 export interface ResolvedPolicyLossConfig {
