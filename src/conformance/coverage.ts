@@ -512,9 +512,9 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     semantic: "KL-in-reward added to outcome advantage as return-to-go",
     frameworks: { verl: "✔ (reward path)", openrlhf: "✔ (default placement)", trl: "✗" },
     status: "expressed",
-    how: "returnsToGo(klInReward(outcome at the last token, old, ref, kind, β, {responseMask}), m, {masked: discount}) (OpenRLHF, γ = 1 for group estimators)",
+    how: "returnsToGo(klInReward(outcome at the last token, old, ref, kind, β, {responseMask, clamp}), m, {masked: discount}) (OpenRLHF: clamp {value: 10}, γ = 1 for group estimators; verl low_var_kl: clamp {delta: 20, value: 10})",
     enforcedBy:
-      "test/kl/klInReward.test.ts > klInReward > golden: k1 and k3 shaped rewards with coef 0.5",
+      "test/kl/klInReward.test.ts > klInReward > identity: the clamped reward KL is the KL term policyLoss computes with the same clamp, every estimator",
   },
   {
     id: "unscorable",

@@ -11,7 +11,9 @@
  */
 
 import type { Aggregation } from "../aggregate/aggregation.js";
+import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { ConfigError } from "../errors.js";
 
 /** The KL estimator kinds, with polgrad's string values. */
 export const KLEstimator = { K1: "k1", K2: "k2", K3: "k3", ABS: "abs" } as const;
@@ -66,6 +68,48 @@ export const KL_WEIGHTS: readonly KLWeight[] = ["ratio", "ratio_detached"];
 export interface KLClamp {
   readonly delta?: number | null;
   readonly value?: number | null;
+}
+
+/**
+ * Validate a {@link KLClamp} (`arg` names it, e.g. `config.kl.clamp`): an object, each bound a
+ * positive finite number or null/absent. Returns the bounds, +∞ for an absent one. @internal
+ */
+export function checkKlClamp(
+  fn: string,
+  arg: string,
+  clamp: unknown,
+): { readonly delta: number; readonly value: number } {
+  if (typeof clamp !== "object" || clamp === null) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a KLClamp object or null", fmtValue(clamp)));
+  }
+  const c = clamp as KLClamp;
+  const bound = (k: "delta" | "value"): number => {
+    const x = c[k];
+    if (x === null || x === undefined) return Number.POSITIVE_INFINITY;
+    if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
+      const a = `${arg}.${k}`;
+      throw new ConfigError(fn, a, mustBe(fn, a, "a positive finite number", fmtValue(x)));
+    }
+    return x;
+  };
+  const delta = bound("delta");
+  return { delta, value: bound("value") };
+}
+
+/**
+ * k(clamp(δ, ±cd)) clamped to ±cv (each +∞ when absent): the value of a clamped KL term, as the
+ * policy-loss kernel and klInReward compute it. @internal
+ */
+export function clampedKlValue(
+  kind: KLEstimator,
+  delta: number,
+  cd: number,
+  cv: number,
+  pt: Float64Array,
+): number {
+  KL_POINT_FNS[kind](delta < -cd ? -cd : delta > cd ? cd : delta, pt);
+  const v = pt[0] as number;
+  return v > cv ? cv : v < -cv ? -cv : v;
 }
 
 /** How the KL term's gradient is formed. */

@@ -11,9 +11,9 @@ import { oneOf } from "../core/names.js";
 import { ConfigError } from "../errors.js";
 import {
   checkKLEstimator,
+  checkKlClamp,
   KL_GRADIENTS,
   KL_WEIGHTS,
-  type KLClamp,
   type KLLossConfig,
   type KLWeight,
 } from "../kl/estimator.js";
@@ -644,20 +644,9 @@ export function validatePolicyLossConfig(
       : aggregation;
     const klNormRaw = isSet(k.normLen) ? k.normLen : config.normLen;
     const normLenKl = checkNormLen(fn, klAgg, klNormRaw, "config.kl.normLen");
-    let clampDelta = Number.POSITIVE_INFINITY;
-    let clampValue = Number.POSITIVE_INFINITY;
-    if (isSet(k.clamp)) {
-      const c = k.clamp as KLClamp;
-      if (typeof c !== "object") {
-        throw new ConfigError(
-          fn,
-          "config.kl.clamp",
-          mustBe(fn, "config.kl.clamp", "a KLClamp object or null", fmtValue(c)),
-        );
-      }
-      if (isSet(c.delta)) clampDelta = positiveFinite(fn, "config.kl.clamp.delta", c.delta);
-      if (isSet(c.value)) clampValue = positiveFinite(fn, "config.kl.clamp.value", c.value);
-    }
+    const clamp = isSet(k.clamp) ? checkKlClamp(fn, "config.kl.clamp", k.clamp) : null;
+    const clampDelta = clamp?.delta ?? Number.POSITIVE_INFINITY;
+    const clampValue = clamp?.value ?? Number.POSITIVE_INFINITY;
     const gradient = isSet(k.gradient)
       ? oneOf(fn, "config.kl.gradient", k.gradient, KL_GRADIENTS)
       : "pathwise";

@@ -20,7 +20,7 @@
  * unfused code had (docs/conventions.md#numeric-policy).
  */
 import { robustSum, twoSumError, twoSumErrorSafe } from "../../core/sum.js";
-import { KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
+import { clampedKlValue, KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
 import type { RatioKind, ResolvedISCorrection, ResolvedPolicyLossConfig } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
@@ -874,11 +874,7 @@ function klStageClamped(
  * ±clampValue (each clamp +∞ when absent). @internal
  */
 export function klValueAt(kl: KLPlan, d: number, pt: Float64Array): number {
-  const cd = kl.clampDelta;
-  const cv = kl.clampValue;
-  KL_POINT_FNS[kl.kind](d < -cd ? -cd : d > cd ? cd : d, pt);
-  const v = pt[0] as number;
-  return v > cv ? cv : v < -cv ? -cv : v;
+  return clampedKlValue(kl.kind, d, kl.clampDelta, kl.clampValue, pt);
 }
 
 /** The k-th response term of the span [f, e), for robustSum's scaled pass (rare). */
