@@ -389,8 +389,11 @@ export {
 } from "./kl/index.js";
 export {
   type ClipConfig,
+  DEFAULT_KL_COV_RATIO,
   type ISCorrectionConfig,
   type ISRowMask,
+  type KlCovOptions,
+  klCovSelection,
   type PolicyLossConfig,
   type PolicyLossInputs,
   type PolicyLossOptions,

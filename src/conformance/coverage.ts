@@ -184,7 +184,6 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
   ...(
     [
       ["ipo-mask", "IPO absolute-prob mask", "✗", "✗", "✗"],
-      ["clip-cov", "Clip-Cov / KL-Cov", "✔", "✗", "✗"],
       ["top-entropy", "Top-entropy-quantile token mask", "✗", "✗", "✔"],
       [
         "entropy-bonus",
@@ -204,6 +203,15 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
       reason: ISSUE5,
     }),
   ),
+  {
+    id: "clip-cov",
+    section: "surrogates",
+    semantic: "Clip-Cov / KL-Cov",
+    frameworks: { verl: "✔", openrlhf: "✗", trl: "✗" },
+    status: "pending",
+    reason:
+      "issue 13 item 5: Clip-Cov's seeded random selection among the covariance band (a per-token zero weight that keeps the denominators). KL-Cov is expressed already: klCovSelection(A, lp, mask, {ratio}), then surrogate pg with kl {kind: abs, coef: ppo_kl_coef} against refLogprobs = old at the selected tokens and lp elsewhere (test/conformance/frameworks/surrogates.fixtures.test.ts > KL-Cov vs verl: the recorded selections and losses replay to 1e-12)",
+  },
   {
     id: "luspo",
     section: "surrogates",

@@ -14,6 +14,11 @@ export {
   SurrogateKind,
 } from "./config.js";
 export {
+  DEFAULT_KL_COV_RATIO,
+  type KlCovOptions,
+  klCovSelection,
+} from "./covariance.js";
+export {
   type PolicyLossInputs,
   type PolicyLossOptions,
   type PolicyLossOut,

@@ -79,7 +79,7 @@ function klTerm(kl: KLLossConfig, lp: number, old: number, ref: number): { v: nu
       refLogprobs: [[ref]],
     },
   );
-  return { v: r.klLoss, d: r.gradLogprobs.data[0]! };
+  return { v: r.klLoss as number, d: r.gradLogprobs.data[0]! };
 }
 
 /** E over y ~ mu of the term's value and of its θ-gradient d_y·(e_y − π). */

@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import type { PolicyLossConfig } from "../../../src/losses/config.js";
+import { klCovSelection } from "../../../src/losses/covariance.js";
 import { policyLoss } from "../../../src/losses/policyLoss.js";
 import { expectNormwiseClose } from "../../_kit/index.js";
 
@@ -217,7 +218,6 @@ function dppo(v: Variant, divergence: "tv" | "kl"): PolicyLossConfig {
 /** Variants not replayed yet, each with the issue item that builds its semantics. */
 const PENDING: Readonly<Record<string, string>> = {
   clip_cov: "issue 13 item 5: Clip-Cov's covariance-selected, randomly permuted token mask",
-  kl_cov: "issue 13 item 5: KL-Cov's top-k covariance token penalty",
   entropy_bonus: "issue 13 item 5: the entropy bonus (an entropies input and its gradient)",
   "trl:luspo:token":
     "issue 13 item 6: TRL's token-level luspo averages L_b·ℓ over every [B, T] entry, padding included (a framework-model deviation; our LUSPO keeps padding out)",
@@ -227,6 +227,9 @@ const PENDING: Readonly<Record<string, string>> = {
   "trl:top-entropy-0.5": "issue 13 item 5: the top-entropy-quantile token mask",
   "trl:entropy-bonus": "issue 13 item 5: the entropy bonus, static and adaptive",
 };
+
+/** Variants replayed by composition in their own describe block below (not one config). */
+const COMPOSED: ReadonlySet<string> = new Set(["kl_cov"]);
 
 const keyOf = (v: Variant): string => {
   const parts = v.name.split(":");
@@ -242,7 +245,9 @@ const keyOf = (v: Variant): string => {
 
 describe("newer surrogates vs verl and TRL", () => {
   test("identity: every recorded variant is replayed or pending with its issue item (none silent)", () => {
-    const silent = FX.variants.filter((v) => !(keyOf(v) in CONFIGS) && !(keyOf(v) in PENDING));
+    const silent = FX.variants.filter(
+      (v) => !(keyOf(v) in CONFIGS) && !(keyOf(v) in PENDING) && !COMPOSED.has(keyOf(v)),
+    );
     expect(silent.map((v) => `${v.framework} ${v.name}`)).toEqual([]);
     expect(FX.variants.filter((v) => keyOf(v) in CONFIGS).length).toBeGreaterThan(15);
   });
@@ -282,6 +287,75 @@ describe("newer surrogates vs verl and TRL", () => {
             up.some((x) => !Number.isFinite(x)),
             `${what}: upstream is not poisoned`,
           ).toBe(true);
+          continue;
+        }
+        expectNormwiseClose(got.loss, num(c.outputs.loss), 1e-12, `${what}: loss`);
+        const g = mat(c.outputs.grad_logprobs);
+        expectNormwiseClose(
+          got.gradLogprobs,
+          { rows: g.length, cols: g[0]?.length ?? 0, data: Float64Array.from(g.flat()) },
+          1e-12,
+          `${what}: grad`,
+        );
+      }
+    });
+  }
+});
+
+describe("KL-Cov vs verl", () => {
+  // verl kl_cov: −A·r everywhere, + ppo_kl_coef·|lp − old| at the top-k covariance tokens, one
+  // aggregation. Ours: the selection (klCovSelection), then pg with a KL term {abs, coef} against
+  // ref = old at the selection and lp elsewhere (docs/derivations/losses.md#kl-cov).
+  const variants = FX.variants.filter((v) => keyOf(v) === "kl_cov");
+  test("identity: the three recorded variants are here", () => {
+    expect(variants.map((v) => v.name).sort()).toEqual([
+      "kl_cov:ratio-0.2:token-mean",
+      "kl_cov:seq-mean-token-mean",
+      "kl_cov:token-mean",
+    ]);
+  });
+  for (const v of variants) {
+    test(`conformance: ${v.framework}@${v.pin} ${v.name} selections match and the composed loss replays to 1e-12`, () => {
+      const pl = (
+        v.setting.config as { policy_loss: { kl_cov_ratio: number; ppo_kl_coef: number } }
+      ).policy_loss;
+      const config: PolicyLossConfig = {
+        ...base,
+        surrogate: "pg",
+        aggregation: aggOf(v),
+        kl: { kind: "abs", coef: pl.ppo_kl_coef },
+      };
+      for (const [k, c] of v.cases.entries()) {
+        const what = `${v.name} case ${k} (seed ${c.seed})`;
+        const mask = (c.inputs.response_mask as (boolean | number)[][]).map((r) => r.map(Boolean));
+        const lp = mat(c.inputs.logprobs);
+        const old = mat(c.inputs.old_logprobs);
+        const A = adv(c.inputs.advantages);
+        const sel = klCovSelection(A, lp, mask, { ratio: pl.kl_cov_ratio });
+        const T = lp[0]?.length ?? 0;
+        const picked: [number, number][] = [];
+        sel.data.forEach((x, i) => {
+          if (x === 1) picked.push([Math.floor(i / T), i % T]);
+        });
+        expect(picked, `${what}: selection`).toEqual(c.outputs.kl_cov_selected);
+        const ref = lp.map((r, b) =>
+          r.map((x, t) => (sel.data[b * T + t] === 1 ? (old[b]?.[t] as number) : x)),
+        );
+        const got = policyLoss(config, {
+          logprobs: lp,
+          oldLogprobs: old,
+          advantages: A,
+          responseMask: mask,
+          refLogprobs: ref,
+        });
+        if (c.junk_reaches_output) {
+          // Registered deviation, as above: upstream lets the padding through; ours is finite.
+          const up = [num(c.outputs.loss), ...c.outputs.grad_logprobs.flat().map(num)];
+          expect(
+            up.some((x) => !Number.isFinite(x)),
+            `${what}: upstream is not poisoned`,
+          ).toBe(true);
+          expect(Number.isFinite(got.loss), what).toBe(true);
           continue;
         }
         expectNormwiseClose(got.loss, num(c.outputs.loss), 1e-12, `${what}: loss`);
