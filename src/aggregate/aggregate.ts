@@ -1,13 +1,14 @@
 import { finiteOr } from "../core/finite.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
+import { checkFiniteAt, toMatrix } from "../core/validate.js";
 import { type Aggregation, checkAggregation } from "./aggregation.js";
 import {
   type AggregationOptions,
+  aggregationMask,
   checkNormLen,
   checkOptions,
-  fillTokenWeights,
+  fillContextWeights,
 } from "./effectiveTokenWeights.js";
 
 /**
@@ -42,11 +43,12 @@ export function maskedDot(w: Float64Array, x: Float64Array, mask: Mask): number 
  * @param perToken - The `[B, T]` per-token values; padding may hold anything (NaN, ±Inf).
  * @param responseMask - The `[B, T]` response mask; every row needs at least one response token.
  * @param mode - The aggregation mode.
- * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`.
+ * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`; `global` and
+ *   `emptyRows` as {@link effectiveTokenWeights} (docs/derivations/aggregation.md#rows-with-no-response-token).
  * @returns The scalar aggregate: finite, computed stably (a scaled second pass) when a partial sum
  *   overflows but the aggregate itself is representable.
  * @throws {ShapeError} E_SHAPE when perToken is not 2-D or the mask shape differs.
- * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row.
+ * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row under emptyRows reject.
  * @throws {ConfigError} E_CONFIG when `normLen` is missing or invalid for token_sum_norm, or
  *   `options` is not an object.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown mode.
@@ -56,6 +58,7 @@ export function maskedDot(w: Float64Array, x: Float64Array, mask: Mask): number 
  * @enforcedBy test/aggregate/aggregate.test.ts > aggregate > identity: equals the inner product with effectiveTokenWeights bitwise
  * @enforcedBy test/aggregate/hardening.test.ts > aggregate > rejects: nan or infinity at a response position with E_NONFINITE
  * @enforcedBy test/aggregate/hardening.test.ts > aggregate > golden: a sum whose partial sums overflow but whose value is representable is finite and exact
+ * @enforcedBy test/aggregate/emptyRowsAndGlobal.test.ts > effectiveTokenWeights and aggregate with empty rows and a global context > golden: seq_mean_token_mean over rows of lengths [2, 0, 1]: count divides by 3 rows, drop by 2, a context by its own
  * @since 0.1.0
  */
 export function aggregate(
@@ -67,10 +70,15 @@ export function aggregate(
   const fn = "aggregate";
   const agg = checkAggregation(fn, "mode", mode);
   const x = toMatrix(fn, "perToken", perToken);
-  const mask = toMask(fn, responseMask, { rows: x.rows, cols: x.cols, arg: "perToken" });
-  const normLen = checkNormLen(fn, agg, checkOptions(fn, options).normLen);
+  const mask = aggregationMask(fn, responseMask, options, {
+    rows: x.rows,
+    cols: x.cols,
+    arg: "perToken",
+  });
+  const opts = checkOptions(fn, options);
+  const normLen = checkNormLen(fn, agg, opts.normLen);
   checkFiniteAt(fn, "perToken", x, mask);
   const w = new Float64Array(x.rows * x.cols);
-  fillTokenWeights(mask, agg, normLen, w);
+  fillContextWeights(fn, mask, agg, normLen, opts, w);
   return finiteOr(fn, "value", maskedDot(w, x.data, mask), undefined, "Σ w·x exceeds float64");
 }

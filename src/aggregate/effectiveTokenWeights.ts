@@ -1,13 +1,80 @@
 import { fmtValue, mustBe } from "../core/message.js";
+import { oneOf } from "../core/names.js";
 import { type Mask, type MaskLike, type Matrix, rowLengths } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
+import { EMPTY_ROWS, type EmptyRows } from "./emptyRows.js";
 
 /** Options of the aggregation functions. */
 export interface AggregationOptions {
   /** Generation budget ℓ for `token_sum_norm` (required for it, ignored by the other modes). */
   readonly normLen?: number | null | undefined;
+  /**
+   * The batch is a shard of a global one (docs/derivations/aggregation.md#global-normalisers):
+   * its weights divide by the global counts and multiply by D, as policyLoss's options.global.
+   * Absent fields are the batch's own. Null or absent: none.
+   */
+  readonly global?: GlobalNormalizer | null;
+  /** Rows with no response token: `reject` (default), `count` or `drop`, as policyLoss's config.emptyRows. */
+  readonly emptyRows?: EmptyRows;
+}
+
+/**
+ * The mask of an aggregation call, with empty rows allowed when `options.emptyRows` asks for
+ * them (read leniently here: the policy itself is validated after the mask, whose errors come
+ * first). @internal
+ */
+export function aggregationMask(
+  fn: string,
+  responseMask: MaskLike,
+  options: unknown,
+  like?: { readonly rows: number; readonly cols: number; readonly arg: string },
+): Mask {
+  const asked =
+    typeof options === "object" && options !== null
+      ? (options as AggregationOptions).emptyRows
+      : undefined;
+  const allow = asked === "count" || asked === "drop";
+  return toMask(fn, responseMask, like, "responseMask", allow ? "allow" : "reject");
+}
+
+/**
+ * Fill `out` with the weights of `mode` under the options' empty-row policy and global context
+ * (both validated here, in that order): B counts the non-empty rows under `drop` (unless
+ * `global.rows` is given), every row otherwise; with neither, the bits of {@link fillTokenWeights}.
+ * @internal
+ */
+export function fillContextWeights(
+  fn: string,
+  mask: Mask,
+  mode: Aggregation,
+  normLen: number,
+  opts: Partial<AggregationOptions>,
+  out: Float64Array,
+): void {
+  const emptyRows = oneOf(fn, "emptyRows", opts.emptyRows ?? "reject", EMPTY_ROWS);
+  const { rows: B, cols: T, data: m } = mask;
+  const L = rowLengths(mask);
+  let N = 0;
+  let nonEmpty = 0;
+  for (let b = 0; b < B; b++) {
+    N += L[b] as number;
+    if ((L[b] as number) > 0) nonEmpty++;
+  }
+  const counted = emptyRows === "drop" ? nonEmpty : B;
+  const g =
+    opts.global === null || opts.global === undefined
+      ? counted === B
+        ? undefined
+        : { tokens: N, rows: counted, dpSize: 1 }
+      : checkGlobal(fn, "options.global", opts.global, N, counted);
+  const w = rowTokenWeights(mode, normLen, L, N, g);
+  out.fill(0);
+  for (let b = 0; b < B; b++) {
+    const wb = w[b] as number;
+    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = wb;
+  }
 }
 
 /**
@@ -208,19 +275,25 @@ export function fillTokenWeights(
  *
  * Formula: token_mean m/N; seq_mean_token_mean m/(B·L_b); seq_mean_token_sum m/B;
  * token_sum_norm m/(B·norm_len). Each weight is one correctly rounded division 1/(integer).
+ * With `global` {N_g, B_g, D}: D/N_g, D/(B_g·L_b), D/B_g, D/(B_g·norm_len), D; with emptyRows
+ * `drop`, B counts the rows with a response token (docs/derivations/aggregation.md#global-normalisers).
  * Gradient / stop-gradient: none (a function of the mask only).
  *
- * @param responseMask - The `[B, T]` response mask; every row needs at least one response token.
+ * @param responseMask - The `[B, T]` response mask; every row needs a response token unless
+ *   options.emptyRows is count or drop.
  * @param mode - The aggregation mode.
- * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`.
- * @returns `[B, T]` float64 weights, exactly 0 at padding; the mean modes sum to 1.
- * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row.
+ * @param options - `normLen`: the budget ℓ, required iff mode is `token_sum_norm`; `global`;
+ *   `emptyRows`.
+ * @returns `[B, T]` float64 weights, exactly 0 at padding; the mean modes sum to 1 (without a
+ *   context or empty rows).
+ * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row under emptyRows reject.
  * @throws {ConfigError} E_CONFIG when `normLen` is missing or not a positive integer for token_sum_norm,
  *   or `options` is not an object.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown mode.
  * @throws {ShapeError} E_SHAPE when the mask is not a 2-D array (null, a number, a string).
  * @derivation docs/derivations/aggregation.md#effective-token-weights
  * @enforcedBy test/aggregate/effectiveTokenWeights.test.ts > effectiveTokenWeights > golden: weights of the five modes on lengths [2, 1]
+ * @enforcedBy test/aggregate/emptyRowsAndGlobal.test.ts > effectiveTokenWeights and aggregate with empty rows and a global context > identity: the weights are policyLoss's gradient and the value its loss, bitwise, every mode, count and drop, with and without a context
  * @since 0.1.0
  */
 export function effectiveTokenWeights(
@@ -230,9 +303,10 @@ export function effectiveTokenWeights(
 ): Matrix {
   const fn = "effectiveTokenWeights";
   const agg = checkAggregation(fn, "mode", mode);
-  const mask = toMask(fn, responseMask);
-  const normLen = checkNormLen(fn, agg, checkOptions(fn, options).normLen);
+  const mask = aggregationMask(fn, responseMask, options);
+  const opts = checkOptions(fn, options);
+  const normLen = checkNormLen(fn, agg, opts.normLen);
   const data = new Float64Array(mask.rows * mask.cols);
-  fillTokenWeights(mask, agg, normLen, data);
+  fillContextWeights(fn, mask, agg, normLen, opts, data);
   return { rows: mask.rows, cols: mask.cols, data };
 }

@@ -1,11 +1,11 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { type MaskLike, type Matrix, rowLengths } from "../core/tensor.js";
-import { toMask } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
 import {
   type AggregationOptions,
+  aggregationMask,
   checkGlobal,
   checkNormLen,
   checkOptions,
@@ -81,14 +81,7 @@ export function microbatchTokenWeights(
 ): Matrix {
   const fn = "microbatchTokenWeights";
   const agg = checkAggregation(fn, "mode", mode);
-  // The mask allows empty rows when the (not yet validated) policy asks for it; a bad policy is
-  // reported below, after the mask's own errors, as before.
-  const asked =
-    typeof options === "object" && options !== null
-      ? (options as MicrobatchOptions).emptyRows
-      : undefined;
-  const allow = asked === "count" || asked === "drop";
-  const mask = toMask(fn, responseMask, undefined, "responseMask", allow ? "allow" : "reject");
+  const mask = aggregationMask(fn, responseMask, options);
   const sizes = microbatchSizes;
   if (
     !Array.isArray(sizes) ||

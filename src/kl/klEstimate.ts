@@ -16,12 +16,14 @@ export function klPoints(
   kind: KLEstimator,
   responseMask: MaskLike,
   lpArg = "logprobs",
+  emptyRows: "reject" | "allow" = "reject",
 ): { value: Matrix; dLogprob: Float64Array; mask: Mask } {
   const k = checkKLEstimator(fn, "kind", kind);
   const lp = toMatrix(fn, lpArg, logprobs);
   const ref = toMatrix(fn, "refLogprobs", refLogprobs);
   checkSameShape(fn, lpArg, lp, "refLogprobs", ref);
-  const mask = toMask(fn, responseMask, { rows: lp.rows, cols: lp.cols, arg: lpArg });
+  const like = { rows: lp.rows, cols: lp.cols, arg: lpArg };
+  const mask = toMask(fn, responseMask, like, "responseMask", emptyRows);
   checkFiniteAt(fn, lpArg, lp, mask);
   checkFiniteAt(fn, "refLogprobs", ref, mask);
   return { ...klPointsOf(fn, lp, ref, k, mask, lpArg), mask };

@@ -1,5 +1,10 @@
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
-import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import {
+  checkNormLen,
+  fillContextWeights,
+  type GlobalNormalizer,
+} from "../aggregate/effectiveTokenWeights.js";
+import type { EmptyRows } from "../aggregate/emptyRows.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import type { KLEstimator } from "./estimator.js";
 import { klOptions, klPoints } from "./klEstimate.js";
@@ -19,6 +24,15 @@ export interface KLAggregateOptions {
   readonly responseMask: MaskLike;
   /** Budget ℓ, required iff the aggregation is `token_sum_norm`. */
   readonly normLen?: number | null;
+  /** The global context (docs/derivations/aggregation.md#global-normalisers); null or absent: none. */
+  readonly global?: GlobalNormalizer | null;
+  /** Rows with no response token: `reject` (default), `count` or `drop`, as policyLoss's config.emptyRows. */
+  readonly emptyRows?: EmptyRows;
+}
+
+/** "allow" when the options ask for rows with no response token to be counted or dropped. @internal */
+export function emptyRowsAllowed(opts: { readonly emptyRows?: unknown }): "reject" | "allow" {
+  return opts.emptyRows === "count" || opts.emptyRows === "drop" ? "allow" : "reject";
 }
 
 /**
@@ -32,7 +46,7 @@ export interface KLAggregateOptions {
  * @param refLogprobs - `[B, T]` reference-policy logprobs.
  * @param kind - The estimator.
  * @param aggregation - The aggregation mode.
- * @param options - `responseMask` and `normLen`.
+ * @param options - `responseMask`, `normLen`, and `global` and `emptyRows` as effectiveTokenWeights.
  * @returns The KL term and its gradient (0 at padding).
  * @throws {ShapeError} E_SHAPE when the streams are not 2-D or differ in shape.
  * @throws {MaskError} E_MASK when the mask is invalid.
@@ -43,6 +57,7 @@ export interface KLAggregateOptions {
  *   exceeds float64 (k2 past |δ| ≈ 1.9e154, k3 past δ ≈ 709.78), naming the quantity and (b, t).
  * @derivation docs/derivations/kl.md#kl-loss
  * @enforcedBy test/kl/klLoss.test.ts > klLoss > identity: equals aggregate of klEstimate bitwise
+ * @enforcedBy test/aggregate/emptyRowsAndGlobal.test.ts > klLoss, reverseKlGradSurrogate and valueLoss with empty rows and a global context > identity: klLoss is policyLoss's KL term and reverseKlGradSurrogate's gradient k2's, every mode, count and drop, with and without a context
  * @enforcedBy test/hardening/stats.test.ts > klLoss > regression: k3 at delta = 1e4 is an OverflowError naming the estimate and position
  * @enforcedBy test/hardening/stats.test.ts > klLoss > property: extreme logprobs give finite results matching klLossRef, or OverflowError
  * @since 0.1.0
@@ -57,10 +72,18 @@ export function klLoss(
   const fn = "klLoss";
   const agg = checkAggregation(fn, "aggregation", aggregation);
   const opts = klOptions(fn, options);
-  const { value, dLogprob, mask } = klPoints(fn, logprobs, refLogprobs, kind, opts.responseMask);
+  const { value, dLogprob, mask } = klPoints(
+    fn,
+    logprobs,
+    refLogprobs,
+    kind,
+    opts.responseMask,
+    "logprobs",
+    emptyRowsAllowed(opts),
+  );
   const normLen = checkNormLen(fn, agg, opts.normLen);
   const w = new Float64Array(value.data.length);
-  fillTokenWeights(mask, agg, normLen, w);
+  fillContextWeights(fn, mask, agg, normLen, opts, w);
   const grad = new Float64Array(w.length);
   for (let i = 0; i < w.length; i++)
     if (mask.data[i] === 1) grad[i] = (w[i] as number) * (dLogprob[i] as number);

@@ -1,10 +1,10 @@
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
-import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { checkNormLen, fillContextWeights } from "../aggregate/effectiveTokenWeights.js";
 import { overflowError } from "../core/finite.js";
 import type { MatrixLike } from "../core/tensor.js";
 import { toMatrix } from "../core/validate.js";
 import { klOptions, klPoints } from "./klEstimate.js";
-import type { KLAggregateOptions, LossWithGrad } from "./klLoss.js";
+import { emptyRowsAllowed, type KLAggregateOptions, type LossWithGrad } from "./klLoss.js";
 import { checkedMaskedDot } from "./robustDot.js";
 
 /**
@@ -28,6 +28,7 @@ import { checkedMaskedDot } from "./robustDot.js";
  * @derivation docs/derivations/kl.md#reverse-kl-gradient-surrogate
  * @enforcedBy test/kl/reverseKlGradSurrogate.test.ts > reverseKlGradSurrogate > identity: gradient equals the k2 kl loss gradient bitwise
  * @enforcedBy test/hardening/stats.test.ts > reverseKlGradSurrogate > rejects: a surrogate term (lp − ref)·lp beyond float64 with an OverflowError
+ * @enforcedBy test/aggregate/emptyRowsAndGlobal.test.ts > klLoss, reverseKlGradSurrogate and valueLoss with empty rows and a global context > identity: klLoss is policyLoss's KL term and reverseKlGradSurrogate's gradient k2's, every mode, count and drop, with and without a context
  * @since 0.1.0
  */
 export function reverseKlGradSurrogate(
@@ -41,11 +42,19 @@ export function reverseKlGradSurrogate(
   const lp = toMatrix(fn, "logprobs", logprobs);
   // k1's per-token value −(ref − lp) is lp − ref bitwise: reuse the validated pointwise pass.
   const opts = klOptions(fn, options);
-  const { value: diff, mask } = klPoints(fn, lp, refLogprobs, "k1", opts.responseMask);
+  const { value: diff, mask } = klPoints(
+    fn,
+    lp,
+    refLogprobs,
+    "k1",
+    opts.responseMask,
+    "logprobs",
+    emptyRowsAllowed(opts),
+  );
   const normLen = checkNormLen(fn, agg, opts.normLen);
   const n = diff.data.length;
   const w = new Float64Array(n);
-  fillTokenWeights(mask, agg, normLen, w);
+  fillContextWeights(fn, mask, agg, normLen, opts, w);
   const prod = new Float64Array(n);
   const grad = new Float64Array(n);
   for (let i = 0; i < n; i++) {

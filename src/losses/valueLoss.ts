@@ -1,6 +1,11 @@
 import { checkObject } from "../advantages/checks.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
-import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import {
+  checkNormLen,
+  fillContextWeights,
+  type GlobalNormalizer,
+} from "../aggregate/effectiveTokenWeights.js";
+import type { EmptyRows } from "../aggregate/emptyRows.js";
 import { overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
@@ -16,6 +21,10 @@ export interface ValueLossOptions {
   readonly aggregation: Aggregation;
   /** Budget ℓ, required iff aggregation is `token_sum_norm`. */
   readonly normLen?: number | null;
+  /** The global context (docs/derivations/aggregation.md#global-normalisers); null or absent: none. */
+  readonly global?: GlobalNormalizer | null;
+  /** Rows with no response token: `reject` (default), `count` or `drop`, as policyLoss's config.emptyRows. */
+  readonly emptyRows?: EmptyRows;
 }
 
 /** Result of {@link valueLoss}. */
@@ -55,6 +64,7 @@ export interface ValueLossResult {
  * @enforcedBy test/losses/valueLoss.test.ts > valueLoss > golden: clipped token_mean loss 0.7225
  * @enforcedBy test/hardening/stats.test.ts > valueLoss > regression: a squared error of 1e300 scale is an OverflowError naming position
  * @enforcedBy test/hardening/stats.test.ts > valueLoss > property: extreme values give finite results matching valueLossRef, or OverflowError
+ * @enforcedBy test/aggregate/emptyRowsAndGlobal.test.ts > klLoss, reverseKlGradSurrogate and valueLoss with empty rows and a global context > identity: valueLoss weighs each token's derivative by effectiveTokenWeights under the same policy and context
  * @since 0.1.0
  */
 export function valueLoss(
@@ -70,7 +80,12 @@ export function valueLoss(
   const R = toMatrix(fn, "returns", returns);
   checkSameShape(fn, "values", v, "oldValues", vo);
   checkSameShape(fn, "values", v, "returns", R);
-  const mask = toMask(fn, responseMask, { rows: v.rows, cols: v.cols, arg: "values" });
+  const allow =
+    typeof options === "object" &&
+    options !== null &&
+    (options.emptyRows === "count" || options.emptyRows === "drop");
+  const like = { rows: v.rows, cols: v.cols, arg: "values" };
+  const mask = toMask(fn, responseMask, like, "responseMask", allow ? "allow" : "reject");
   checkFiniteAt(fn, "values", v, mask);
   checkFiniteAt(fn, "oldValues", vo, mask);
   checkFiniteAt(fn, "returns", R, mask);
@@ -88,7 +103,7 @@ export function valueLoss(
   const n = v.rows * v.cols;
   const m = mask.data;
   const w = new Float64Array(n);
-  fillTokenWeights(mask, agg, normLen, w);
+  fillContextWeights(fn, mask, agg, normLen, opts, w);
   const ell = new Float64Array(n);
   const grad = new Float64Array(n);
   let clipped = 0;
