@@ -1,6 +1,6 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { type Mask, type MaskLike, type Matrix, rowLengths } from "../core/tensor.js";
+import { type Mask, type MaskLike, type Matrix, maskCounts, rowLengths } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
@@ -55,13 +55,7 @@ export function fillContextWeights(
 ): void {
   const emptyRows = oneOf(fn, "emptyRows", opts.emptyRows ?? "reject", EMPTY_ROWS);
   const { rows: B, cols: T, data: m } = mask;
-  const L = rowLengths(mask);
-  let N = 0;
-  let nonEmpty = 0;
-  for (let b = 0; b < B; b++) {
-    N += L[b] as number;
-    if ((L[b] as number) > 0) nonEmpty++;
-  }
+  const { L, N, nonEmpty } = maskCounts(mask);
   const counted = emptyRows === "drop" ? nonEmpty : B;
   const g =
     opts.global === null || opts.global === undefined

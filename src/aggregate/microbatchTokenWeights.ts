@@ -1,6 +1,6 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { type MaskLike, type Matrix, rowLengths } from "../core/tensor.js";
+import { type MaskLike, type Matrix, maskCounts } from "../core/tensor.js";
 import { ConfigError } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
 import {
@@ -137,13 +137,7 @@ export function microbatchTokenWeights(
   const normLen = from === "fixed" ? checkNormLen(fn, agg, opts.normLen) : 0;
   const emptyRows = oneOf(fn, "emptyRows", opts.emptyRows ?? "reject", EMPTY_ROWS);
   const T = mask.cols;
-  const L = rowLengths(mask);
-  let N = 0;
-  let nonEmpty = 0;
-  for (let b = 0; b < L.length; b++) {
-    N += L[b] as number;
-    if ((L[b] as number) > 0) nonEmpty++;
-  }
+  const { L, N, nonEmpty } = maskCounts(mask);
   const g =
     opts.global === null || opts.global === undefined
       ? null

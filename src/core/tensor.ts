@@ -261,3 +261,22 @@ export function rowLengths(mask: Mask): Int32Array {
   }
   return L;
 }
+
+/**
+ * The row lengths L_b of a mask, their sum N and the count of rows with a response token (the
+ * counts an aggregation's weights and an empty-row policy read).
+ */
+export function maskCounts(mask: Mask): {
+  readonly L: Int32Array;
+  readonly N: number;
+  readonly nonEmpty: number;
+} {
+  const L = rowLengths(mask);
+  let N = 0;
+  let nonEmpty = 0;
+  for (let b = 0; b < L.length; b++) {
+    N += L[b] as number;
+    if ((L[b] as number) > 0) nonEmpty++;
+  }
+  return { L, N, nonEmpty };
+}

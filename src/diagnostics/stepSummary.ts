@@ -34,6 +34,7 @@ import { Z_975 } from "./lengthBias.js";
 import { DEFAULT_CATASTROPHIC_GAP } from "./mismatch.js";
 import { designDefect, olsHc3Scaled } from "./ols.js";
 import { sampleMoments } from "./quantile.js";
+import type { RunStep } from "./runSteps.js";
 
 /** The largest |value| the fused pass accepts: sums of 2^53 such terms stay far below 2^1024. */
 const BOUND = 1e100;
@@ -42,17 +43,8 @@ const GAP_BOUND = 600;
 /** Catastrophic positions kept per step (RunStep.catastrophicIndices). */
 const KEPT_INDICES = 10;
 
-/** The scalars of one step (null where the detector was skipped for a missing stream). */
-export interface StepSummary {
-  readonly essRatio: number | null;
-  readonly mismatchGapStd: number | null;
-  readonly catastrophicCount: number | null;
-  readonly catastrophicIndices: readonly (readonly [number, number])[];
-  readonly entropy: number | null;
-  readonly clipKilledFrac: number | null;
-  readonly lengthSlope: number | null;
-  readonly lengthCiLow: number | null;
-  readonly lengthCiHigh: number | null;
+/** The scalars of one step (RunStep's, without its step and file; null where a detector was skipped). */
+export interface StepSummary extends Omit<RunStep, "step" | "file"> {
   /** The detectors skipped, with diagnoseBatch's reasons, in its order. */
   readonly skipped: readonly SkippedDetector[];
   /** Whether the mismatch detector overflowed (a gap beyond 709 nats: an alarm in a run). */

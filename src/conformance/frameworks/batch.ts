@@ -10,7 +10,7 @@ import { overflowError } from "../../core/finite.js";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { CompensatedSum, robustSum } from "../../core/sum.js";
 import type { Mask, MaskLike, Matrix } from "../../core/tensor.js";
-import { rowLengths } from "../../core/tensor.js";
+import { maskCounts } from "../../core/tensor.js";
 import {
   broadcastAdvantages,
   checkFiniteAt,
@@ -128,13 +128,7 @@ export function prepareBatch(
   const adv = reads.advantages
     ? broadcastAdvantages(fn, inputs.advantages, logprobs, "logprobs", mask).data
     : empty;
-  const L = rowLengths(mask);
-  let N = 0;
-  let nonEmpty = 0;
-  for (let b = 0; b < B; b++) {
-    N += L[b] as number;
-    if ((L[b] as number) > 0) nonEmpty++;
-  }
+  const { L, N, nonEmpty } = maskCounts(mask);
   return {
     fn,
     B,

@@ -215,6 +215,34 @@ function dppo(v: Variant, divergence: "tv" | "kl"): PolicyLossConfig {
   };
 }
 
+/** Our loss and gradient against upstream's recorded ones, normwise to 1e-12. */
+function expectReplayed(
+  got: {
+    readonly loss: number;
+    readonly gradLogprobs: { rows: number; cols: number; data: Float64Array };
+  },
+  c: Case,
+  what: string,
+): void {
+  expectNormwiseClose(got.loss, num(c.outputs.loss), 1e-12, `${what}: loss`);
+  const g = mat(c.outputs.grad_logprobs);
+  expectNormwiseClose(
+    got.gradLogprobs,
+    { rows: g.length, cols: g[0]?.length ?? 0, data: Float64Array.from(g.flat()) },
+    1e-12,
+    `${what}: grad`,
+  );
+}
+
+/** A registered padding deviation: upstream's recorded loss or gradient is not finite. */
+function expectUpstreamPoisoned(c: Case, what: string): void {
+  const up = [num(c.outputs.loss), ...c.outputs.grad_logprobs.flat().map(num)];
+  expect(
+    up.some((x) => !Number.isFinite(x)),
+    `${what}: upstream is not poisoned`,
+  ).toBe(true);
+}
+
 /** Variants not replayed yet, each with the issue item that builds its semantics. */
 const PENDING: Readonly<Record<string, string>> = {
   clip_cov: "issue 13 item 5: Clip-Cov's covariance-selected, randomly permuted token mask",
@@ -282,21 +310,10 @@ describe("newer surrogates vs verl and TRL", () => {
           expect(Array.from(got.gradLogprobs.data), what).toEqual(
             Array.from(clean.gradLogprobs.data),
           );
-          const up = [num(c.outputs.loss), ...c.outputs.grad_logprobs.flat().map(num)];
-          expect(
-            up.some((x) => !Number.isFinite(x)),
-            `${what}: upstream is not poisoned`,
-          ).toBe(true);
+          expectUpstreamPoisoned(c, what);
           continue;
         }
-        expectNormwiseClose(got.loss, num(c.outputs.loss), 1e-12, `${what}: loss`);
-        const g = mat(c.outputs.grad_logprobs);
-        expectNormwiseClose(
-          got.gradLogprobs,
-          { rows: g.length, cols: g[0]?.length ?? 0, data: Float64Array.from(g.flat()) },
-          1e-12,
-          `${what}: grad`,
-        );
+        expectReplayed(got, c, what);
       }
     });
   }
@@ -350,22 +367,11 @@ describe("KL-Cov vs verl", () => {
         });
         if (c.junk_reaches_output) {
           // Registered deviation, as above: upstream lets the padding through; ours is finite.
-          const up = [num(c.outputs.loss), ...c.outputs.grad_logprobs.flat().map(num)];
-          expect(
-            up.some((x) => !Number.isFinite(x)),
-            `${what}: upstream is not poisoned`,
-          ).toBe(true);
+          expectUpstreamPoisoned(c, what);
           expect(Number.isFinite(got.loss), what).toBe(true);
           continue;
         }
-        expectNormwiseClose(got.loss, num(c.outputs.loss), 1e-12, `${what}: loss`);
-        const g = mat(c.outputs.grad_logprobs);
-        expectNormwiseClose(
-          got.gradLogprobs,
-          { rows: g.length, cols: g[0]?.length ?? 0, data: Float64Array.from(g.flat()) },
-          1e-12,
-          `${what}: grad`,
-        );
+        expectReplayed(got, c, what);
       }
     });
   }
