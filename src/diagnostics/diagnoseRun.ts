@@ -30,7 +30,7 @@ import {
   type StepRange,
   stepSettings,
 } from "./runSteps.js";
-import { runShardRunner, splitSteps } from "./runThreads.js";
+import { runPrefetcher, runShardRunner, splitSteps } from "./runThreads.js";
 import { type SeriesTrend, seriesTrend } from "./seriesTrend.js";
 import { stepSummary, summaryOf } from "./stepSummary.js";
 import { MAX_THEIL_SEN_POINTS, theilSenSlope } from "./trend.js";
@@ -317,46 +317,53 @@ function collectRunStepsAs(
   const mismatchOverflowSteps: number[] = [];
   // One read buffer for every step file: each step's tensors are done with before the next read.
   const scratch = new ReadScratch();
-  entries.forEach(({ step, name, path }, k) => {
-    try {
-      // Step problems read the same from one pass and from shards: they name diagnoseRun.
-      const batch = toPartialBatchAs(STEP_FN, readTensorsAs(STEP_FN, path, {}, scratch), opts);
-      const r = batch.source.names;
-      const key = `${r.map}\u0000${r.detected}`;
-      const m = maps.get(key) ?? { map: r.map, detected: r.detected, steps: 0 };
-      m.steps++;
-      maps.set(key, m);
-      for (const n of r.ignored) ignored.set(n, (ignored.get(n) ?? 0) + 1);
-      for (const n of r.notes) notes.add(n);
-      // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
-      const d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
-      if (d.mismatchOverflow) mismatchOverflowSteps.push(step);
-      for (const s of d.skipped) {
-        const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
-        const key = `${s.detector}\u0000${reason}`;
-        const entry = skipCounts.get(key) ?? { detector: s.detector, reason, steps: 0 };
-        entry.steps++;
-        skipCounts.set(key, entry);
+  // The step files read ahead on another thread (Node), so these reads find the page cache.
+  const ahead = runPrefetcher()?.start(entries.map((e) => e.path)) ?? null;
+  try {
+    entries.forEach(({ step, name, path }, k) => {
+      try {
+        // Step problems read the same from one pass and from shards: they name diagnoseRun.
+        const batch = toPartialBatchAs(STEP_FN, readTensorsAs(STEP_FN, path, {}, scratch), opts);
+        const r = batch.source.names;
+        const key = `${r.map}\u0000${r.detected}`;
+        const m = maps.get(key) ?? { map: r.map, detected: r.detected, steps: 0 };
+        m.steps++;
+        maps.set(key, m);
+        for (const n of r.ignored) ignored.set(n, (ignored.get(n) ?? 0) + 1);
+        for (const n of r.notes) notes.add(n);
+        // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
+        const d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
+        if (d.mismatchOverflow) mismatchOverflowSteps.push(step);
+        for (const s of d.skipped) {
+          const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
+          const key = `${s.detector}\u0000${reason}`;
+          const entry = skipCounts.get(key) ?? { detector: s.detector, reason, steps: 0 };
+          entry.steps++;
+          skipCounts.set(key, entry);
+        }
+        steps.push({
+          step,
+          file: name,
+          essRatio: d.essRatio,
+          mismatchGapStd: d.mismatchGapStd,
+          catastrophicCount: d.catastrophicCount,
+          catastrophicIndices: d.catastrophicIndices,
+          entropy: d.entropy,
+          clipKilledFrac: d.clipKilledFrac,
+          lengthSlope: d.lengthSlope,
+          lengthCiLow: d.lengthCiLow,
+          lengthCiHigh: d.lengthCiHigh,
+        });
+      } catch (e) {
+        if (!(e instanceof PolgradError)) throw e;
+        unreadable.push({ file: name, step, message: e.message });
       }
-      steps.push({
-        step,
-        file: name,
-        essRatio: d.essRatio,
-        mismatchGapStd: d.mismatchGapStd,
-        catastrophicCount: d.catastrophicCount,
-        catastrophicIndices: d.catastrophicIndices,
-        entropy: d.entropy,
-        clipKilledFrac: d.clipKilledFrac,
-        lengthSlope: d.lengthSlope,
-        lengthCiLow: d.lengthCiLow,
-        lengthCiHigh: d.lengthCiHigh,
-      });
-    } catch (e) {
-      if (!(e instanceof PolgradError)) throw e;
-      unreadable.push({ file: name, step, message: e.message });
-    }
-    onStep?.(k + 1, entries.length);
-  });
+      ahead?.advance(k + 1);
+      onStep?.(k + 1, entries.length);
+    });
+  } finally {
+    ahead?.stop();
+  }
   return {
     kind: RUN_STEPS_KIND,
     version: 1,

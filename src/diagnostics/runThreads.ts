@@ -52,3 +52,34 @@ export function splitSteps(steps: readonly number[], n: number): StepRange[] {
   }
   return out;
 }
+
+/**
+ * Reads a run's step files ahead of their collection, so that the collection finds them in the
+ * page cache (docs/diagnostics/run.md#read-ahead): a run read from disk then costs the larger of
+ * the reads and the computation instead of their sum. The data is discarded; nothing it reads
+ * reaches a report. The Node entry registers one (src/node/runPrefetch.ts). @internal
+ */
+export interface RunPrefetcher {
+  /** Start reading `paths` (files or step folders) in order; null when not worth it or not possible. */
+  start(paths: readonly string[]): PrefetchHandle | null;
+}
+
+/** A running read-ahead. @internal */
+export interface PrefetchHandle {
+  /** The collection is done with the first `done` paths (the read-ahead stays a bounded lead ahead). */
+  advance(done: number): void;
+  /** Stop reading (idempotent); the collection calls it however it ends. */
+  stop(): void;
+}
+
+let prefetcher: RunPrefetcher | null = null;
+
+/** Register the read-ahead (the Node entry does). @internal */
+export function setRunPrefetcher(p: RunPrefetcher | null): void {
+  prefetcher = p;
+}
+
+/** The registered read-ahead, or null. @internal */
+export function runPrefetcher(): RunPrefetcher | null {
+  return prefetcher;
+}

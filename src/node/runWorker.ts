@@ -5,6 +5,11 @@
  */
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { collectRunSteps } from "../diagnostics/diagnoseRun.js";
+import { setRunPrefetcher } from "../diagnostics/runThreads.js";
+import { runPrefetch } from "./runPrefetch.js";
+
+// Each shard reads its own step files ahead, as the calling thread's shard does.
+setRunPrefetcher(runPrefetch);
 
 const { ctl, port } = workerData as { ctl: Int32Array; port: MessagePort };
 
