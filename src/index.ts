@@ -389,6 +389,11 @@ export {
 } from "./kl/index.js";
 export {
   type ClipConfig,
+  type ClipCovOptions,
+  type ClipCovSelection,
+  clipCovInputs,
+  clipCovSelection,
+  DEFAULT_CLIP_COV,
   DEFAULT_KL_COV_RATIO,
   type ISCorrectionConfig,
   type ISRowMask,

@@ -208,9 +208,10 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "surrogates",
     semantic: "Clip-Cov / KL-Cov",
     frameworks: { verl: "✔", openrlhf: "✗", trl: "✗" },
-    status: "pending",
-    reason:
-      "issue 13 item 5: Clip-Cov's seeded random selection among the covariance band (a per-token zero weight that keeps the denominators). KL-Cov is expressed already: klCovSelection(A, lp, mask, {ratio}), then surrogate pg with kl {kind: abs, coef: ppo_kl_coef} against refLogprobs = old at the selected tokens and lp elsewhere (test/conformance/frameworks/surrogates.fixtures.test.ts > KL-Cov vs verl: the recorded selections and losses replay to 1e-12)",
+    status: "expressed",
+    how: "Clip-Cov: clipCovSelection(A, lp, old, mask, {clip, ratio, lb, ub, permutation | seed}) then surrogate pg_clip with is_correction {level: token, cap: null} on clipCovInputs(inputs, selected) (a weight of exactly 0 at the selected tokens, the denominators kept); KL-Cov: klCovSelection(A, lp, mask, {ratio}) then surrogate pg with kl {kind: abs, coef} against refLogprobs = old at the selected tokens and lp elsewhere",
+    enforcedBy:
+      "test/conformance/frameworks/surrogates.fixtures.test.ts > Clip-Cov vs verl > conformance: verl@1dda039b clip_cov:token-mean candidates and selections match with upstream's permutation, and the composed loss replays to 1e-12",
   },
   {
     id: "luspo",

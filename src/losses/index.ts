@@ -14,6 +14,11 @@ export {
   SurrogateKind,
 } from "./config.js";
 export {
+  type ClipCovOptions,
+  type ClipCovSelection,
+  clipCovInputs,
+  clipCovSelection,
+  DEFAULT_CLIP_COV,
   DEFAULT_KL_COV_RATIO,
   type KlCovOptions,
   klCovSelection,

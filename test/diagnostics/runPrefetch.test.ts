@@ -15,15 +15,18 @@ import { useTmpDir } from "../io/_kit.js";
 const tmp = useTmpDir();
 
 describe("run read-ahead", () => {
-  test("identity: a run diagnosed with the read-ahead equals the run diagnosed without it, and the read-ahead read the step files", async () => {
+  test("identity: a run diagnosed with the read-ahead equals the run diagnosed without it, and the read-ahead read the step files", () => {
     const dir = tmp("ahead");
     writeDemoRun(dir, { steps: 80, batchSize: 6, width: 16 });
     expect(runPrefetcher()).toBe(runPrefetch);
     const before = runPrefetch.pathsRead;
-    const withAhead = diagnoseRun(dir, { threads: 1 });
-    // The worker reads on its own thread; give it a moment to report what it read.
-    for (let i = 0; i < 50 && runPrefetch.pathsRead === before; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    // The worker starts in the background: the first step's callback waits (at most 10 s) until
+    // it has read a file, so a loaded machine cannot finish the run before the worker starts.
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const withAhead = diagnoseRun(dir, { threads: 1 }, (done) => {
+      for (let i = 0; done === 1 && i < 500 && runPrefetch.pathsRead === before; i++)
+        Atomics.wait(pause, 0, 0, 20);
+    });
     expect(runPrefetch.pathsRead).toBeGreaterThan(before);
     setRunPrefetcher(null);
     try {

@@ -14,7 +14,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import type { PolicyLossConfig } from "../../../src/losses/config.js";
-import { klCovSelection } from "../../../src/losses/covariance.js";
+import { clipCovInputs, clipCovSelection, klCovSelection } from "../../../src/losses/covariance.js";
 import { policyLoss } from "../../../src/losses/policyLoss.js";
 import { expectNormwiseClose } from "../../_kit/index.js";
 
@@ -245,7 +245,6 @@ function expectUpstreamPoisoned(c: Case, what: string): void {
 
 /** Variants not replayed yet, each with the issue item that builds its semantics. */
 const PENDING: Readonly<Record<string, string>> = {
-  clip_cov: "issue 13 item 5: Clip-Cov's covariance-selected, randomly permuted token mask",
   entropy_bonus: "issue 13 item 5: the entropy bonus (an entropies input and its gradient)",
   "trl:luspo:token":
     "issue 13 item 6: TRL's token-level luspo averages L_b·ℓ over every [B, T] entry, padding included (a framework-model deviation; our LUSPO keeps padding out)",
@@ -257,7 +256,7 @@ const PENDING: Readonly<Record<string, string>> = {
 };
 
 /** Variants replayed by composition in their own describe block below (not one config). */
-const COMPOSED: ReadonlySet<string> = new Set(["kl_cov"]);
+const COMPOSED: ReadonlySet<string> = new Set(["kl_cov", "clip_cov"]);
 
 const keyOf = (v: Variant): string => {
   const parts = v.name.split(":");
@@ -367,6 +366,79 @@ describe("KL-Cov vs verl", () => {
         });
         if (c.junk_reaches_output) {
           // Registered deviation, as above: upstream lets the padding through; ours is finite.
+          expectUpstreamPoisoned(c, what);
+          expect(Number.isFinite(got.loss), what).toBe(true);
+          continue;
+        }
+        expectReplayed(got, c, what);
+      }
+    });
+  }
+});
+
+describe("Clip-Cov vs verl", () => {
+  // verl clip_cov: pg_clip (no dual clip) with corr = 0 at min(k, n) candidates taken in
+  // torch.randperm's order. Ours: clipCovSelection with upstream's recorded permutation (its RNG is
+  // torch's), then policyLoss on clipCovInputs with a token IS weight of exactly 1 or 0.
+  const variants = FX.variants.filter((v) => keyOf(v) === "clip_cov");
+  const cells = (mask: { cols: number; data: Uint8Array }): [number, number][] => {
+    const out: [number, number][] = [];
+    mask.data.forEach((x, i) => {
+      if (x === 1) out.push([Math.floor(i / mask.cols), i % mask.cols]);
+    });
+    return out;
+  };
+  test("identity: the three recorded variants are here", () => {
+    expect(variants.map((v) => v.name).sort()).toEqual([
+      "clip_cov:ratio-0.2:token-mean",
+      "clip_cov:seq-mean-token-mean",
+      "clip_cov:token-mean",
+    ]);
+  });
+  for (const v of variants) {
+    test(`conformance: ${v.framework}@${v.pin} ${v.name} candidates and selections match with upstream's permutation, and the composed loss replays to 1e-12`, () => {
+      const cfgU = v.setting.config as {
+        clip_ratio_low: number;
+        clip_ratio_high: number;
+        policy_loss: { clip_cov_ratio: number; clip_cov_lb: number; clip_cov_ub: number };
+      };
+      const clip = { epsLow: cfgU.clip_ratio_low, epsHigh: cfgU.clip_ratio_high };
+      const config: PolicyLossConfig = {
+        ...base,
+        surrogate: "pg_clip",
+        clip,
+        aggregation: aggOf(v),
+        isCorrection: { level: "token", cap: null },
+      };
+      for (const [k, c] of v.cases.entries()) {
+        const what = `${v.name} case ${k} (seed ${c.seed})`;
+        const mask = (c.inputs.response_mask as (boolean | number)[][]).map((r) => r.map(Boolean));
+        const lp = mat(c.inputs.logprobs);
+        const old = mat(c.inputs.old_logprobs);
+        const A = adv(c.inputs.advantages);
+        const perm = c.outputs.clip_cov_randperm as { n: number; perm: number[] };
+        const sel = clipCovSelection(A, lp, old, mask, {
+          clip,
+          ratio: cfgU.policy_loss.clip_cov_ratio,
+          lb: cfgU.policy_loss.clip_cov_lb,
+          ub: cfgU.policy_loss.clip_cov_ub,
+          permutation: perm.perm,
+        });
+        expect(cells(sel.candidates), `${what}: candidates`).toEqual(c.outputs.clip_cov_candidates);
+        // Upstream lists the selection in the permutation's order; ours is a mask (row-major).
+        const rowMajor = (xs: [number, number][]) =>
+          [...xs].sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+        expect(cells(sel.selected), `${what}: selection`).toEqual(
+          rowMajor(c.outputs.clip_cov_selected as [number, number][]),
+        );
+        const got = policyLoss(
+          config,
+          clipCovInputs(
+            { logprobs: lp, oldLogprobs: old, advantages: A, responseMask: mask },
+            sel.selected,
+          ),
+        );
+        if (c.junk_reaches_output) {
           expectUpstreamPoisoned(c, what);
           expect(Number.isFinite(got.loss), what).toBe(true);
           continue;
