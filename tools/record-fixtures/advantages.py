@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import dataclasses
 import itertools
 import math
 import os
@@ -172,18 +171,6 @@ np: Any = None
 # --------------------------------------------------------------------------------------
 
 
-def pinned_sources(git_dir: Path, target: fw.Target) -> tuple[dict[str, str], dict[str, str]]:
-    """Read and hash-check exactly the files this recorder loads, at ``target``'s commit."""
-    files = {}
-    for path in USED_FILES[target.framework]:
-        sha = target.files.get(path) or EXTRA_FILES.get(target.commit, {}).get(path)
-        if sha is None:
-            raise SystemExit(f"{target.repo}@{target.label}: no pinned sha256 for {path}")
-        files[path] = sha
-    sources = fw.read_pinned_sources(git_dir, dataclasses.replace(target, files=files))
-    return sources, files
-
-
 def top_level_names(tree: ast.Module) -> set[str]:
     return {n for n in (fw.node_name(node) for node in tree.body) if n is not None}
 
@@ -191,16 +178,6 @@ def top_level_names(tree: ast.Module) -> set[str]:
 def future_imports(tree: ast.Module) -> list[ast.stmt]:
     """The file's `from __future__ import ...` statements (kept so annotations behave as upstream)."""
     return [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
-
-
-def exec_statements(stmts: list[ast.stmt], namespace: dict[str, Any], filename: str) -> None:
-    """Execute statements after asserting that the namespace binds exactly their free names."""
-    free = sorted(fw.free_globals(stmts))
-    bound = sorted(k for k in namespace if k != "__name__" and not k.startswith("__"))
-    if free != bound:
-        raise SystemExit(f"{filename}: the block reads {free}, the namespace binds {bound}")
-    code = compile(ast.Module(body=list(stmts), type_ignores=[]), filename, "exec")
-    exec(code, namespace)  # noqa: S102 - pinned, hash-checked upstream code
 
 
 def uniform(gen: Any, shape: tuple[int, ...], low: float, high: float) -> Any:
@@ -253,37 +230,6 @@ def diff_kind(a: Any, b: Any) -> str:
         if bool((both_nan | (a == b)).all()):
             return "zero_sign"
     return "value"
-
-
-def mask_rows(gen: Any, batch: int, width: int, kind: str) -> Any:
-    """A [B, T] bool mask: 'right' (right-padded ragged) or 'interior' (zero spans inside rows)."""
-    if kind == "right":
-        lengths = [fw.randint(gen, 1, width) for _ in range(batch)]
-        if all(length == width for length in lengths):
-            row = fw.randint(gen, 0, batch - 1)
-            lengths[row] = fw.randint(gen, 1, width - 1)
-        return torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-    if kind == "interior":
-        assert width >= 4
-        lengths = [fw.randint(gen, 3, width) for _ in range(batch)]
-        if all(length == width for length in lengths):
-            row = fw.randint(gen, 0, batch - 1)
-            lengths[row] = fw.randint(gen, 3, width - 1)
-        mask = torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-        forced = fw.randint(gen, 0, batch - 1)
-        for b in range(batch):
-            coin = fw.randint(gen, 0, 1)
-            if b == forced or coin == 1:
-                length = lengths[b]
-                s = fw.randint(gen, 1, length - 2)
-                e = fw.randint(gen, s + 1, length - 1)
-                mask[b, s:e] = False
-        return mask
-    raise ValueError(kind)
-
-
-def last_positions(mask: Any) -> list[int]:
-    return [int(torch.nonzero(mask[b]).max()) for b in range(mask.shape[0])]
 
 
 def groups_of(index: list[str]) -> dict[str, list[int]]:
@@ -477,7 +423,7 @@ def verl_group_draw(gen: Any, layout: dict[str, Any], gdpo: bool = False) -> dic
     if layout["shuffle"]:
         perm = torch.randperm(batch, generator=gen).tolist()
         index = [index[p] for p in perm]
-    mask = mask_rows(gen, batch, width, layout["mask"])
+    mask = fw.mask_rows(gen, batch, width, layout["mask"])
     outcome = uniform(gen, (batch,), -1.0, 1.0)
     dense = uniform(gen, (batch, width), -0.5, 0.5)
     components = uniform(gen, (batch, len(GDPO_KEYS)), -1.0, 1.0) if gdpo else None
@@ -493,7 +439,7 @@ def verl_group_draw(gen: Any, layout: dict[str, Any], gdpo: bool = False) -> dic
     pad = JUNK if layout["padding"] == "junk" else 0.0
     tlr = torch.zeros((batch, width), dtype=torch.float64)
     if layout["rewards"] == "last":
-        for b, t in enumerate(last_positions(mask)):
+        for b, t in enumerate(fw.last_positions(mask)):
             tlr[b, t] = outcome[b]
     else:
         tlr = torch.where(mask, dense, tlr)
@@ -504,7 +450,7 @@ def verl_group_draw(gen: Any, layout: dict[str, Any], gdpo: bool = False) -> dic
 
 def verl_token_draw(gen: Any, layout: dict[str, Any], kind: str) -> dict[str, Any]:
     batch, width = layout["shape"]
-    mask = mask_rows(gen, batch, width, layout["mask"])
+    mask = fw.mask_rows(gen, batch, width, layout["mask"])
     pad = JUNK if layout["padding"] == "junk" else 0.0
     out: dict[str, Any] = {"response_mask": mask}
     if kind == "whiten":
@@ -513,7 +459,7 @@ def verl_token_draw(gen: Any, layout: dict[str, Any], kind: str) -> dict[str, An
         return out
     tok = uniform(gen, (batch, width), -0.1, 0.1)
     outcome = uniform(gen, (batch,), -1.0, 1.0)
-    for b, t in enumerate(last_positions(mask)):
+    for b, t in enumerate(fw.last_positions(mask)):
         tok[b, t] = tok[b, t] + outcome[b]
     out["token_level_rewards"] = torch.where(mask, tok, torch.full_like(tok, pad))
     if kind == "remax":
@@ -957,7 +903,7 @@ def orl_draw(gen: Any, layout: dict[str, Any]) -> dict[str, Any]:
     batch, width = layout["shape"]
     n = layout["n"]
     assert batch % n == 0
-    mask = mask_rows(gen, batch, width, layout["mask"])
+    mask = fw.mask_rows(gen, batch, width, layout["mask"])
     rewards = uniform(gen, (batch,), -1.0, 1.0)
     kl = uniform(gen, (batch, width), -0.2, 0.4)
     groups = {f"g{g}": list(range(g * n, (g + 1) * n)) for g in range(batch // n)}
@@ -972,7 +918,7 @@ def orl_draw(gen: Any, layout: dict[str, Any]) -> dict[str, Any]:
 
 def orl_whiten_draw(gen: Any, layout: dict[str, Any]) -> dict[str, Any]:
     batch, width = layout["shape"]
-    mask = mask_rows(gen, batch, width, layout["mask"])
+    mask = fw.mask_rows(gen, batch, width, layout["mask"])
     adv = uniform(gen, (batch, width), -2.0, 2.0)
     pad = JUNK if layout["padding"] == "junk" else 0.0
     return {"advantages": torch.where(mask, adv, torch.full_like(adv, pad)), "action_mask": mask}
@@ -1086,7 +1032,7 @@ def openrlhf_variants(target: fw.Target, api: types.SimpleNamespace) -> list[dic
             env = {"__name__": "openrlhf.trainer.ppo_utils.experience_maker",
                    "args": orl_args("reinforce", 1, 1.0, nsn), "experiences": [exp], "torch": torch}
             with torch.no_grad():
-                exec_statements([block], env, api.whiten_name)
+                fw.exec_statements([block], env, api.whiten_name)
             return {"advantages": exp.advantages}
         specs.append({
             "name": "whiten" + (":no_std_norm" if nsn else ""),
@@ -1200,9 +1146,9 @@ def trl_run_block(api: types.SimpleNamespace, scale_rewards: Any, aggregation: s
     k = rewards_per_func.shape[1]
     reward_funcs = [f"reward_func_{i}" for i in range(k)]
     conf = types.SimpleNamespace(scale_rewards=scale_rewards)
-    exec_statements([api.legacy], {"__name__": "trl.trainer.grpo_config", "self": conf}, api.config_name)
+    fw.exec_statements([api.legacy], {"__name__": "trl.trainer.grpo_config", "self": conf}, api.config_name)
     owner = types.SimpleNamespace()
-    exec_statements([api.weights_if], {"__name__": "trl.trainer.grpo_trainer",
+    fw.exec_statements([api.weights_if], {"__name__": "trl.trainer.grpo_trainer",
                                        "args": types.SimpleNamespace(reward_weights=weights),
                                        "reward_funcs": reward_funcs, "self": owner, "torch": torch}, api.filename)
     stub_self = types.SimpleNamespace(
@@ -1213,7 +1159,7 @@ def trl_run_block(api: types.SimpleNamespace, scale_rewards: Any, aggregation: s
            "rewards_per_func": rewards_per_func.clone(), "device": torch.device("cpu"), "torch": torch,
            "nanstd": api.nanstd}
     with torch.no_grad():
-        exec_statements(api.block, env, api.filename)
+        fw.exec_statements(api.block, env, api.filename)
     out = {"advantages": env["advantages"], "rewards": env["rewards"], "std_rewards": env["std_rewards"],
            "unscorable_mask": env["unscorable_mask"], "is_std_zero": env["is_std_zero"],
            "reward_weights_used": owner.reward_weights, "scale_rewards_effective": conf.scale_rewards}
@@ -1589,7 +1535,7 @@ def ref_openrlhf(name: str, d: dict[str, Any]) -> Any:
     r = torch.clamp(r.reshape(-1), -10, 10)
     gamma = 0.9 if (est == "reinforce" and "0.9" in name) else 1.0
     tok = -ORL_KL_COEF * d["kl"]
-    for b, t in enumerate(last_positions(d["action_mask"])):
+    for b, t in enumerate(fw.last_positions(d["action_mask"])):
         tok[b, t] = tok[b, t] + r[b]
     tok = tok * m
     ret = torch.zeros_like(tok)
@@ -1732,7 +1678,7 @@ def main() -> None:
     block_dumps: dict[str, str] = {}
     for target in fw.TARGETS:
         git_dir = fw.git_dir_of(Path(git_dirs[target.framework]).resolve())
-        sources, files = pinned_sources(git_dir, target)
+        sources, files = fw.pinned_sources_for(git_dir, target, USED_FILES, EXTRA_FILES)
         carries = False
         if target.framework == "verl":
             api = load_verl_adv(target, sources)

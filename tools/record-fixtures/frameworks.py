@@ -1114,6 +1114,75 @@ LOADING_RULE = (
 )
 
 
+# --------------------------------------------------------------------------------------
+# Helpers shared by the sibling recorders (advantages.py, gaeAndKlControl.py import this module)
+# --------------------------------------------------------------------------------------
+
+
+def pinned_sources_for(
+    git_dir: Path,
+    target: Target,
+    used_files: dict[str, list[str]],
+    extra_files: dict[str, dict[str, str]],
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Read and hash-check exactly the files a recorder loads (``used_files`` by framework), at
+    ``target``'s commit; a file outside ``target.files`` takes its pin from ``extra_files``."""
+    files = {}
+    for path in used_files[target.framework]:
+        sha = target.files.get(path) or extra_files.get(target.commit, {}).get(path)
+        if sha is None:
+            raise SystemExit(f"{target.repo}@{target.label}: no pinned sha256 for {path}")
+        files[path] = sha
+    sources = read_pinned_sources(git_dir, dataclasses.replace(target, files=files))
+    return sources, files
+
+
+def exec_statements(stmts: list[ast.stmt], namespace: dict[str, Any], filename: str) -> None:
+    """Execute statements after asserting that the namespace binds exactly their free names."""
+    free = sorted(free_globals(stmts))
+    bound = sorted(k for k in namespace if k != "__name__" and not k.startswith("__"))
+    if free != bound:
+        raise SystemExit(f"{filename}: the block reads {free}, the namespace binds {bound}")
+    code = compile(ast.Module(body=list(stmts), type_ignores=[]), filename, "exec")
+    exec(code, namespace)
+
+
+def mask_rows(gen: Any, batch: int, width: int, kind: str) -> Any:
+    """A [B, T] bool mask: 'right' (right-padded ragged) or 'interior' (zero spans inside rows)."""
+    import torch  # noqa: PLC0415  (torch is imported where a recorder runs, as elsewhere here)
+
+    if kind == "right":
+        lengths = [randint(gen, 1, width) for _ in range(batch)]
+        if all(length == width for length in lengths):
+            row = randint(gen, 0, batch - 1)
+            lengths[row] = randint(gen, 1, width - 1)
+        return torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    if kind == "interior":
+        assert width >= 4
+        lengths = [randint(gen, 3, width) for _ in range(batch)]
+        if all(length == width for length in lengths):
+            row = randint(gen, 0, batch - 1)
+            lengths[row] = randint(gen, 3, width - 1)
+        mask = torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+        forced = randint(gen, 0, batch - 1)
+        for b in range(batch):
+            coin = randint(gen, 0, 1)
+            if b == forced or coin == 1:
+                length = lengths[b]
+                s = randint(gen, 1, length - 2)
+                e = randint(gen, s + 1, length - 1)
+                mask[b, s:e] = False
+        return mask
+    raise ValueError(kind)
+
+
+def last_positions(mask: Any) -> list[int]:
+    """The last response position of each row of a [B, T] bool mask."""
+    import torch  # noqa: PLC0415
+
+    return [int(torch.nonzero(mask[b]).max()) for b in range(mask.shape[0])]
+
+
 def main() -> None:
     global torch
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

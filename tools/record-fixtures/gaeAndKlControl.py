@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import dataclasses
 import math
 import os
 import platform
@@ -193,28 +192,6 @@ np: Any = None
 # --------------------------------------------------------------------------------------
 
 
-def pinned_sources(git_dir: Path, target: fw.Target) -> tuple[dict[str, str], dict[str, str]]:
-    """Read and hash-check exactly the files this recorder loads, at ``target``'s commit."""
-    files = {}
-    for path in USED_FILES[target.framework]:
-        sha = target.files.get(path) or EXTRA_FILES.get(target.commit, {}).get(path)
-        if sha is None:
-            raise SystemExit(f"{target.repo}@{target.label}: no pinned sha256 for {path}")
-        files[path] = sha
-    sources = fw.read_pinned_sources(git_dir, dataclasses.replace(target, files=files))
-    return sources, files
-
-
-def exec_statements(stmts: list[ast.stmt], namespace: dict[str, Any], filename: str) -> None:
-    """Execute statements after asserting that the namespace binds exactly their free names."""
-    free = sorted(fw.free_globals(stmts))
-    bound = sorted(k for k in namespace if k != "__name__" and not k.startswith("__"))
-    if free != bound:
-        raise SystemExit(f"{filename}: the block reads {free}, the namespace binds {bound}")
-    code = compile(ast.Module(body=list(stmts), type_ignores=[]), filename, "exec")
-    exec(code, namespace)  # noqa: S102 - pinned, hash-checked upstream code
-
-
 def require_call(tree: ast.AST, text: str, where: str) -> int:
     """Assert that ``tree`` contains exactly one call whose unparsed text is ``text``; its line."""
     hits = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == text]
@@ -270,44 +247,13 @@ def close(a: Any, b: Any, rtol: float, atol: float) -> bool:
     return bool((torch.abs(a - b) <= atol + rtol * torch.abs(b)).all())
 
 
-def mask_rows(gen: Any, batch: int, width: int, kind: str) -> Any:
-    """A [B, T] bool mask: 'right' (right-padded ragged) or 'interior' (zero spans inside rows)."""
-    if kind == "right":
-        lengths = [fw.randint(gen, 1, width) for _ in range(batch)]
-        if all(length == width for length in lengths):
-            row = fw.randint(gen, 0, batch - 1)
-            lengths[row] = fw.randint(gen, 1, width - 1)
-        return torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-    if kind == "interior":
-        assert width >= 4
-        lengths = [fw.randint(gen, 3, width) for _ in range(batch)]
-        if all(length == width for length in lengths):
-            row = fw.randint(gen, 0, batch - 1)
-            lengths[row] = fw.randint(gen, 3, width - 1)
-        mask = torch.arange(width).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-        forced = fw.randint(gen, 0, batch - 1)
-        for b in range(batch):
-            coin = fw.randint(gen, 0, 1)
-            if b == forced or coin == 1:
-                length = lengths[b]
-                s = fw.randint(gen, 1, length - 2)
-                e = fw.randint(gen, s + 1, length - 1)
-                mask[b, s:e] = False
-        return mask
-    raise ValueError(kind)
-
-
-def last_positions(mask: Any) -> list[int]:
-    return [int(torch.nonzero(mask[b]).max()) for b in range(mask.shape[0])]
-
-
 def gae_draw(gen: Any, layout: dict[str, Any]) -> dict[str, Any]:
     batch, width = layout["shape"]
-    mask = mask_rows(gen, batch, width, layout["mask"])
+    mask = fw.mask_rows(gen, batch, width, layout["mask"])
     values = fw.uniform(gen, (batch, width), -1.0, 1.0)
     rewards = fw.uniform(gen, (batch, width), -0.1, 0.1)
     outcome = fw.uniform(gen, (batch,), -1.0, 1.0)
-    for b, t in enumerate(last_positions(mask)):
+    for b, t in enumerate(fw.last_positions(mask)):
         rewards[b, t] = rewards[b, t] + outcome[b]
     pad = JUNK if layout["padding"] == "junk" else 0.0
     return {"values": torch.where(mask, values, torch.full_like(values, pad)),
@@ -419,7 +365,7 @@ def verl_gae_variants(target: fw.Target, api: types.SimpleNamespace) -> list[dic
                "values": d["values"].clone(), "response_mask": d["mask"].to(torch.int64), "gamma": gamma,
                "lam": lam, "torch": torch}
         with torch.no_grad():
-            exec_statements(api.block, env, api.block_name)
+            fw.exec_statements(api.block, env, api.block_name)
         return env["advantages"]
 
     for kind in MASK_KINDS:
@@ -661,7 +607,7 @@ def openrlhf_controller_variants(target: fw.Target, api: types.SimpleNamespace) 
         def run(c: dict[str, Any]) -> dict[str, Any]:
             kl = types.SimpleNamespace(init_coef=c["init_coef"], target=c["target"], horizon=c["horizon"])
             owner = types.SimpleNamespace(args=types.SimpleNamespace(algo=types.SimpleNamespace(kl=kl)))
-            exec_statements([api.select], {"__name__": "openrlhf.trainer.ppo_trainer", "self": owner,
+            fw.exec_statements([api.select], {"__name__": "openrlhf.trainer.ppo_trainer", "self": owner,
                                            "AdaptiveKLController": api.kl_ns["AdaptiveKLController"],
                                            "FixedKLController": api.kl_ns["FixedKLController"]}, api.select_name)
             ctl = owner.kl_ctl
@@ -963,7 +909,7 @@ def main() -> None:
         if target.framework not in git_dirs:
             continue
         git_dir = fw.git_dir_of(Path(git_dirs[target.framework]).resolve())
-        sources, files = pinned_sources(git_dir, target)
+        sources, files = fw.pinned_sources_for(git_dir, target, USED_FILES, EXTRA_FILES)
         if target.framework == "verl":
             api = load_verl(target, sources)
             gae_specs, ctl_specs, prov = verl_gae_variants(target, api), verl_controller_variants(target, api), \
