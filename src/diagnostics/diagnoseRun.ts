@@ -341,19 +341,8 @@ function collectRunStepsAs(
           entry.steps++;
           skipCounts.set(key, entry);
         }
-        steps.push({
-          step,
-          file: name,
-          essRatio: d.essRatio,
-          mismatchGapStd: d.mismatchGapStd,
-          catastrophicCount: d.catastrophicCount,
-          catastrophicIndices: d.catastrophicIndices,
-          entropy: d.entropy,
-          clipKilledFrac: d.clipKilledFrac,
-          lengthSlope: d.lengthSlope,
-          lengthCiLow: d.lengthCiLow,
-          lengthCiHigh: d.lengthCiHigh,
-        });
+        const { skipped: _skipped, mismatchOverflow: _overflow, ...scalars } = d;
+        steps.push({ step, file: name, ...scalars });
       } catch (e) {
         if (!(e instanceof PolgradError)) throw e;
         unreadable.push({ file: name, step, message: e.message });

@@ -22,6 +22,32 @@ import {
 } from "../core/validate.js";
 import { ConfigError, OverflowError } from "../errors.js";
 
+/** Require a selection fraction in (0, 1]. */
+function checkRatio(fn: string, ratio: unknown): number {
+  if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
+    throw new ConfigError(fn, "ratio", mustBe(fn, "ratio", "a number in (0, 1]", fmtValue(ratio)));
+  }
+  return ratio;
+}
+
+/** N and the compensated means Ā, l̄ of the advantages and logprobs over the response tokens. */
+function responseMeans(
+  m: Uint8Array,
+  a: Float64Array,
+  lp: Float64Array,
+): { readonly N: number; readonly meanA: number; readonly meanL: number } {
+  const sa = new CompensatedSum();
+  const sl = new CompensatedSum();
+  let N = 0;
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] !== 1) continue;
+    N++;
+    sa.add(a[i] as number);
+    sl.add(lp[i] as number);
+  }
+  return { N, meanA: sa.value() / N, meanL: sl.value() / N };
+}
+
 /** verl's default `kl_cov_ratio` (actor.policy_loss.kl_cov_ratio). */
 export const DEFAULT_KL_COV_RATIO: number = 0.0002;
 
@@ -76,25 +102,14 @@ export function klCovSelection(
   );
   checkFiniteAt(fn, "logprobs", lp, mask);
   const a = broadcastAdvantages(fn, advantages, lp, "logprobs", mask).data;
-  const ratio = checkObject(fn, "options", options).ratio ?? DEFAULT_KL_COV_RATIO;
-  if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
-    throw new ConfigError(fn, "ratio", mustBe(fn, "ratio", "a number in (0, 1]", fmtValue(ratio)));
-  }
+  const ratio = checkRatio(fn, checkObject(fn, "options", options).ratio ?? DEFAULT_KL_COV_RATIO);
   const m = mask.data;
   const idx: number[] = [];
-  const sa = new CompensatedSum();
-  const sl = new CompensatedSum();
-  for (let i = 0; i < m.length; i++) {
-    if (m[i] !== 1) continue;
-    idx.push(i);
-    sa.add(a[i] as number);
-    sl.add(lp.data[i] as number);
-  }
+  for (let i = 0; i < m.length; i++) if (m[i] === 1) idx.push(i);
   const out = new Uint8Array(m.length);
   const n = idx.length;
   if (n === 0) return { rows: lp.rows, cols: lp.cols, data: out };
-  const meanA = sa.value() / n;
-  const meanL = sl.value() / n;
+  const { meanA, meanL } = responseMeans(m, a, lp.data);
   const cov = new Float64Array(n);
   for (let j = 0; j < n; j++) {
     const i = idx[j] as number;
@@ -217,10 +232,7 @@ export function clipCovSelection(
       mustBe(fn, "clip", "{epsLow, epsHigh}, each a positive finite number", fmtValue(clip)),
     );
   }
-  const ratio = opts.ratio ?? DEFAULT_CLIP_COV.ratio;
-  if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
-    throw new ConfigError(fn, "ratio", mustBe(fn, "ratio", "a number in (0, 1]", fmtValue(ratio)));
-  }
+  const ratio = checkRatio(fn, opts.ratio ?? DEFAULT_CLIP_COV.ratio);
   const lb = opts.lb ?? DEFAULT_CLIP_COV.lb;
   const ub = opts.ub ?? DEFAULT_CLIP_COV.ub;
   if (typeof lb !== "number" || typeof ub !== "number" || !(lb < ub)) {
@@ -238,21 +250,11 @@ export function clipCovSelection(
   const m = mask.data;
   const lo = 1 - clip.epsLow;
   const hi = 1 + clip.epsHigh;
-  const sa = new CompensatedSum();
-  const sl = new CompensatedSum();
-  let N = 0;
-  for (let i = 0; i < m.length; i++) {
-    if (m[i] !== 1) continue;
-    N++;
-    sa.add(a[i] as number);
-    sl.add(lp.data[i] as number);
-  }
   const candidates = new Uint8Array(m.length);
   const selected = new Uint8Array(m.length);
   const shape = (data: Uint8Array): Mask => ({ rows: lp.rows, cols: lp.cols, data });
+  const { N, meanA, meanL } = responseMeans(m, a, lp.data);
   if (N === 0) return { candidates: shape(candidates), selected: shape(selected) };
-  const meanA = sa.value() / N;
-  const meanL = sl.value() / N;
   const at: number[] = [];
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== 1) continue;

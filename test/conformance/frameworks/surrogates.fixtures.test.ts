@@ -215,6 +215,25 @@ function dppo(v: Variant, divergence: "tv" | "kl"): PolicyLossConfig {
   };
 }
 
+/** A case's streams as the replays read them: the mask as booleans, the float streams decoded. */
+function caseStreams(c: Case) {
+  return {
+    mask: (c.inputs.response_mask as (boolean | number)[][]).map((r) => r.map(Boolean)),
+    lp: mat(c.inputs.logprobs),
+    old: mat(c.inputs.old_logprobs),
+    A: adv(c.inputs.advantages),
+  };
+}
+
+/** The (b, t) cells of a mask's ones, row-major. */
+function cells(mask: { cols: number; data: Uint8Array }): [number, number][] {
+  const out: [number, number][] = [];
+  mask.data.forEach((x, i) => {
+    if (x === 1) out.push([Math.floor(i / mask.cols), i % mask.cols]);
+  });
+  return out;
+}
+
 /** Our loss and gradient against upstream's recorded ones, normwise to 1e-12. */
 function expectReplayed(
   got: {
@@ -343,17 +362,10 @@ describe("KL-Cov vs verl", () => {
       };
       for (const [k, c] of v.cases.entries()) {
         const what = `${v.name} case ${k} (seed ${c.seed})`;
-        const mask = (c.inputs.response_mask as (boolean | number)[][]).map((r) => r.map(Boolean));
-        const lp = mat(c.inputs.logprobs);
-        const old = mat(c.inputs.old_logprobs);
-        const A = adv(c.inputs.advantages);
+        const { mask, lp, old, A } = caseStreams(c);
         const sel = klCovSelection(A, lp, mask, { ratio: pl.kl_cov_ratio });
         const T = lp[0]?.length ?? 0;
-        const picked: [number, number][] = [];
-        sel.data.forEach((x, i) => {
-          if (x === 1) picked.push([Math.floor(i / T), i % T]);
-        });
-        expect(picked, `${what}: selection`).toEqual(c.outputs.kl_cov_selected);
+        expect(cells(sel), `${what}: selection`).toEqual(c.outputs.kl_cov_selected);
         const ref = lp.map((r, b) =>
           r.map((x, t) => (sel.data[b * T + t] === 1 ? (old[b]?.[t] as number) : x)),
         );
@@ -381,13 +393,6 @@ describe("Clip-Cov vs verl", () => {
   // torch.randperm's order. Ours: clipCovSelection with upstream's recorded permutation (its RNG is
   // torch's), then policyLoss on clipCovInputs with a token IS weight of exactly 1 or 0.
   const variants = FX.variants.filter((v) => keyOf(v) === "clip_cov");
-  const cells = (mask: { cols: number; data: Uint8Array }): [number, number][] => {
-    const out: [number, number][] = [];
-    mask.data.forEach((x, i) => {
-      if (x === 1) out.push([Math.floor(i / mask.cols), i % mask.cols]);
-    });
-    return out;
-  };
   test("identity: the three recorded variants are here", () => {
     expect(variants.map((v) => v.name).sort()).toEqual([
       "clip_cov:ratio-0.2:token-mean",
@@ -412,10 +417,7 @@ describe("Clip-Cov vs verl", () => {
       };
       for (const [k, c] of v.cases.entries()) {
         const what = `${v.name} case ${k} (seed ${c.seed})`;
-        const mask = (c.inputs.response_mask as (boolean | number)[][]).map((r) => r.map(Boolean));
-        const lp = mat(c.inputs.logprobs);
-        const old = mat(c.inputs.old_logprobs);
-        const A = adv(c.inputs.advantages);
+        const { mask, lp, old, A } = caseStreams(c);
         const perm = c.outputs.clip_cov_randperm as { n: number; perm: number[] };
         const sel = clipCovSelection(A, lp, old, mask, {
           clip,
