@@ -74,7 +74,7 @@ describe("errors", () => {
       code: "E_UNKNOWN_NAME",
       arg: "config.surrogate",
       message:
-        'policyLoss: config.surrogate must be one of "pg_clip", "pg", "reinforce", "cispo", "sapo", "dro", "dppo", "vespo"; got "pg_clp" (did you mean "pg_clip"?)',
+        'policyLoss: config.surrogate must be one of "pg_clip", "pg", "reinforce", "cispo", "sapo", "dro", "dppo", "vespo", "ipo"; got "pg_clp" (did you mean "pg_clip"?)',
     });
   });
 });

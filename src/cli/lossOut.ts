@@ -91,6 +91,9 @@ export async function lossOutByRows(
       config: policyLossConfigToJson(config),
       loss: result.loss,
       klLoss: result.klLoss,
+      // The entropy bonus takes the whole-result path (policyLossBlocks returns null with one).
+      entropyLoss: null,
+      gradEntropies: null,
     };
     writeJson(io, "loss", { ...kept, tensorsFile: file });
   } else {

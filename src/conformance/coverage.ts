@@ -49,7 +49,6 @@ const T = {
   nw: "test/losses/newSurrogates.test.ts > new surrogates and ratio clamps",
   fx: "test/conformance/frameworks/surrogates.fixtures.test.ts > newer surrogates vs verl and TRL > conformance: ",
 } as const;
-const ISSUE5 = "issue 13 item 5 (new surrogates, each with citation and gradient checks)";
 
 /** verl's default token-mean GRPO loss shape, the base the IS rows change. */
 const tokenGrpo: PolicyLossConfig = { ...A.grpo.loss, aggregation: "token_mean", kl: null };
@@ -181,28 +180,48 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     config: { ...A.dppo_tv.loss, normLen: 8 },
     enforcedBy: `${T.fx}verl@1dda039b dppo_kl:token-mean replays to 1e-12`,
   },
-  ...(
-    [
-      ["ipo-mask", "IPO absolute-prob mask", "✗", "✗", "✗"],
-      ["top-entropy", "Top-entropy-quantile token mask", "✗", "✗", "✔"],
-      [
-        "entropy-bonus",
-        "Entropy bonus in loss (static / adaptive)",
-        "✔ static",
-        "✔ static",
-        "✔ static + adaptive",
-      ],
-    ] as const
-  ).map(
-    ([id, semantic, verl, openrlhf, trl]): CoverageRow => ({
-      id,
-      section: "surrogates",
-      semantic,
-      frameworks: { verl, openrlhf, trl },
-      status: "pending",
-      reason: ISSUE5,
-    }),
-  ),
+  {
+    id: "ipo-mask",
+    section: "surrogates",
+    semantic: "IPO absolute-prob mask",
+    frameworks: { verl: "✗", openrlhf: "✗", trl: "✗" },
+    status: "expressed",
+    how: "surrogate ipo, ipo {threshold} (prime-rl's ipo_loss_fn at 559b4477: ε 0.1; old := the inference logprobs, its kl_tau·(log r)² as kl {kind: k2, coef: 2·kl_tau} against them, token_mean over the global token count)",
+    config: {
+      ratio: "token",
+      surrogate: "ipo",
+      clip: null,
+      aggregation: "token_mean",
+      normLen: null,
+      isCorrection: null,
+      ipo: { threshold: 0.1 },
+      kl: { kind: "k2", coef: 0.002 },
+    },
+    enforcedBy:
+      "test/conformance/frameworks/primeRlIpo.fixtures.test.ts > IPO vs prime-rl > conformance: prime-rl@559b4477 ipo default replays to 1e-12",
+  },
+  {
+    id: "top-entropy",
+    section: "surrogates",
+    semantic: "Top-entropy-quantile token mask",
+    frameworks: { verl: "✗", openrlhf: "✗", trl: "✔" },
+    status: "expressed",
+    how: "top_entropy_quantile ρ with an entropies stream: the policy term keeps the tokens at or above the (1 − ρ) entropy quantile, the denominators and the KL term unmasked (topEntropyMask gives the kept tokens)",
+    config: { ...tokenGrpo, topEntropyQuantile: 0.2 },
+    enforcedBy:
+      "test/conformance/frameworks/surrogates.fixtures.test.ts > entropy terms vs verl and TRL > conformance: trl@f2cd5771 top-entropy-0.2:dapo:token masks and replays to 1e-12",
+  },
+  {
+    id: "entropy-bonus",
+    section: "surrogates",
+    semantic: "Entropy bonus in loss (static / adaptive)",
+    frameworks: { verl: "✔ static", openrlhf: "✔ static", trl: "✔ static + adaptive" },
+    status: "expressed",
+    how: "entropy_bonus {coef, aggregation} with an entropies stream: loss − coef·agg(H) over the kept tokens, grad_entropies returned (verl: the loss's aggregation; TRL dapo: a global token count); adaptive: appliedEntropyCoef and entropyControllerStep (Skywork-OR1's controller as TRL runs it)",
+    config: { ...tokenGrpo, entropyBonus: { coef: 0.01 } },
+    enforcedBy:
+      "test/conformance/frameworks/surrogates.fixtures.test.ts > entropy terms vs verl and TRL > conformance: trl@f2cd5771 entropy-bonus:adaptive:below-target:dapo:token masks and replays to 1e-12",
+  },
   {
     id: "clip-cov",
     section: "surrogates",
@@ -243,7 +262,7 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     semantic: "VESPO gamma weights",
     frameworks: { verl: "✗", openrlhf: "✗", trl: "✔" },
     status: "expressed",
-    how: "surrogate vespo, vespo {k_pos, lambda_pos, k_neg, lambda_neg} (TRL without an IS ratio; with TRL's IS ratio folded in, pending)",
+    how: "surrogate vespo, vespo {k_pos, lambda_pos, k_neg, lambda_neg} ; TRL's vLLM IS ratio: is_correction {level: token} folds Σ clamp(log ρ, ln 1e-8, 20) into the gamma weight (over response tokens; TRL's sum over padding is deviation trl-vespo-is-padding)",
     config: { ...tokenGrpo, surrogate: "vespo", clip: null },
     enforcedBy: `${T.fx}trl@f2cd5771 vespo:token replays to 1e-12`,
   },
@@ -743,8 +762,10 @@ export const COVERAGE: readonly CoverageRow[] = Object.freeze([
     section: "aggregation",
     semantic: "TRL `luspo` at token level: padding reaches the loss and its gradient (deviation)",
     frameworks: { verl: "✗", openrlhf: "✗", trl: "✔ (deviation)" },
-    status: "pending",
-    reason: "issue 13 item 6 (model TRL's luspo faithfully, register it as a deviation)",
+    status: "expressed",
+    how: "trlLuspoTokenLoss (a framework model on the algebra: pg_clip over an all-ones mask with advantages A_b·L_b, token_mean; deviation trl-luspo-token-padding); our own LUSPO is ratio sequence with seq_mean_token_sum and keeps padding out",
+    enforcedBy:
+      "test/conformance/frameworks/surrogates.fixtures.test.ts > TRL luspo at token level > conformance: trl@f2cd5771 luspo:token replays to 1e-12 (padding included), and non-finite padding is a typed error where upstream is NaN",
   },
 ]);
 

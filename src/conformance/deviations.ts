@@ -17,6 +17,7 @@ import type { DrawnBatch } from "../verify/draw.js";
 import { type ComparedLoss, compareLosses } from "./compare.js";
 import { getFrameworkModel } from "./frameworks/registry.js";
 import { trlModel } from "./frameworks/trl.js";
+import { trlLuspoTokenLoss } from "./frameworks/trlLuspo.js";
 import { verlModel } from "./frameworks/verl.js";
 import { verlGrpoAdvantages, verlRlooAdvantages } from "./verlAdvantages.js";
 
@@ -416,6 +417,63 @@ export const DEVIATIONS: readonly Deviation[] = Object.freeze([
     },
     demonstratedBy:
       "test/conformance/deviations.test.ts > DEVIATIONS > deviation: verl-rloo-singleton",
+  },
+  {
+    id: "trl-luspo-token-padding",
+    framework: "trl",
+    version: "f2cd5771 (loss_type luspo, importance_sampling_level token)",
+    component: "trl/trainer/grpo_trainer.py::GRPOTrainer._compute_loss (loss_type luspo)",
+    description:
+      "At token level the LUSPO mean of L_b·ℓ runs over all B×T entries without the mask: every padding position contributes −L_b·min(c·A, clip(c)·A) with its own logprobs, so padding values change the loss and padding gets a gradient (LUSPO is defined on the sequence ratio, where our seq_mean_token_sum keeps padding out).",
+    measure: () => {
+      const T = 6;
+      const lengths = [6, 3, 1];
+      const mask = lengths.map((L) => Array.from({ length: T }, (_, t) => t < L));
+      const lp = mask.map((row, b) => row.map((_, t) => -0.4 - 0.05 * ((b + 2 * t) % 5)));
+      const old = lp.map((row, b) => row.map((x, t) => x + 0.03 * (((b + t) % 3) - 1)));
+      const inputs = {
+        logprobs: lp,
+        oldLogprobs: old,
+        advantages: [1, -0.5, 2],
+        responseMask: mask,
+      };
+      const base = trlLuspoTokenLoss(inputs);
+      // The same batch with the padding logprobs moved by +0.1: only padding changes.
+      const moved = lp.map((row, b) => row.map((x, t) => (mask[b]?.[t] ? x : x + 0.1)));
+      const shifted = trlLuspoTokenLoss({ ...inputs, logprobs: moved });
+      let padGrad = 0;
+      base.gradLogprobs.data.forEach((g, i) => {
+        if (!mask[Math.floor(i / T)]?.[i % T]) padGrad += Math.abs(g);
+      });
+      return {
+        values: { lossChangeFromPadding: shifted.loss - base.loss, paddingGradMass: padGrad },
+        summary: `lengths [6, 3, 1] at T = 6: moving only the padding logprobs by 0.1 changes the loss by ${(shifted.loss - base.loss).toPrecision(3)}; padding holds gradient mass ${padGrad.toPrecision(3)}`,
+      };
+    },
+    demonstratedBy:
+      "test/conformance/deviations.test.ts > DEVIATIONS > deviation: trl-luspo-token-padding",
+  },
+  {
+    id: "trl-vespo-is-padding",
+    framework: "trl",
+    version: "f2cd5771 (loss_type vespo with the vLLM IS ratio)",
+    component: "trl/trainer/grpo_trainer.py::GRPOTrainer.get_gamma_weights",
+    description:
+      "The log of the vLLM importance-sampling ratio is summed into VESPO's sequence log-weight over all T positions without the mask: a padding value other than 1 changes every weight of its row (TRL's own IS block writes 1 at padding, so only other padding shows it). Ours sums over response tokens.",
+    measure: () => {
+      // One row, two response tokens, one padding position whose IS ratio is 123 (not 1):
+      // TRL's lw gains ln 123 ≈ 4.81, so φ = exp(λ + k·lw − λ·e^lw) collapses.
+      const lw = 0.1 + 0.05;
+      const phi = (x: number) => Math.exp(3 + 2 * x - 3 * Math.exp(x));
+      const ours = phi(lw);
+      const trl = phi(Math.min(lw + Math.log(123), 20));
+      return {
+        values: { phiOurs: ours, phiTrl: trl },
+        summary: `log-ratio sum 0.15 with one padding IS ratio of 123: φ ${ours.toPrecision(6)} (response tokens) vs ${trl.toExponential(2)} (all T positions)`,
+      };
+    },
+    demonstratedBy:
+      "test/conformance/frameworks/surrogates.fixtures.test.ts > TRL vespo with its IS ratio > conformance: trl@f2cd5771 vespo:token:is-ratio replays to 1e-12 once the padding's log-IS sum is moved into the row, and differs without",
   },
   {
     id: "trl-papo-padding-in-mean",

@@ -21,6 +21,8 @@ import {
   type DppoConfig,
   type DroConfig,
   EMPTY_ROWS,
+  type EntropyBonusConfig,
+  type IpoConfig,
   IS_LEVELS,
   IS_MODES,
   type ISCorrectionConfig,
@@ -103,6 +105,13 @@ export interface PolicyLossConfigJson {
     readonly low: number;
     readonly high: number;
     readonly truncation: number | null;
+  };
+  readonly ipo?: { readonly threshold: number };
+  readonly top_entropy_quantile?: number;
+  readonly entropy_bonus?: {
+    readonly coef: number;
+    readonly aggregation: string | null;
+    readonly norm_len: number | null;
   };
   readonly rejection?: readonly {
     readonly statistic: string;
@@ -363,6 +372,9 @@ const POLICY_KEYS = [
   "sapo",
   "dro",
   "dppo",
+  "ipo",
+  "top_entropy_quantile",
+  "entropy_bonus",
 ] as const;
 
 function policyOf(r: Reader, c: Obj): PolicyLossConfig {
@@ -394,6 +406,9 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
     sapo?: SapoConfig;
     dro?: DroConfig;
     dppo?: DppoConfig;
+    ipo?: IpoConfig;
+    topEntropyQuantile?: number;
+    entropyBonus?: EntropyBonusConfig;
   } = {};
   const set = (v: unknown): boolean => v !== undefined && v !== null;
   if (set(c.ratio_clamp)) {
@@ -463,6 +478,29 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
       low: r.number("config.dppo.low", k.low),
       high: r.number("config.dppo.high", k.high),
       truncation: r.numberOrNull("config.dppo.truncation", k.truncation),
+    });
+  }
+  if (set(c.ipo)) {
+    const k = r.object("config.ipo", c.ipo, ["threshold"]);
+    out.ipo = Object.freeze({ threshold: r.number("config.ipo.threshold", k.threshold) });
+  }
+  if (set(c.top_entropy_quantile)) {
+    out.topEntropyQuantile = r.number("config.top_entropy_quantile", c.top_entropy_quantile);
+  }
+  if (set(c.entropy_bonus)) {
+    const k = r.object("config.entropy_bonus", c.entropy_bonus, [
+      "coef",
+      "aggregation",
+      "norm_len",
+    ]);
+    const agg = set(k.aggregation)
+      ? r.name("config.entropy_bonus.aggregation", k.aggregation, AGGREGATIONS)
+      : null;
+    const nl = r.numberOrNull("config.entropy_bonus.norm_len", k.norm_len);
+    out.entropyBonus = Object.freeze({
+      coef: r.number("config.entropy_bonus.coef", k.coef),
+      ...(agg === null ? {} : { aggregation: agg }),
+      ...(nl === null ? {} : { normLen: nl }),
     });
   }
   return out;
@@ -592,6 +630,21 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
             low: config.dppo.low,
             high: config.dppo.high,
             truncation: config.dppo.truncation ?? null,
+          },
+        }),
+    ...(config.ipo === undefined || config.ipo === null
+      ? {}
+      : { ipo: { threshold: config.ipo.threshold } }),
+    ...(config.topEntropyQuantile === undefined || config.topEntropyQuantile === null
+      ? {}
+      : { top_entropy_quantile: config.topEntropyQuantile }),
+    ...(config.entropyBonus === undefined || config.entropyBonus === null
+      ? {}
+      : {
+          entropy_bonus: {
+            coef: config.entropyBonus.coef,
+            aggregation: config.entropyBonus.aggregation ?? null,
+            norm_len: config.entropyBonus.normLen ?? null,
           },
         }),
   };

@@ -3,7 +3,7 @@
  * truncated-IS correction × optional as-loss KL (docs/derivations/losses.md). Configs are inert,
  * readonly data; `validatePolicyLossConfig` checks them at call entry, in polgrad's rule order.
  */
-import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
+import { Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen } from "../aggregate/effectiveTokenWeights.js";
 import { EMPTY_ROWS, type EmptyRows } from "../aggregate/emptyRows.js";
 import { fmtValue, mustBe } from "../core/message.js";
@@ -39,6 +39,7 @@ export const SurrogateKind = {
   DRO: "dro",
   DPPO: "dppo",
   VESPO: "vespo",
+  IPO: "ipo",
 } as const;
 /** One of the surrogate kind strings. */
 export type SurrogateKind = (typeof SurrogateKind)[keyof typeof SurrogateKind];
@@ -189,6 +190,12 @@ export interface DroConfig {
   readonly beta: number;
 }
 
+/** IPO's absolute-probability trust region (docs/derivations/losses.md#ipo). */
+export interface IpoConfig {
+  /** ε ≥ 0: a token whose probability moved by more than ε, |e^lp − e^old| > ε, is masked (prime-rl: 0.1). */
+  readonly threshold: number;
+}
+
 /** DPPO's binary-divergence trust region (docs/derivations/losses.md#dppo). */
 export interface DppoConfig {
   /** `tv`: |p − p_old| bounds; `kl`: the binary KL of the sampled token's probability. */
@@ -199,6 +206,25 @@ export interface DppoConfig {
   readonly high: number;
   /** The detached ratio is truncated at this (verl: clip_ratio_c, 3 as ActorConfig ships it); null or absent: none. */
   readonly truncation?: number | null;
+}
+
+/**
+ * The entropy bonus (docs/derivations/losses.md#entropy-bonus): the loss gains −coef·Σ w^H·H over
+ * the response tokens the top-entropy mask keeps (all of them without one), w^H the weights of
+ * `aggregation` over those tokens. H is an input (per-token entropies of the policy, computed by
+ * the caller from its logits), so the bonus has no gradient in logprobs; its gradient in the
+ * entropies is returned (`gradEntropies`).
+ */
+export interface EntropyBonusConfig {
+  /** c, finite: verl `entropy_coeff`, OpenRLHF `--entropy_loss_coef`, TRL `entropy_coef`. */
+  readonly coef: number;
+  /**
+   * The bonus's aggregation (default `token_mean`: TRL's mean per-token entropy and OpenRLHF's
+   * token-level mean; verl aggregates it with the loss's `loss_agg_mode`).
+   */
+  readonly aggregation?: Aggregation | null;
+  /** normLen of a `seq_mean_token_sum_norm` bonus (default: the loss's). */
+  readonly normLen?: number | null;
 }
 
 /** A complete policy-loss configuration (polgrad's PolicyLossConfig). */
@@ -244,6 +270,18 @@ export interface PolicyLossConfig {
   readonly dro?: DroConfig | null;
   /** DPPO's trust region (surrogate `dppo`, required). */
   readonly dppo?: DppoConfig | null;
+  /** IPO's trust region (surrogate `ipo`; absent: prime-rl's threshold 0.1). */
+  readonly ipo?: IpoConfig | null;
+  /**
+   * ρ ∈ [0, 1] of the top-entropy-quantile token mask (Wang et al. 2025, "Beyond the 80/20
+   * rule"; TRL's `top_entropy_quantile`): a response token keeps its policy term iff its entropy
+   * is at least the (1 − ρ) quantile (linear interpolation) of the batch's response-token
+   * entropies; the others get weight 0 (sg; they stay in every denominator, and the KL term is
+   * not masked). Needs `entropies`. Null or absent: none.
+   */
+  readonly topEntropyQuantile?: number | null;
+  /** The entropy bonus (needs `entropies`); null or absent: none. */
+  readonly entropyBonus?: EntropyBonusConfig | null;
 }
 
 /**
@@ -304,6 +342,14 @@ export interface ResolvedPolicyLossConfig {
     readonly upper: number;
     readonly signAware: boolean;
   } | null;
+  /** ρ of the top-entropy-quantile mask, or null. */
+  readonly topEntropyQuantile: number | null;
+  /** The entropy bonus, resolved (aggregation and normLen inherited when absent), or null. */
+  readonly entropyBonus: {
+    readonly coef: number;
+    readonly aggregation: Aggregation;
+    readonly normLen: number;
+  } | null;
   /** The new surrogates' constants (NaN where unused, so every config has one shape). */
   readonly tauPos: number;
   readonly tauNeg: number;
@@ -314,6 +360,8 @@ export interface ResolvedPolicyLossConfig {
     readonly high: number;
     readonly truncation: number;
   } | null;
+  /** IPO's ε (NaN unless the surrogate is `ipo`). */
+  readonly ipoThreshold: number;
   readonly kl: {
     kind: KLLossConfig["kind"];
     coef: number;
@@ -588,13 +636,16 @@ export function validatePolicyLossConfig(
     (surrogate === "reinforce" ||
       surrogate === "dro" ||
       surrogate === "dppo" ||
+      surrogate === "ipo" ||
       surrogate === "vespo") &&
     ratio !== "token"
   ) {
     const why =
       surrogate === "dppo"
         ? "DPPO's detached ratio and probabilities are per token"
-        : "the ratio is unused";
+        : surrogate === "ipo"
+          ? "IPO's probabilities are per token"
+          : "the ratio is unused";
     throw new ConfigError(
       fn,
       "config.ratio",
@@ -681,15 +732,15 @@ export function validatePolicyLossConfig(
       ),
     );
   }
-  if (surrogate === "vespo" && isCorrection !== null) {
+  if (surrogate === "vespo" && isCorrection !== null && isCorrection.level !== "token") {
     throw new ConfigError(
       fn,
-      "config.isCorrection",
+      "config.isCorrection.level",
       mustBe(
         fn,
-        "config.isCorrection",
-        'null when surrogate is "vespo" (TRL folds its IS ratio into the gamma weight, summed over padding too; not modelled yet)',
-        fmtValue(config.isCorrection),
+        "config.isCorrection.level",
+        '"token" when surrogate is "vespo" (TRL folds its per-token IS ratio into the gamma weight)',
+        fmtValue(isCorrection.level),
       ),
     );
   }
@@ -722,6 +773,51 @@ export function validatePolicyLossConfig(
         : "old",
     };
   }
+  let topEntropyQuantile: number | null = null;
+  if (isSet(config.topEntropyQuantile)) {
+    const q = config.topEntropyQuantile;
+    if (typeof q !== "number" || !(q >= 0 && q <= 1)) {
+      throw new ConfigError(
+        fn,
+        "config.topEntropyQuantile",
+        mustBe(fn, "config.topEntropyQuantile", "a number in [0, 1]", fmtValue(q)),
+      );
+    }
+    topEntropyQuantile = q;
+  }
+  let entropyBonus: ResolvedPolicyLossConfig["entropyBonus"] = null;
+  if (isSet(config.entropyBonus)) {
+    const e = config.entropyBonus as EntropyBonusConfig;
+    if (typeof e !== "object" || Array.isArray(e)) {
+      throw new ConfigError(
+        fn,
+        "config.entropyBonus",
+        mustBe(
+          fn,
+          "config.entropyBonus",
+          "an EntropyBonusConfig {coef, aggregation, normLen} or null",
+          fmtValue(e),
+        ),
+      );
+    }
+    if (typeof e.coef !== "number" || !Number.isFinite(e.coef)) {
+      throw new ConfigError(
+        fn,
+        "config.entropyBonus.coef",
+        mustBe(fn, "config.entropyBonus.coef", "a finite number", fmtValue(e.coef)),
+      );
+    }
+    const agg = isSet(e.aggregation)
+      ? checkAggregation(fn, "config.entropyBonus.aggregation", e.aggregation)
+      : Aggregation.TOKEN_MEAN;
+    const nl = checkNormLen(
+      fn,
+      agg,
+      isSet(e.normLen) ? e.normLen : config.normLen,
+      "config.entropyBonus.normLen",
+    );
+    entropyBonus = { coef: e.coef, aggregation: agg, normLen: nl };
+  }
   return {
     ratio,
     surrogate,
@@ -736,6 +832,8 @@ export function validatePolicyLossConfig(
     rejection,
     offPolicyMask,
     ratioClamp,
+    topEntropyQuantile,
+    entropyBonus,
     ...params,
     kl,
   };
@@ -748,6 +846,7 @@ const SURROGATE_SETTINGS = {
   dro: "dro",
   dppo: "dppo",
   vespo: "vespo",
+  ipo: "ipo",
 } as const;
 
 /**
@@ -760,7 +859,10 @@ function resolveSurrogateParams(
   fn: string,
   surrogate: SurrogateKind,
   config: PolicyLossConfig,
-): Pick<ResolvedPolicyLossConfig, "tauPos" | "tauNeg" | "beta" | "dppo" | "vespo"> {
+): Pick<
+  ResolvedPolicyLossConfig,
+  "tauPos" | "tauNeg" | "beta" | "dppo" | "vespo" | "ipoThreshold"
+> {
   for (const [key, owner] of Object.entries(SURROGATE_SETTINGS)) {
     const v = (config as unknown as Record<string, unknown>)[key];
     if (isSet(v) && surrogate !== owner) {
@@ -782,12 +884,14 @@ function resolveSurrogateParams(
     beta: Number.NaN,
     dppo: null,
     vespo: null,
+    ipoThreshold: Number.NaN,
   } as {
     tauPos: number;
     tauNeg: number;
     beta: number;
     dppo: ResolvedPolicyLossConfig["dppo"];
     vespo: ResolvedPolicyLossConfig["vespo"];
+    ipoThreshold: number;
   };
   const object = (arg: string, v: unknown): Record<string, unknown> => {
     if (typeof v !== "object" || v === null || Array.isArray(v))
@@ -832,6 +936,18 @@ function resolveSurrogateParams(
       kNeg: fin("kNeg", 3),
       lambdaNeg: Math.max(fin("lambdaNeg", 2), 1e-4),
     };
+  } else if (surrogate === "ipo") {
+    // prime-rl's IPOLossConfig: ipo_threshold = Field(0.1, ge=0).
+    const c = isSet(config.ipo) ? object("config.ipo", config.ipo) : {};
+    const t = isSet(c.threshold) ? c.threshold : 0.1;
+    if (typeof t !== "number" || !Number.isFinite(t) || t < 0) {
+      throw new ConfigError(
+        fn,
+        "config.ipo.threshold",
+        mustBe(fn, "config.ipo.threshold", "a finite number ≥ 0", fmtValue(t)),
+      );
+    }
+    out.ipoThreshold = t;
   } else if (surrogate === "dppo") {
     if (!isSet(config.dppo)) {
       throw new ConfigError(

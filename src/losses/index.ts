@@ -5,6 +5,7 @@
  */
 export {
   type ClipConfig,
+  type EntropyBonusConfig,
   type ISCorrectionConfig,
   type ISRowMask,
   type PolicyLossConfig,
@@ -23,6 +24,14 @@ export {
   type KlCovOptions,
   klCovSelection,
 } from "./covariance.js";
+export {
+  appliedEntropyCoef,
+  DEFAULT_ENTROPY_CONTROLLER,
+  type EntropyControllerConfig,
+  type EntropyControllerState,
+  entropyControllerStep,
+} from "./entropyControl.js";
+export { topEntropyMask } from "./entropyMask.js";
 export {
   type PolicyLossInputs,
   type PolicyLossOptions,

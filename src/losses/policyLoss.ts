@@ -1,7 +1,7 @@
-import type { GlobalNormalizer } from "../aggregate/effectiveTokenWeights.js";
+import { type GlobalNormalizer, rowTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
-import { robustSum } from "../core/sum.js";
+import { robustSum, twoSumErrorSafe } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { ConfigError, type OverflowError } from "../errors.js";
 import {
@@ -56,6 +56,11 @@ export interface PolicyLossInputs {
   readonly refLogprobs?: MatrixLike | null;
   /** Logprobs reported by the rollout engine; required iff `config.isCorrection` is set. */
   readonly rolloutLogprobs?: MatrixLike | null;
+  /**
+   * Per-token entropies of the policy (≥ 0, computed by the caller from its logits); required
+   * iff `config.topEntropyQuantile` or `config.entropyBonus` is set.
+   */
+  readonly entropies?: MatrixLike | null;
 }
 
 /** Result of {@link policyLoss}. Every `[B, T]` field follows the masked-position contract. */
@@ -78,6 +83,13 @@ export interface PolicyLossResult {
   readonly clippedHigh: Mask;
   /** The unscaled as-loss KL term, or null without `config.kl`. */
   readonly klLoss: number | null;
+  /**
+   * The aggregated entropy Σ w^H·H over the kept tokens (the loss holds −coef times it), or null
+   * without `config.entropyBonus`.
+   */
+  readonly entropyLoss: number | null;
+  /** ∂loss/∂entropies = −coef·w^H at kept tokens, 0 elsewhere, or null without the bonus. */
+  readonly gradEntropies: Matrix | null;
 }
 
 /** Options of {@link policyLoss}. */
@@ -116,6 +128,9 @@ const MAX_THREADS = 256;
  * clamp(r, 1−ε_lo, 1+ε_hi)·A) (dual clip: −max(·, c·A) for A < 0); reinforce −A·lp;
  * cispo −sg[ŵ]·A·lp. The ratio r is token exp(lp − old), sequence exp(Σ_t (lp − old)/L_b), or
  * sequence_token sg[s_b]·exp(lp − old)/sg[exp(lp − old)].
+ * With `topEntropyQuantile` ρ a token keeps its term iff its entropy is ≥ the (1 − ρ) quantile
+ * (weight 0 otherwise, denominators kept); `entropyBonus` subtracts coef·Σ w^H·H over the kept
+ * tokens (gradEntropies = −coef·w^H).
  * Gradient / stop-gradient: ∂L/∂lp in closed form; constants are old, ref, rollout, A, sg[ρ]
  * (TIS weights are data), sg[ŵ] (CISPO holds the clipped weight constant), sg[s_b] and
  * sg[exp(lp − old)] in the sequence_token ratio (token-local gradient by construction).
@@ -147,6 +162,7 @@ const MAX_THREADS = 256;
  * @enforcedBy test/losses/policyLoss.fixtures.test.ts > policyLoss > conformance: matches polgrad 0.2.0 (pytorch autograd) on every recorded case
  * @enforcedBy test/hardening/losses.test.ts > hardening: overflowing ratios > golden: a clipped token whose ratio overflows has a finite objective and gradient exactly 0
  * @enforcedBy test/hardening/losses.test.ts > hardening: extreme inputs > property: every algorithm and every ratio × surrogate × aggregation is finite or throws OverflowError, and equals the reference where that is finite
+ * @enforcedBy test/losses/entropy.test.ts > top-entropy mask and entropy bonus > gradient: closed form equals the reference for entropy bonus on the tokens ρ 0.4 keeps, every aggregation, with and without KL
  * @see arXiv 1707.06347 eq. 7 (PPO), 2507.18071 eqs. 7 and 14 (GSPO), 2506.13585 eq. 4 (CISPO)
  * @since 0.1.0
  */
@@ -304,6 +320,8 @@ export function policyLossBlocks(
   const fn = "policyLoss";
   const cfg = validatePolicyLossConfig(fn, config);
   const planned = planPolicyLoss(fn, cfg, inputs, undefined, global);
+  // The entropy bonus adds a second `[B, T]` output (its gradient): the whole-result path writes it.
+  if (cfg.entropyBonus !== null) return null;
   const { plan } = planned;
   const { B, T } = plan;
   const rows = Math.max(1, Math.min(B, Math.floor(positions / Math.max(1, T))));
@@ -423,7 +441,7 @@ function runThreaded(
   // Workers read and write rows blocks[1] … B − 1 only: just those are copied in and out.
   const from = (blocks0[1] as number) * T;
   const out = given ?? allocOutputs(n, false);
-  const streams = [plan.lp, plan.old, plan.advTok, plan.rollout, plan.ref].filter(
+  const streams = [plan.lp, plan.old, plan.advTok, plan.rollout, plan.ref, plan.ent].filter(
     (x) => x !== null,
   );
   // Every view the job takes from the arena, by byte length.
@@ -434,7 +452,7 @@ function runThreaded(
     B * 4, // first
     B * 4, // end
     B * 4, // L
-    ...streams.map(() => n * 8), // lp, old, and advTok, rollout, ref when given
+    ...streams.map(() => n * 8), // lp, old, and advTok, rollout, ref, entropies when given
     ...(plan.advRow === null ? [] : [B * 8]),
     B * 8, // w
     ...(plan.kl === null ? [] : [B * 8]), // klW
@@ -467,6 +485,8 @@ function runThreaded(
     advTok: f64(plan.advTok),
     rollout: f64(plan.rollout),
     ref: f64(plan.ref),
+    ent: f64(plan.ent),
+    entThreshold: plan.entThreshold,
     w: small(plan.w, (m) => arena.f64(m)),
     klW: plan.kl === null ? null : small(plan.kl.w, (m) => arena.f64(m)),
     grad: arena.f64(n),
@@ -619,6 +639,20 @@ function finish(
     klLoss = finiteOr(fn, "klLoss", klSum, undefined, "Σ w·k exceeds float64");
     loss = finiteOr(fn, "loss", loss + cfg.kl.coef * klLoss, undefined, "surrogate + coef·klLoss");
   }
+  let entropyLoss: number | null = null;
+  let gradEntropies: Matrix | null = null;
+  if (cfg.entropyBonus !== null) {
+    const bonus = entropyBonusTerm(fn, cfg.entropyBonus, planned);
+    entropyLoss = bonus.value;
+    gradEntropies = bonus.grad;
+    loss = finiteOr(
+      fn,
+      "loss",
+      loss - cfg.entropyBonus.coef * bonus.value,
+      undefined,
+      "loss − coef·entropyLoss",
+    );
+  }
   if (sums.gradAt >= 0) {
     // gradAt is the first non-finite gradient in row-major order (each row records its first).
     const i = sums.gradAt;
@@ -640,5 +674,62 @@ function finish(
     clippedLow: { rows, cols, data: out.low },
     clippedHigh: { rows, cols, data: out.high },
     klLoss,
+    entropyLoss,
+    gradEntropies,
   };
+}
+
+/**
+ * The entropy bonus's aggregate Σ w^H·H and its gradient −coef·w^H (docs/derivations/losses.md#entropy-bonus):
+ * over the tokens the top-entropy mask keeps (every response token without one), w^H the bonus
+ * aggregation's weights over them. With a global context its token count is the context's when
+ * given (TRL's dapo divides the bonus by num_items_in_batch), else the kept tokens'.
+ */
+function entropyBonusTerm(
+  fn: string,
+  bonus: NonNullable<ResolvedPolicyLossConfig["entropyBonus"]>,
+  planned: PlannedPolicyLoss,
+): { value: number; grad: Matrix } {
+  const { plan } = planned;
+  const { B, T, m } = plan;
+  const H = plan.ent as Float64Array;
+  const thr = plan.entThreshold;
+  const L = new Int32Array(B);
+  let N = 0;
+  for (let b = 0; b < B; b++) {
+    let n = 0;
+    for (let i = plan.first[b] as number; i < (plan.end[b] as number); i++)
+      if (m[i] === 1 && (H[i] as number) >= thr) n++;
+    L[b] = n;
+    N += n;
+  }
+  const g = planned.global;
+  const ctx =
+    g === undefined
+      ? undefined
+      : { tokens: planned.globalTokensGiven ? g.tokens : N, rows: g.rows, dpSize: g.dpSize };
+  const w = rowTokenWeights(bonus.aggregation, bonus.normLen, L, N, ctx);
+  const grad = new Float64Array(B * T);
+  let s = 0;
+  let c = 0;
+  for (let b = 0; b < B; b++) {
+    if (L[b] === 0) continue;
+    const wb = w[b] as number;
+    for (let i = plan.first[b] as number; i < (plan.end[b] as number); i++) {
+      if (m[i] !== 1 || (H[i] as number) < thr) continue;
+      const x = wb * (H[i] as number);
+      const t = s + x;
+      c += twoSumErrorSafe(s, x, t);
+      s = t;
+      grad[i] = -bonus.coef * wb;
+    }
+  }
+  const value = finiteOr(
+    fn,
+    "entropyLoss",
+    Number.isFinite(s) ? s + c : s,
+    undefined,
+    "Σ w·H exceeds float64",
+  );
+  return { value, grad: { rows: B, cols: T, data: grad } };
 }

@@ -35,6 +35,12 @@ function render(spec: AlgorithmSpec): string {
   if (loss.sapo != null) lines.push(`sapo: ${fmtConfig(loss.sapo)}`);
   if (loss.dro != null) lines.push(`dro: ${fmtConfig(loss.dro)}`);
   if (loss.dppo != null) lines.push(`dppo: ${fmtConfig(loss.dppo)}`);
+  if (loss.ipo != null) lines.push(`ipo: ${fmtConfig(loss.ipo)}`);
+  if (loss.topEntropyQuantile != null)
+    lines.push(
+      `top_entropy_quantile: ${fmt(loss.topEntropyQuantile)} (the policy term keeps the top-entropy tokens only)`,
+    );
+  if (loss.entropyBonus != null) lines.push(`entropy_bonus: ${fmtConfig(loss.entropyBonus)}`);
   const rc = loss.ratioClamp ?? null;
   if (rc !== null) {
     lines.push(

@@ -106,7 +106,11 @@ export function renderLossSummary(
   config: PolicyLossConfig,
   source: string,
   batchPath: string,
-  r: { readonly loss: number; readonly klLoss: number | null },
+  r: {
+    readonly loss: number;
+    readonly klLoss: number | null;
+    readonly entropyLoss?: number | null;
+  },
   summary: LossTextSummary,
 ): string {
   const { rows: B, cols: T, n: N, low, high, rmin, rmax, mass } = summary;
@@ -127,6 +131,10 @@ export function renderLossSummary(
     `loss          ${r.loss}`,
   ];
   if (r.klLoss !== null) lines.push(`kl_loss       ${r.klLoss} (unscaled)`);
+  if (r.entropyLoss != null)
+    lines.push(
+      `entropy_loss  ${r.entropyLoss} (aggregated entropy; the loss holds −coef times it)`,
+    );
   const saturated = rmax === Number.MAX_VALUE ? " (max saturated: exp overflowed, clipped)" : "";
   lines.push(`ratio         min ${rmin}, max ${rmax} over response tokens${saturated}`);
   lines.push(`clipped       low ${low}/${N}, high ${high}/${N}`);
@@ -175,6 +183,7 @@ export function surrogateSettingsText(config: PolicyLossConfig): string {
     parts.push(`off_policy_mask threshold=${o.threshold} sampling=${o.sampling ?? "old"}`);
   }
   if (config.dro != null) parts.push(`dro beta=${config.dro.beta}`);
+  if (config.ipo != null) parts.push(`ipo threshold=${config.ipo.threshold}`);
   if (config.dppo != null) {
     const d = config.dppo;
     parts.push(
@@ -186,6 +195,12 @@ export function surrogateSettingsText(config: PolicyLossConfig): string {
     parts.push(
       `ratio_clamp ${rc.level} [${rc.lower ?? "none"}, ${rc.upper ?? "none"}]${rc.signAware === true ? " sign-aware" : ""}`,
     );
+  }
+  if (config.topEntropyQuantile != null)
+    parts.push(`top_entropy_quantile ${config.topEntropyQuantile}`);
+  if (config.entropyBonus != null) {
+    const e = config.entropyBonus;
+    parts.push(`entropy_bonus coef=${e.coef} ${e.aggregation ?? "token_mean"}`);
   }
   return parts.map((p) => `, ${p}`).join("");
 }

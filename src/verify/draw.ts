@@ -12,6 +12,8 @@ export interface DrawnBatch {
   readonly rolloutLogprobs: number[][];
   readonly advantages: number[][];
   readonly responseMask: boolean[][];
+  /** Per-token entropies U[0.05, 4] (drawn after every other stream, so those are as before). */
+  readonly entropies: number[][];
 }
 
 /** The junk value placed at padding. */
@@ -20,7 +22,7 @@ export const PADDING_JUNK = 123;
 /**
  * Draw one batch of shape `[B, T]` from `seed`: row lengths uniform in 1..T (all T when not ragged),
  * logprobs U[−6, −0.1], old = lp + U[−1.2, 1.2], ref = lp + U[−1.2, 1.2], rollout = old + U[−0.8, 0.8],
- * advantages U[−3, 3]; every stream holds 123 at padding.
+ * advantages U[−3, 3], entropies U[0.05, 4]; every stream holds 123 at padding.
  *
  * @param seed - The case seed (replays the batch exactly).
  * @param shape - `[B, T]`.
@@ -52,5 +54,14 @@ export function drawBatch(
     (b, t) => ((oldLogprobs[b] as number[])[t] as number) + rng.uniformIn(-0.8, 0.8),
   );
   const advantages = stream(() => rng.uniformIn(-3, 3));
-  return { logprobs, oldLogprobs, refLogprobs, rolloutLogprobs, advantages, responseMask: mask };
+  const entropies = stream(() => rng.uniformIn(0.05, 4));
+  return {
+    logprobs,
+    oldLogprobs,
+    refLogprobs,
+    rolloutLogprobs,
+    advantages,
+    responseMask: mask,
+    entropies,
+  };
 }

@@ -16,6 +16,8 @@ export function inputsFor(config: PolicyLossConfig, batch: DrawnBatch): PolicyLo
     responseMask: batch.responseMask,
     refLogprobs: config.kl ? batch.refLogprobs : null,
     rolloutLogprobs: config.isCorrection ? batch.rolloutLogprobs : null,
+    entropies:
+      config.topEntropyQuantile != null || config.entropyBonus != null ? batch.entropies : null,
   };
 }
 
@@ -33,6 +35,7 @@ function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][
       dro: null,
       dppo: null,
       vespo: null,
+      ipo: null,
     },
     inputsFor({ ...config, isCorrection: null, kl: null }, batch),
   ).ratio;
@@ -91,6 +94,13 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
             : [kl - dp.high, kl - dp.low, p - po];
         for (const g of gaps) d = Math.min(d, Math.abs(g));
         if (dp.truncation != null) d = Math.min(d, Math.abs(Math.exp(z(b, t)) - dp.truncation));
+      }
+      if (config.surrogate === "ipo") {
+        // IPO's trust-region edge |e^lp − e^old| = ε.
+        const lp = (batch.logprobs[b] as number[])[t] as number;
+        const od = (batch.oldLogprobs[b] as number[])[t] as number;
+        const eps = config.ipo?.threshold ?? 0.1;
+        d = Math.min(d, Math.abs(Math.abs(Math.exp(lp) - Math.exp(od)) - eps));
       }
       if (r !== null)
         for (const e of edges) d = Math.min(d, Math.abs(((r[b] as number[])[t] as number) - e));

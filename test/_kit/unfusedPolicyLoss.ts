@@ -354,6 +354,8 @@ export function unfusedPolicyLoss(
     perTokenObjective: { rows: B, cols: T, data: objective },
     ratio: { rows: B, cols: T, data: ratio },
     clippedLow: { rows: B, cols: T, data: low },
+    entropyLoss: null,
+    gradEntropies: null,
     clippedHigh: { rows: B, cols: T, data: high },
     klLoss,
   };

@@ -26,7 +26,7 @@ beforeAll(() => {
   names = staticTestNames(root);
 });
 
-/** The built-in batch with the streams the IS, KL and rejection rows read (offsets of ±0.05). */
+/** The built-in batch with the streams the IS, KL, rejection and entropy rows read (offsets of ±0.05). */
 const batch = {
   ...BUILTIN_BATCH,
   refLogprobs: (BUILTIN_BATCH.logprobs as number[][]).map((r) =>
@@ -35,6 +35,8 @@ const batch = {
   rolloutLogprobs: (BUILTIN_BATCH.oldLogprobs as number[][]).map((r) =>
     r.map((v, t) => v + 0.05 * ((t % 2) * 2 - 1)),
   ),
+  // Per-token entropies for the top-entropy and entropy-bonus rows: 0.5, 1.0, 1.5, … along a row.
+  entropies: (BUILTIN_BATCH.logprobs as number[][]).map((r) => r.map((_, t) => 0.5 * (t + 1))),
 };
 
 describe("coverage", () => {

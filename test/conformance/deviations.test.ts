@@ -28,6 +28,13 @@ describe("DEVIATIONS", () => {
     expect(v.gradCosineMin).toBeCloseTo(1, 12);
   });
 
+  test("deviation: trl-luspo-token-padding", () => {
+    // Only padding moved, yet the loss moves; masked losses would give exactly 0 and 0.
+    const v = m("trl-luspo-token-padding");
+    expect(Math.abs(v.lossChangeFromPadding as number)).toBeGreaterThan(1e-3);
+    expect(v.paddingGradMass).toBeGreaterThan(1e-3);
+  });
+
   test("deviation: verl-dual-clip-always-on", () => {
     const v = m("verl-dual-clip-always-on");
     expect(v.gradRelDiffVsPpo).toBeGreaterThan(0.05);

@@ -50,7 +50,24 @@ const CASES: readonly [string, Partial<PolicyLossConfig>][] = [
     { surrogate: "sapo", ratioClamp: { level: "token", lower: -20, upper: 20 } },
   ],
   ["dro β 0.1", { surrogate: "dro", dro: { beta: 0.1 } }],
+  ["ipo (prime-rl's ε 0.1)", { surrogate: "ipo" }],
+  [
+    "ipo ε 0.02 with verl's ±20 clamp",
+    {
+      surrogate: "ipo",
+      ipo: { threshold: 0.02 },
+      ratioClamp: { level: "token", lower: -20, upper: 20 },
+    },
+  ],
   ["vespo (TRL's k, λ)", { surrogate: "vespo" }],
+  [
+    "vespo with a token IS ratio truncated at 2",
+    { surrogate: "vespo", isCorrection: { level: "token", cap: 2 } },
+  ],
+  [
+    "vespo with a masking token IS ratio [0.5, 1.5]",
+    { surrogate: "vespo", isCorrection: { level: "token", lower: 0.5, cap: 1.5, mode: "mask" } },
+  ],
   [
     "vespo k 1/4, λ 0.5/1",
     { surrogate: "vespo", vespo: { kPos: 1, lambdaPos: 0.5, kNeg: 4, lambdaNeg: 1 } },
@@ -107,6 +124,58 @@ const CASES: readonly [string, Partial<PolicyLossConfig>][] = [
   ],
 ];
 
+describe("ipo", () => {
+  it("golden: a token whose probability moved by more than ε drops, with the direction flagged; the denominator keeps it", () => {
+    // Tokens: p_old = e^old = 0.5; p = e^lp = 0.55 (|Δp| 0.05 ≤ 0.1: kept), 0.7 (0.2 > 0.1:
+    // dropped, rose), 0.3 (0.2: dropped, fell). pg on r = p/p_old, A = 1, token_mean over 3:
+    // loss = −(0.55/0.5)/3 = −1.1/3, ∂L/∂lp = −r/3 at the kept token, 0 elsewhere.
+    const lp = [[Math.log(0.55), Math.log(0.7), Math.log(0.3)]];
+    const old = [[Math.log(0.5), Math.log(0.5), Math.log(0.5)]];
+    const out = policyLoss(base({ surrogate: "ipo" }), {
+      logprobs: lp,
+      oldLogprobs: old,
+      advantages: [1],
+      responseMask: [[true, true, true]],
+    });
+    const r = Math.exp(lp[0][0] - old[0][0]);
+    expect(out.loss).toBeCloseTo(-r / 3, 15);
+    expect(out.gradLogprobs.data[0]).toBeCloseTo(-r / 3, 15);
+    expect(Array.from(out.gradLogprobs.data.subarray(1), (x) => x + 0)).toEqual([0, 0]);
+    expect(Array.from(out.clippedHigh.data)).toEqual([0, 1, 0]);
+    expect(Array.from(out.clippedLow.data)).toEqual([0, 0, 1]);
+  });
+
+  it("rejects: a negative or non-finite ε and a non-token ratio, naming the field", () => {
+    const inputs = {
+      logprobs: [[-1]],
+      oldLogprobs: [[-1]],
+      advantages: [1],
+      responseMask: [[true]],
+    };
+    for (const t of [-0.1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const e = expectPolgradError(
+        () => policyLoss(base({ surrogate: "ipo", ipo: { threshold: t } }), inputs),
+        ConfigError,
+        "E_CONFIG",
+        "config.ipo.threshold",
+      );
+      expect(e.message).toMatch(/a finite number ≥ 0/);
+    }
+    expectPolgradError(
+      () => policyLoss(base({ surrogate: "ipo", ratio: "sequence" }), inputs),
+      ConfigError,
+      "E_CONFIG",
+      "config.ratio",
+    );
+    expectPolgradError(
+      () => policyLoss(base({ surrogate: "pg", ipo: { threshold: 0.1 } }), inputs),
+      ConfigError,
+      "E_CONFIG",
+      "config.ipo",
+    );
+  });
+});
+
 describe("off-policy sequence mask", () => {
   const cases: readonly [string, Partial<PolicyLossConfig>][] = [
     [
@@ -126,6 +195,10 @@ describe("off-policy sequence mask", () => {
         offPolicyMask: { threshold: -0.2, sampling: "rollout" },
         isCorrection: { level: "token", cap: 2 },
       },
+    ],
+    [
+      "vespo, old sampling (φ kept on the tokens the mask keeps)",
+      { surrogate: "vespo", offPolicyMask: { threshold: 0 } },
     ],
     [
       "sapo, sequence IS",
@@ -239,10 +312,15 @@ describe("new surrogates and ratio clamps", () => {
           row.filter(Boolean).length;
         const zs = rc?.level === "row" ? [rowZ] : [z];
         if (!zs.every((x) => bounds.every((e) => Math.abs(x - e) >= margin))) return false;
-        const d = config.dppo ?? null;
-        if (d === null) return true;
         const p = Math.exp(lp);
         const po = Math.exp(od);
+        // IPO's trust-region edge |p − p_old| = ε.
+        if (config.surrogate === "ipo") {
+          const eps = config.ipo?.threshold ?? 0.1;
+          if (Math.abs(Math.abs(p - po) - eps) < margin) return false;
+        }
+        const d = config.dppo ?? null;
+        if (d === null) return true;
         const kl = po * (od - lp) + (1 - po) * Math.log((1 - po + 1e-8) / (1 - p + 1e-8));
         const edges =
           d.divergence === "tv"

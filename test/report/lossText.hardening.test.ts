@@ -23,6 +23,8 @@ function result(grad: number[], ratio: number[]): PolicyLossResult {
     clippedLow: { rows: 1, cols: n, data: new Uint8Array(n) },
     clippedHigh: { rows: 1, cols: n, data: Uint8Array.from(ratio, (r) => (r > 1.2 ? 1 : 0)) },
     klLoss: null,
+    entropyLoss: null,
+    gradEntropies: null,
   };
 }
 

@@ -32,6 +32,11 @@ export {
   trlModel,
 } from "./trl.js";
 export {
+  type TrlLuspoTokenInputs,
+  type TrlLuspoTokenOptions,
+  trlLuspoTokenLoss,
+} from "./trlLuspo.js";
+export {
   VERL_VARIANTS,
   type VerlAggMode,
   type VerlKlKind,

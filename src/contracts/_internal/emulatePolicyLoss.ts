@@ -117,18 +117,23 @@ export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
     cfg.surrogate === "sapo" ||
     cfg.surrogate === "dro" ||
     cfg.surrogate === "dppo" ||
+    cfg.surrogate === "ipo" ||
     cfg.surrogate === "vespo"
       ? "config.surrogate"
       : cfg.ratioClamp !== null
         ? "config.ratioClamp"
         : cfg.offPolicyMask !== null
           ? "config.offPolicyMask"
-          : null;
+          : cfg.topEntropyQuantile !== null
+            ? "config.topEntropyQuantile"
+            : cfg.entropyBonus !== null
+              ? "config.entropyBonus"
+              : null;
   if (newer !== null) {
     throw new ConfigError(
       "emulatePolicyLoss",
       newer,
-      `emulatePolicyLoss: ${newer} must be one of the dtype-emulated forms (surrogate pg_clip, pg, reinforce or cispo, no ratio clamp, no off-policy mask: the emulation does not model the sapo, dro and dppo surrogates, a ratio clamp or an off-policy mask yet); got ${newer === "config.surrogate" ? `"${cfg.surrogate}"` : newer === "config.ratioClamp" ? "a ratio clamp" : "an off-policy mask"}`,
+      `emulatePolicyLoss: ${newer} must be one of the dtype-emulated forms (surrogate pg_clip, pg, reinforce or cispo, no ratio clamp, no off-policy or entropy mask, no entropy bonus: the emulation does not model the sapo, dro and dppo surrogates, a ratio clamp, those masks or the bonus yet); got ${newer === "config.surrogate" ? `"${cfg.surrogate}"` : newer === "config.ratioClamp" ? "a ratio clamp" : newer === "config.offPolicyMask" ? "an off-policy mask" : newer === "config.topEntropyQuantile" ? "a top-entropy mask" : "an entropy bonus"}`,
     );
   }
   if (

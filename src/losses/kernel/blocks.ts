@@ -40,6 +40,8 @@ export interface SharedPlan
       | "rollout"
       | "ref"
       | "w"
+      | "ent"
+      | "entThreshold"
     >,
     PolicyOutputs {
   readonly cfg: ResolvedPolicyLossConfig;
@@ -83,6 +85,9 @@ export function planOf(s: SharedPlan): PolicyPlan {
             sampling:
               s.cfg.offPolicyMask.sampling === "rollout" ? (s.rollout as Float64Array) : s.old,
           },
+    ent: s.ent,
+    entThreshold: s.entThreshold,
+    entMask: s.cfg.topEntropyQuantile !== null,
   };
 }
 
@@ -130,6 +135,9 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
       plan.opsm === null
         ? null
         : { threshold: plan.opsm.threshold, sampling: plan.opsm.sampling.subarray(lo, hi) },
+    ent: view(plan.ent),
+    entThreshold: plan.entThreshold,
+    entMask: plan.entMask,
   };
 }
 

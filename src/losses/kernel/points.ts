@@ -49,6 +49,8 @@ export interface ExtendedSurrogateParams extends SurrogateParams {
   readonly divLow: number;
   readonly divHigh: number;
   readonly trunc: number;
+  /** IPO's ε. */
+  readonly ipoThreshold: number;
 }
 
 /** One token's surrogate term and its derivative; see the module header for the contract. */
@@ -267,6 +269,31 @@ const DPPO: SurrogatePoint = {
 };
 
 /**
+ * ipo (prime-rl's `ipo_loss_fn`): ℓ = −A·r·keep, keep = sg[|e^lp − e^old| ≤ ε] (a symmetric trust
+ * region on the sampled token's absolute probability), ∂L/∂r = g·A inside, 0 outside (flagged
+ * clipped high when the probability rose, low when it fell).
+ */
+const IPO: SurrogatePoint = {
+  site: 4,
+  through: "ratio",
+  usesRatio: true,
+  readsOld: true,
+  point: (r, a, lp, g, out, k, od) => {
+    const dp = Math.exp(lp) - Math.exp(od);
+    if (Math.abs(dp) > (k as ExtendedSurrogateParams).ipoThreshold) {
+      // The detached mask is 0: the term and its gradient are exactly 0.
+      out[0] = 0;
+      out[1] = 0;
+      return dp > 0 ? CLIPPED_HIGH : CLIPPED_LOW;
+    }
+    out[0] = -(a === 0 ? a : r * a);
+    out[1] = g * a;
+    return 0;
+  },
+  why: ratioWhy,
+};
+
+/**
  * The point function of `cfg.surrogate` (its constants come as {@link surrogateParams}).
  * pg: ℓ = −r·A, ∂L/∂r = g·A. pg_clip: ℓ = −min(r·A, clamp(r, lo, hi)·A) (dual clip: −max(·, c·A)
  * for A < 0), ∂L/∂r = g·A·slope with slope ∈ {1, ½, ¼, 0}. reinforce: ℓ = −A·lp, ∂L/∂lp = g·A.
@@ -289,6 +316,8 @@ export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
       return DRO;
     case "dppo":
       return DPPO;
+    case "ipo":
+      return IPO;
     case "vespo":
       // −A·lp; the gamma weight sg[φ_b] is the kernel's token weight (policyRows vespoStage).
       return REINFORCE;
@@ -299,7 +328,12 @@ export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
 export function surrogateParams(cfg: ResolvedPolicyLossConfig): SurrogateParams {
   // Created with doubles (NaN), then filled: a field first seen as a small integer (lo = 0) and
   // later as a double would change the hidden class from config to config (see KEEP_MAPS).
-  if (cfg.surrogate === "sapo" || cfg.surrogate === "dro" || cfg.surrogate === "dppo") {
+  if (
+    cfg.surrogate === "sapo" ||
+    cfg.surrogate === "dro" ||
+    cfg.surrogate === "dppo" ||
+    cfg.surrogate === "ipo"
+  ) {
     const x = {
       lo: Number.NaN,
       hi: Number.NaN,
@@ -312,10 +346,12 @@ export function surrogateParams(cfg: ResolvedPolicyLossConfig): SurrogateParams 
       divLow: Number.NaN,
       divHigh: Number.NaN,
       trunc: Number.NaN,
+      ipoThreshold: Number.NaN,
     };
     x.tauPos = cfg.tauPos;
     x.tauNeg = cfg.tauNeg;
     x.beta = cfg.beta;
+    x.ipoThreshold = cfg.ipoThreshold;
     if (cfg.dppo !== null) {
       x.divKl = cfg.dppo.divergence === "kl" ? 1 : 0;
       x.divLow = cfg.dppo.low;

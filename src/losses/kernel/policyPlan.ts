@@ -8,7 +8,11 @@
  * overflow, {@link Deferred.run} replays every deferred check in order before anything else is
  * thrown. So each input gives the error it gave before, and a valid input is read once.
  */
-import { checkGlobal, rowTokenWeights } from "../../aggregate/effectiveTokenWeights.js";
+import {
+  checkGlobal,
+  type ResolvedGlobal,
+  rowTokenWeights,
+} from "../../aggregate/effectiveTokenWeights.js";
 import { fmtIndices, mustBe } from "../../core/message.js";
 import { isMask, type Mask, type Matrix, type MatrixLike } from "../../core/tensor.js";
 import {
@@ -23,6 +27,7 @@ import {
 } from "../../core/validate.js";
 import { ConfigError, MaskError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
+import { checkEntropiesAt, entropyThreshold } from "../entropyMask.js";
 import type { PolicyLossInputs } from "../policyLoss.js";
 import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
@@ -113,6 +118,10 @@ export interface PlannedPolicyLoss {
   readonly logprobs: Matrix;
   /** The input arrays, which caller-provided outputs must not overlap. */
   readonly reads: readonly ArrayBufferView[];
+  /** The resolved global context the weights were built with (undefined: the batch's own). */
+  readonly global: ResolvedGlobal | undefined;
+  /** Whether that context's token count was given (else it is the shard's own). */
+  readonly globalTokensGiven: boolean;
 }
 
 /**
@@ -205,6 +214,28 @@ export function planPolicyLoss(
     deferred.add(() => checkFiniteAt(fn, "refLogprobs", x, mask));
     reads.push(x.data);
   }
+  let ent: Matrix | null = null;
+  if (cfg.topEntropyQuantile !== null || cfg.entropyBonus !== null) {
+    const why =
+      cfg.topEntropyQuantile !== null
+        ? "config.topEntropyQuantile is set"
+        : "config.entropyBonus is set";
+    const x = deferred.guard(() => {
+      const s = toMatrix(
+        fn,
+        "entropies",
+        requireStream(fn, "entropies", inputs.entropies, why),
+        f64,
+      );
+      checkSameShape(fn, "logprobs", logprobs, "entropies", s);
+      return s;
+    });
+    ent = x;
+    // Checked here, not in the kernel (which reads H only for the mask): after the deferred checks
+    // of the streams before it when it fails.
+    deferred.guard(() => checkEntropiesAt(fn, x, mask));
+    reads.push(x.data);
+  }
   const adv = deferred.guard(() =>
     advantagesOf(fn, inputs.advantages, logprobs, "logprobs", "advantages", f64),
   );
@@ -238,6 +269,13 @@ export function planPolicyLoss(
     }
     for (const b of emptied) empty.push(b);
   }
+  // The top-entropy mask's threshold: the (1 − ρ) quantile of the response tokens' entropies,
+  // after rejection (the tokens the loss sees), the streams checked first (it reads them).
+  let entThreshold = Number.NEGATIVE_INFINITY;
+  if (cfg.topEntropyQuantile !== null) {
+    deferred.run();
+    entThreshold = entropyThreshold((ent as Matrix).data, mk, cfg.topEntropyQuantile);
+  }
   // Rows with no response token: "count" keeps them in the row means' B, "drop" leaves them out
   // (docs/derivations/aggregation.md#rows-with-no-response-token); either way they have no term.
   const rowsCounted = cfg.emptyRows === "drop" ? B - empty.length : B;
@@ -249,6 +287,11 @@ export function planPolicyLoss(
         : { tokens: Nk, rows: rowsCounted, dpSize: 1 }
       : checkGlobal(fn, "options.global", global, Nk, rowsCounted);
 
+  const globalTokensGiven =
+    typeof global === "object" &&
+    global !== null &&
+    (global as { tokens?: unknown }).tokens !== undefined &&
+    (global as { tokens?: unknown }).tokens !== null;
   const plan: PolicyPlan = {
     B,
     T,
@@ -273,6 +316,9 @@ export function planPolicyLoss(
         : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
     rclamp: cfg.ratioClamp,
     vespo: cfg.vespo,
+    ent: ent === null ? null : ent.data,
+    entThreshold,
+    entMask: cfg.topEntropyQuantile !== null,
     opsm:
       cfg.offPolicyMask === null
         ? null
@@ -293,8 +339,10 @@ export function planPolicyLoss(
         mask,
         logprobs,
         reads,
+        global: g,
+        globalTokensGiven,
       };
     }
   }
-  return { plan, deferred, mask, logprobs, reads };
+  return { plan, deferred, mask, logprobs, reads, global: g, globalTokensGiven };
 }

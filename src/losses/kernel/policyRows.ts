@@ -61,6 +61,12 @@ export interface PolicyPlan {
   readonly opsm: { readonly threshold: number; readonly sampling: Float64Array } | null;
   /** VESPO's gamma-weight constants (docs/derivations/losses.md#vespo), or null. */
   readonly vespo: ResolvedPolicyLossConfig["vespo"];
+  /** The per-token entropies (top-entropy mask, entropy bonus), or null. */
+  readonly ent: Float64Array | null;
+  /** The top-entropy mask's threshold (a token is kept iff H ≥ it; −∞: every token). */
+  readonly entThreshold: number;
+  /** Whether the top-entropy mask applies (docs/derivations/losses.md#top-entropy-mask). */
+  readonly entMask: boolean;
 }
 
 /** The KL term as the kernel runs it (one shape for every config: one hidden class). @internal */
@@ -190,6 +196,7 @@ export function processRow(
   if (plan.tis !== null && tisStage(plan, b, f, e, sc) !== ROW_OK) return ROW_BAD_INPUT;
   if (plan.vespo !== null) vespoStage(plan, b, f, e, sc);
   if (plan.opsm !== null) opsmStage(plan, b, f, e, sc);
+  if (plan.entMask) entropyStage(plan, b, f, e, sc);
   const ev = objectiveStage(plan, out, b, f, e, sc);
   if (ev !== ROW_OK) return ev;
   if (plan.kl !== null && klStage(plan, out.grad, b, f, e, sc, k, kOff - o) !== ROW_OK)
@@ -483,21 +490,28 @@ function isWeight(rho: number, lower: number, cap: number, mask: boolean): numbe
 }
 
 /**
- * 2″. VESPO's gamma weights of row b (as TRL's get_gamma_weights computes them, without an IS
- * ratio): lw = clamp(Σ_t clamp(lp − old, ±20), ln 1e-8, 20), and per token, with (k, λ) chosen by
- * A ≥ 0, φ = exp(λ + k·lw − λ·e^lw) (a non-finite φ is 0), into `sc.rho` as the token weight sg[φ].
+ * 2″. VESPO's gamma weights of row b (as TRL's get_gamma_weights computes them): lw =
+ * clamp(Σ_t clamp(lp − old, ±20) [+ Σ_t clamp(log ρ_t, ln 1e-8, 20) with a token IS correction],
+ * ln 1e-8, 20), and per token, with (k, λ) chosen by A ≥ 0, φ = exp(λ + k·lw − λ·e^lw) (a
+ * non-finite φ is 0), into `sc.rho` as the token weight sg[φ] (the IS weight is not multiplied in).
  */
 function vespoStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
   const { m, lp, old, advRow, advTok } = plan;
   const v = plan.vespo as NonNullable<PolicyPlan["vespo"]>;
   const o = b * plan.T;
-  const sum = maskedRowSum(m, f, e, (i) =>
+  const rho = sc.rho;
+  let sum = maskedRowSum(m, f, e, (i) =>
     Math.min(Math.max((lp[i] as number) - (old[i] as number), -20), 20),
   );
+  // With a token IS correction (tisStage wrote its weights into sc.rho), TRL adds the row's sum of
+  // clamp(log ρ_t, ln 1e-8, 20): w is then the sequence ratio against the sampler.
+  if (plan.tis !== null)
+    sum += maskedRowSum(m, f, e, (i) =>
+      Math.min(Math.max(Math.log(rho[i - o] as number), LOG_1E_8), 20),
+    );
   const lw = Math.min(Math.max(sum, LOG_1E_8), 20);
   const w = Math.exp(lw);
   const aRow = advRow === null ? 0 : (advRow[b] as number);
-  const rho = sc.rho;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
     const a = advTok === null ? aRow : (advTok[i] as number);
@@ -542,7 +556,8 @@ function opsmStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScr
   const sum = maskedRowSum(m, f, e, (i) => (sampling[i] as number) - (lp[i] as number));
   const low = sum / (plan.L[b] as number) <= threshold;
   const rho = sc.rho;
-  const tokenLevel = tis !== null && tis.level === "token";
+  // VESPO's φ (vespoStage ran first) or the token IS weights are already token weights.
+  const tokenLevel = plan.vespo !== null || (tis !== null && tis.level === "token");
   const base = tis === null ? 1 : sc.rhoRow;
   const aRow = advRow === null ? 0 : (advRow[b] as number);
   for (let i = f; i < e; i++) {
@@ -550,6 +565,28 @@ function opsmStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScr
     const a = advTok === null ? aRow : (advTok[i] as number);
     const w = tokenLevel ? (rho[i - o] as number) : base;
     rho[i - o] = low || a >= 0 ? w : 0;
+  }
+}
+
+/**
+ * 2‴. The top-entropy mask of row b (TRL's `top_entropy_quantile`): a token whose entropy is below
+ * the batch threshold gets weight 0, every other keeps its weight. Folded into the token weights
+ * in `sc.rho` as opsmStage folds its mask: after VESPO's or OPSM's token weights when those ran,
+ * else the token IS weight, the row IS weight, or 1 (times 0 or 1: exact).
+ */
+function entropyStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
+  const { m, tis } = plan;
+  const H = plan.ent as Float64Array;
+  const thr = plan.entThreshold;
+  const o = b * plan.T;
+  const rho = sc.rho;
+  const tokenWeights =
+    plan.opsm !== null || plan.vespo !== null || (tis !== null && tis.level === "token");
+  const base = tis === null ? 1 : sc.rhoRow;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const w = tokenWeights ? (rho[i - o] as number) : base;
+    rho[i - o] = (H[i] as number) >= thr ? w : 0;
   }
 }
 
@@ -581,7 +618,7 @@ function objectiveStage(
   const viaRatio = sur.through === "ratio";
   const readsOld = sur.readsOld;
   // The off-policy mask rides on the token weights (opsmStage folds any IS weight into them).
-  const weighted = plan.opsm !== null || plan.vespo !== null;
+  const weighted = plan.opsm !== null || plan.vespo !== null || plan.entMask;
   const tokenTis = (tis !== null && tis.level === "token") || weighted;
   const hasTis = tis !== null || weighted;
   const kind = plan.ratio;

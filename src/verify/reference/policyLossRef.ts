@@ -46,6 +46,7 @@ export interface PolicyLossRefInputs {
   readonly responseMask: MaskLike;
   readonly refLogprobs?: MatrixLike | null;
   readonly rolloutLogprobs?: MatrixLike | null;
+  readonly entropies?: MatrixLike | null;
 }
 
 /**
@@ -59,6 +60,10 @@ export interface PolicyLossReference extends ReferenceResult {
   readonly ratio: Matrix;
   /** The unscaled KL term Σ w_kl·k(δ), or null without a KL config. */
   readonly klLoss: number | null;
+  /** The entropy bonus's aggregate Σ w^H·H over the kept tokens, or null without one. */
+  readonly entropyLoss: number | null;
+  /** ∂loss/∂entropies by reverse mode, or null without an entropy bonus. */
+  readonly gradEntropies: Matrix | null;
 }
 
 /**
@@ -111,6 +116,20 @@ export function policyLossRef(
     config.cispo != null ? config.cispo.cap : clip?.epsHigh == null ? null : 1 + clip.epsHigh;
   const cap = clip?.ratioCap ?? null;
   const tis = config.isCorrection ?? null;
+  // The top-entropy mask: H ≥ the (1 − ρ) quantile of the response tokens' entropies, by linear
+  // interpolation between the sorted sample's ⌊h⌋-th and ⌈h⌉-th values at h = (1 − ρ)(n − 1).
+  const H = inputs.entropies == null ? null : rowsOf(inputs.entropies);
+  const rho = config.topEntropyQuantile ?? null;
+  let threshold = Number.NEGATIVE_INFINITY;
+  if (rho !== null && H !== null && pos.length > 0) {
+    const sorted = pos.map(([b, t]) => H[b][t]).sort((x, y) => x - y);
+    const h = (1 - rho) * (sorted.length - 1);
+    const lo = Math.floor(h);
+    const hi = Math.min(lo + 1, sorted.length - 1);
+    threshold = sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
+  }
+  const keptByEntropy = (b: number, t: number): boolean =>
+    rho === null || H === null || H[b][t] >= threshold;
   const objective = mask.map((row) => row.map(() => 0));
   const ratio = mask.map((row) => row.map(() => 1));
   let klLoss: number | null = null;
@@ -254,12 +273,28 @@ export function policyLossRef(
             (acc, u) => acc + Math.min(Math.max(sg(node[b][u]) - old[b][u], -20), 20),
             0,
           );
-          const lw = Math.min(Math.max(zsum, Math.log(1e-8)), 20);
+          // With a token IS correction, TRL adds Σ_t clamp(log ρ_t, ln 1e-8, 20) of the IS weights.
+          const isSum =
+            tis === null || rollout === null
+              ? 0
+              : ts.reduce(
+                  (acc, u) =>
+                    acc + Math.min(Math.max(Math.log(weightAt(b, u) / isDiv), Math.log(1e-8)), 20),
+                  0,
+                );
+          const lw = Math.min(Math.max(zsum + isSum, Math.log(1e-8)), 20);
           const pos = a >= 0;
           const k = pos ? (v.kPos ?? 2) : (v.kNeg ?? 3);
           const lam = Math.max(pos ? (v.lambdaPos ?? 3) : (v.lambdaNeg ?? 2), 1e-4);
           const phi = Math.exp(lam + k * lw - lam * Math.exp(lw));
           ell = mul(neg(mul(a, l)), Number.isFinite(phi) ? phi : 0);
+          break;
+        }
+        case "ipo": {
+          // −A·r where |e^lp − e^old| ≤ ε, 0 outside (a detached mask): prime-rl's ipo_loss_fn.
+          const eps = config.ipo?.threshold ?? 0.1;
+          const inside = Math.abs(Math.exp(sg(l)) - Math.exp(old[b][t])) <= eps;
+          ell = inside ? neg(mul(r, a)) : 0;
           break;
         }
         case "dppo": {
@@ -283,14 +318,16 @@ export function policyLossRef(
           break;
         }
       }
-      if (tis !== null && rollout !== null) {
-        // sg[w(old − rollout)]: the token IS weight is a constant.
+      if (tis !== null && rollout !== null && config.surrogate !== "vespo") {
+        // sg[w(old − rollout)]: the token IS weight is a constant (VESPO folds it into φ instead).
         ell = mul(ell, weightAt(b, t) / isDiv);
       }
       if (opsm !== null && !keepRow[b] && a < 0) {
         // OPSM: the row's mean of sampling − sg[lp] is above δ: its negative-advantage tokens drop.
         ell = mul(ell, 0);
       }
+      // The top-entropy mask: a token below the threshold drops out of the policy term (sg).
+      if (!keptByEntropy(b, t)) ell = mul(ell, 0);
       objective[b][t] = sg(ell);
       ratio[b][t] =
         config.surrogate === "reinforce" ||
@@ -330,12 +367,37 @@ export function policyLossRef(
     f,
     pos.map(([b, t]) => lp[b][t]),
   );
+  // The entropy bonus −coef·Σ w^H·H over the kept tokens, w^H the bonus aggregation's weights over
+  // them (the global context's token count when it gives one), differentiated in the entropies.
+  const bonus = config.entropyBonus ?? null;
+  let entropyLoss: number | null = null;
+  let gradEntropies: Matrix | null = null;
+  let loss = out.value;
+  if (bonus !== null && H !== null) {
+    const kept = mask.map((row, b) => row.map((on, t) => on && keptByEntropy(b, t)));
+    const keptPos = responsePositions(kept);
+    const wH = aggregationWeightsRef(
+      kept,
+      bonus.aggregation ?? "token_mean",
+      bonus.normLen ?? config.normLen,
+      global === undefined ? undefined : { ...global, tokens: options.global?.tokens ?? null },
+    );
+    const e = grad(
+      (h) => mul(-bonus.coef, sum(keptPos.map(([b, t], k) => mul(wH[b][t], h[k])))),
+      keptPos.map(([b, t]) => H[b][t]),
+    );
+    entropyLoss = keptPos.reduce((acc, [b, t]) => acc + wH[b][t] * H[b][t], 0);
+    loss = out.value - bonus.coef * entropyLoss;
+    gradEntropies = scatter(kept, keptPos, e.grad);
+  }
   return {
-    loss: out.value,
+    loss,
     grad: scatter(mask, pos, out.grad),
     perTokenObjective: matrixOf(objective),
     ratio: matrixOf(ratio),
     klLoss,
+    entropyLoss,
+    gradEntropies,
   };
 }
 

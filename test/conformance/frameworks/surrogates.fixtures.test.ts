@@ -13,8 +13,12 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
+import { trlLuspoTokenLoss } from "../../../src/conformance/frameworks/trlLuspo.js";
+import { NonFiniteError } from "../../../src/errors.js";
 import type { PolicyLossConfig } from "../../../src/losses/config.js";
 import { clipCovInputs, clipCovSelection, klCovSelection } from "../../../src/losses/covariance.js";
+import { appliedEntropyCoef, entropyControllerStep } from "../../../src/losses/entropyControl.js";
+import { topEntropyMask } from "../../../src/losses/entropyMask.js";
 import { policyLoss } from "../../../src/losses/policyLoss.js";
 import { expectNormwiseClose } from "../../_kit/index.js";
 
@@ -263,19 +267,19 @@ function expectUpstreamPoisoned(c: Case, what: string): void {
 }
 
 /** Variants not replayed yet, each with the issue item that builds its semantics. */
-const PENDING: Readonly<Record<string, string>> = {
-  entropy_bonus: "issue 13 item 5: the entropy bonus (an entropies input and its gradient)",
-  "trl:luspo:token":
-    "issue 13 item 6: TRL's token-level luspo averages L_b·ℓ over every [B, T] entry, padding included (a framework-model deviation; our LUSPO keeps padding out)",
-  "trl:vespo:token:is-ratio":
-    "issue 13 item 5: VESPO with TRL's IS ratio folded into the gamma weight, summed over padding too",
-  "trl:top-entropy-0.2": "issue 13 item 5: the top-entropy-quantile token mask",
-  "trl:top-entropy-0.5": "issue 13 item 5: the top-entropy-quantile token mask",
-  "trl:entropy-bonus": "issue 13 item 5: the entropy bonus, static and adaptive",
-};
+const PENDING: Readonly<Record<string, string>> = {};
 
 /** Variants replayed by composition in their own describe block below (not one config). */
-const COMPOSED: ReadonlySet<string> = new Set(["kl_cov", "clip_cov"]);
+const COMPOSED: ReadonlySet<string> = new Set([
+  "kl_cov",
+  "clip_cov",
+  "entropy_bonus",
+  "trl:top-entropy-0.2",
+  "trl:top-entropy-0.5",
+  "trl:entropy-bonus",
+  "trl:luspo:token",
+  "trl:vespo:token:is-ratio",
+]);
 
 const keyOf = (v: Variant): string => {
   const parts = v.name.split(":");
@@ -449,4 +453,257 @@ describe("Clip-Cov vs verl", () => {
       }
     });
   }
+});
+
+describe("entropy terms vs verl and TRL", () => {
+  // verl: ppo_loss's `policy_loss -= entropy_coeff · agg_loss(H, m, loss_agg_mode)` on the vanilla
+  // loss (±20 clamp, dual clip 3): entropyBonus {coef, aggregation: the loss's}. TRL: the top-entropy
+  // mask on the policy term (topEntropyQuantile), the bonus as the mean per-token entropy of the
+  // kept tokens (grpo) or their Σ over num_items_in_batch (dapo: a global token count of N).
+  const variants = FX.variants.filter((v) =>
+    ["entropy_bonus", "trl:top-entropy-0.2", "trl:top-entropy-0.5", "trl:entropy-bonus"].includes(
+      keyOf(v),
+    ),
+  );
+  test("identity: the nine recorded variants are here", () => {
+    expect(variants.length).toBe(9);
+  });
+  type Grpo = {
+    loss_type: string;
+    epsilon: number;
+    epsilon_high: number | null;
+    top_entropy_quantile: number;
+    entropy_coef: number;
+    use_adaptive_entropy: boolean;
+    entropy_target: number;
+    entropy_coef_delta: number;
+    entropy_coef_min: number;
+    entropy_coef_max: number;
+  };
+  for (const v of variants) {
+    test(`conformance: ${v.framework}@${v.pin} ${v.name} masks and replays to 1e-12`, () => {
+      for (const [k, c] of v.cases.entries()) {
+        const what = `${v.name} case ${k} (seed ${c.seed})`;
+        const { mask, lp, old, A } = caseStreams(c);
+        const H = mat(c.inputs.entropies);
+        const N = mask.flat().filter(Boolean).length;
+        let config: PolicyLossConfig;
+        let global: { tokens: number } | undefined;
+        let controller: { coef: number; lastEntropy: number; g: Grpo } | null = null;
+        if (v.framework === "verl") {
+          const u = v.setting.config as {
+            clip_ratio_low: number;
+            clip_ratio_high: number;
+            clip_ratio_c: number;
+            entropy_coeff: number;
+          };
+          config = {
+            ...base,
+            surrogate: "pg_clip",
+            clip: {
+              epsLow: u.clip_ratio_low,
+              epsHigh: u.clip_ratio_high,
+              ratioCap: u.clip_ratio_c,
+            },
+            aggregation: aggOf(v),
+            ratioClamp: V20,
+            entropyBonus: { coef: u.entropy_coeff, aggregation: aggOf(v) },
+          };
+        } else {
+          const g = v.setting.grpo_config as Grpo;
+          const st = v.setting.trainer_state as {
+            entropy_coef: number;
+            _last_world_entropy: Num;
+          };
+          const dapo = g.loss_type === "dapo";
+          const bonus = g.entropy_coef !== 0 || g.use_adaptive_entropy;
+          const settings = {
+            target: g.entropy_target,
+            delta: g.entropy_coef_delta,
+            min: g.entropy_coef_min,
+            max: g.entropy_coef_max,
+          };
+          const state = { coef: st.entropy_coef, lastEntropy: num(st._last_world_entropy) };
+          const coef = g.use_adaptive_entropy ? appliedEntropyCoef(state, settings) : state.coef;
+          if (g.use_adaptive_entropy) controller = { ...state, g };
+          config = {
+            ...base,
+            surrogate: "pg_clip",
+            clip: { epsLow: g.epsilon, epsHigh: g.epsilon_high ?? g.epsilon },
+            aggregation: dapo ? "token_mean" : "seq_mean_token_mean",
+            emptyRows: "count",
+            ...(g.top_entropy_quantile < 1 && { topEntropyQuantile: g.top_entropy_quantile }),
+            ...(bonus && { entropyBonus: { coef } }),
+          };
+          if (dapo) global = { tokens: N };
+        }
+        const inputs = { logprobs: lp, oldLogprobs: old, advantages: A, responseMask: mask };
+        const got = policyLoss(config, { ...inputs, entropies: H }, global && { global });
+        if (c.outputs.entropy_mask !== undefined) {
+          const kept = topEntropyMask(H, mask, config.topEntropyQuantile as number);
+          expect(Array.from(kept.data, Boolean), `${what}: entropy mask`).toEqual(
+            (c.outputs.entropy_mask as boolean[][]).flat(),
+          );
+        }
+        if (c.junk_reaches_output) {
+          expectUpstreamPoisoned(c, what);
+          expect(Number.isFinite(got.loss), what).toBe(true);
+          continue;
+        }
+        expectReplayed(got, c, what);
+        if (c.outputs.grad_entropies !== undefined) {
+          const g = mat(c.outputs.grad_entropies);
+          expectNormwiseClose(
+            got.gradEntropies as NonNullable<typeof got.gradEntropies>,
+            { rows: g.length, cols: g[0]?.length ?? 0, data: Float64Array.from(g.flat()) },
+            1e-12,
+            `${what}: grad entropies`,
+          );
+        }
+        if (c.outputs.entropy_loss !== undefined) {
+          expectNormwiseClose(
+            got.entropyLoss as number,
+            num(c.outputs.entropy_loss as Num),
+            1e-12,
+            `${what}: entropy_loss`,
+          );
+        }
+        if (controller !== null) {
+          // The step's window: Σ H·eff and Σ eff over this one micro-batch (one process, GA 1).
+          const keep =
+            config.topEntropyQuantile == null
+              ? null
+              : topEntropyMask(H, mask, config.topEntropyQuantile);
+          let sum = 0;
+          let count = 0;
+          mask.forEach((row, b) =>
+            row.forEach((on, t) => {
+              if (on && (keep === null || keep.data[b * row.length + t] === 1)) {
+                sum += H[b]?.[t] as number;
+                count++;
+              }
+            }),
+          );
+          const { g } = controller;
+          const next = entropyControllerStep(
+            controller,
+            { entropySum: sum, tokenCount: count },
+            {
+              target: g.entropy_target,
+              delta: g.entropy_coef_delta,
+              min: g.entropy_coef_min,
+              max: g.entropy_coef_max,
+            },
+          );
+          const after = c.outputs.state_after as {
+            entropy_coef: number;
+            _last_world_entropy: number;
+          };
+          expect(next.coef, `${what}: coef after`).toBe(after.entropy_coef);
+          expectNormwiseClose(
+            next.lastEntropy,
+            after._last_world_entropy,
+            1e-12,
+            `${what}: entropy`,
+          );
+        }
+      }
+    });
+  }
+});
+
+describe("TRL luspo at token level", () => {
+  // A registered deviation (trl-luspo-token-padding): upstream's mean of L_b·ℓ runs over every
+  // [B, T] entry, so the padding's own logprobs enter; trlLuspoTokenLoss models it on the algebra.
+  const variants = FX.variants.filter((v) => keyOf(v) === "trl:luspo:token");
+  test(`conformance: trl@f2cd5771 luspo:token replays to 1e-12 (padding included), and non-finite padding is a typed error where upstream is NaN`, () => {
+    expect(variants.length).toBe(1);
+    const v = variants[0] as Variant;
+    const g = v.setting.grpo_config as { epsilon: number; epsilon_high: number | null };
+    let finiteJunk = 0;
+    for (const [k, c] of v.cases.entries()) {
+      const what = `${v.name} case ${k} (seed ${c.seed})`;
+      const { mask, lp, old, A } = caseStreams(c);
+      const run = () =>
+        trlLuspoTokenLoss(
+          { logprobs: lp, oldLogprobs: old, advantages: A, responseMask: mask },
+          { epsilon: g.epsilon, epsilonHigh: g.epsilon_high },
+        );
+      const up = [num(c.outputs.loss), ...c.outputs.grad_logprobs.flat().map(num)];
+      if (up.some((x) => !Number.isFinite(x))) {
+        expect(run, what).toThrow(NonFiniteError);
+        continue;
+      }
+      if (c.junk_reaches_output) finiteJunk++;
+      expectReplayed(run(), c, what);
+    }
+    // The deviation shows: finite junk at padding reached upstream's loss, and ours.
+    expect(finiteJunk).toBeGreaterThan(0);
+  });
+});
+
+describe("TRL vespo with its IS ratio", () => {
+  // Ours: vespo with isCorrection {level: token}: lw adds Σ_t clamp(log ρ_t, ln 1e-8, 20) over the
+  // response tokens and the IS weight is not multiplied in. TRL sums that log over all T positions,
+  // padding included (its own IS block writes 1 there, log 1 = 0; these cases hold junk 123): a
+  // registered deviation (trl-vespo-is-padding). The replay shows it is the only difference:
+  // upstream equals ours once the padding's clamped log sum P_b is moved into the row's log-ratio
+  // sum (the old logprob of its first response token lowered by P_b, no clamp binding).
+  const variants = FX.variants.filter((v) => keyOf(v) === "trl:vespo:token:is-ratio");
+  test("conformance: trl@f2cd5771 vespo:token:is-ratio replays to 1e-12 once the padding's log-IS sum is moved into the row, and differs without", () => {
+    expect(variants.length).toBe(1);
+    const v = variants[0] as Variant;
+    const config: PolicyLossConfig = {
+      ...base,
+      surrogate: "vespo",
+      aggregation: "token_mean",
+      isCorrection: { level: "token", cap: null },
+    };
+    const LOW = Math.log(1e-8);
+    let shown = 0;
+    for (const [k, c] of v.cases.entries()) {
+      const what = `${v.name} case ${k} (seed ${c.seed})`;
+      const { mask, lp, old, A } = caseStreams(c);
+      const isr = mat(c.inputs.importance_sampling_ratio);
+      if (
+        [num(c.outputs.loss), ...c.outputs.grad_logprobs.flat().map(num)].some(
+          (x) => !Number.isFinite(x),
+        )
+      ) {
+        expectUpstreamPoisoned(c, what);
+        continue;
+      }
+      const P = mask.map((row, b) =>
+        row.reduce(
+          (acc, on, t) =>
+            on ? acc : acc + Math.min(Math.max(Math.log(isr[b]?.[t] as number), LOW), 20),
+          0,
+        ),
+      );
+      const zero = (x: number[][]) => x.map((r, b) => r.map((y, t) => (mask[b]?.[t] ? y : 0)));
+      const moved = old.map((r, b) => {
+        const t0 = mask[b]?.indexOf(true) ?? -1;
+        return r.map((y, t) => (t === t0 ? y - (P[b] as number) : y));
+      });
+      const run = (o: number[][]) =>
+        policyLoss(config, {
+          logprobs: zero(lp),
+          oldLogprobs: zero(o),
+          advantages: A,
+          responseMask: mask,
+          rolloutLogprobs: zero(o).map((r, b) =>
+            r.map((y, t) => (mask[b]?.[t] ? y - Math.log(isr[b]?.[t] as number) : 0)),
+          ),
+        });
+      expectReplayed(run(moved), c, what);
+      if (P.some((x) => x !== 0)) {
+        expect(
+          Math.abs(run(old).loss - num(c.outputs.loss)),
+          `${what}: the padding term shows`,
+        ).toBeGreaterThan(1e-9);
+        shown++;
+      }
+    }
+    expect(shown).toBeGreaterThan(0);
+  });
 });
