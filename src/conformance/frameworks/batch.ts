@@ -8,7 +8,7 @@
 
 import { overflowError } from "../../core/finite.js";
 import { fmtValue, mustBe } from "../../core/message.js";
-import { CompensatedSum, robustSum } from "../../core/sum.js";
+import { CompensatedSum } from "../../core/sum.js";
 import type { Mask, MaskLike, Matrix } from "../../core/tensor.js";
 import { maskCounts } from "../../core/tensor.js";
 import {
@@ -229,48 +229,6 @@ export function reduceRows(
 /** Row divisors all equal to `v`. */
 export function constantRows(B: number, v: number): Float64Array {
   return new Float64Array(B).fill(v);
-}
-
-/** Row divisors from the row lengths: `f(L_b)`. */
-export function rowsFromLengths(L: Int32Array, f: (len: number) => number): Float64Array {
-  return Float64Array.from(L, f);
-}
-
-/**
- * Back-propagate a per-token ∂loss/∂r through a sequence ratio s_b = exp(Σ_t m·z/max(L_b, 1))
- * (gradient through the mean): ∂lp_t = (Σ_τ ∂r_τ)·s_b/max(L_b, 1) at every response token of row b.
- */
-export function sequenceRatioBackward(
-  batch: FrameworkBatch,
-  dr: Float64Array,
-  s: Float64Array,
-  out: Float64Array,
-): void {
-  const { B, T, m, L } = batch;
-  for (let b = 0; b < B; b++) {
-    const acc = new CompensatedSum();
-    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) acc.add(dr[b * T + t] as number);
-    // A zero upstream gradient stays exactly 0 at an overflowed s_b = ∞ (no 0·∞ = NaN).
-    const sum = acc.value();
-    const g = (sum === 0 ? sum : sum * (s[b] as number)) / Math.max(L[b] as number, 1);
-    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) out[b * T + t] = g;
-  }
-}
-
-/**
- * The masked row means Σ_t m·z / max(L_b, 1) of a zero-filled matrix (robust to a partial sum that
- * overflows: robustSum).
- */
-export function rowMeans(batch: FrameworkBatch, z: Float64Array): Float64Array {
-  const { B, T, m, L } = batch;
-  const out = new Float64Array(B);
-  const at: number[] = [];
-  for (let b = 0; b < B; b++) {
-    at.length = 0;
-    for (let t = 0; t < T; t++) if (m[b * T + t] === 1) at.push(b * T + t);
-    out[b] = robustSum(at.length, (k) => z[at[k] as number] as number, Math.max(L[b] as number, 1));
-  }
-  return out;
 }
 
 /**

@@ -1,26 +1,24 @@
 /**
  * Models of OpenRLHF's shipped policy and KL losses: `PolicyLoss.forward` (ppo with optional dual
- * clip, gspo) aggregated by `aggregate_loss` without global batch info, and the as-loss KL term
- * `aggregate_loss(compute_approx_kl(lp, ref, estimator), mask)` (docs/conformance/frameworks.md#openrlhf).
+ * clip, gspo) aggregated by `aggregate_loss` without global batch info, as configs of the algebra
+ * evaluated by policyLoss (./onAlgebra.ts), and the as-loss KL term
+ * `aggregate_loss(compute_approx_kl(lp, ref, estimator), mask)`, whose float32 arithmetic is the one
+ * framework numeric kept outside the algebra (docs/conformance/frameworks.md#openrlhf).
  */
 import { overflowError } from "../../core/finite.js";
 import { oneOf } from "../../core/names.js";
+import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
-import { pgClipPoint } from "../../losses/surrogates.js";
 import {
   constantRows,
   type FrameworkBatch,
   frameworkResult,
   ones,
   prepareBatch,
-  type Reduction,
   reduceRows,
-  rowMeans,
-  rowsFromLengths,
-  sequenceRatioBackward,
 } from "./batch.js";
-import { clampedPpoGrad, clampedPpoTokens } from "./clampedPpo.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
+import { evaluateOnAlgebra, type FrameworkDivisor } from "./onAlgebra.js";
 import { OPENRLHF_LOSS_FILES, OPENRLHF_UTILS_FILES } from "./pins.js";
 
 /** The OpenRLHF commits modelled: polgrad's pin and the head read. */
@@ -50,61 +48,53 @@ const CLIP_HIGH = 0.2;
 const LOG_RATIO_CLAMP = 20;
 const KL_CLAMP = 10;
 
-/** `aggregate_loss(…, token_level_loss)` with no global info: a token mean or a sample mean. */
-function aggregation(tokenLevel: boolean, batch: FrameworkBatch): Reduction {
+/**
+ * `aggregate_loss(…, token_level_loss)` with no global info: a token mean Σ m·x / Σ m, or a sample
+ * mean over the rows with L_b > 0 (empty rows dropped) of Σ_t m·x / (L_b + 1e-8), whose divisor is
+ * a float32 tensor under OpenRLHF's long mask, exactly L_b for every L_b ≥ 1.
+ */
+function aggregationOf(
+  tokenLevel: boolean,
+  batch: FrameworkBatch,
+): Pick<PolicyLossConfig, "aggregation" | "emptyRows"> & { divisor: FrameworkDivisor } {
   return tokenLevel
-    ? { rowDivisor: constantRows(batch.B, 1), divisor: batch.N, divisorName: "Σ mask" }
+    ? { aggregation: "token_mean", emptyRows: "count", divisor: { value: batch.N, name: "Σ mask" } }
     : {
-        rowDivisor: rowsFromLengths(batch.L, (len) =>
-          Math.fround(Math.fround(len) + Math.fround(1e-8)),
-        ),
-        divisor: batch.nonEmpty,
-        divisorName: "rows with L > 0",
+        aggregation: "seq_mean_token_mean",
+        emptyRows: "drop",
+        divisor: { value: batch.nonEmpty, name: "rows with L > 0" },
       };
 }
 
 /** ppo: r = exp(clamp(z, ±20)); ℓ = −min(r·A, clamp(r, 0.8, 1.2)·A), dual clip −max(·, c·A) for A < 0. */
-function ppo(
-  fn: string,
-  batch: FrameworkBatch,
-  tokenLevel: boolean,
-  dualClip: number | null,
-): FrameworkResult {
-  const tokens = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, dualClip);
-  const { loss, weights } = reduceRows(fn, batch, tokens.ell, aggregation(tokenLevel, batch));
-  const grad = clampedPpoGrad(batch, weights, tokens);
-  return frameworkResult(batch, loss, grad, tokens.ell, tokens.ratio);
+function ppo(batch: FrameworkBatch, tokenLevel: boolean, dualClip: number | null): FrameworkResult {
+  const { divisor, ...agg } = aggregationOf(tokenLevel, batch);
+  return evaluateOnAlgebra(
+    batch,
+    {
+      ratio: "token",
+      surrogate: "pg_clip",
+      clip: { epsLow: CLIP_LOW, epsHigh: CLIP_HIGH, ratioCap: dualClip },
+      ratioClamp: { level: "token", lower: -LOG_RATIO_CLAMP, upper: LOG_RATIO_CLAMP },
+      ...agg,
+    },
+    { divisor },
+  );
 }
 
 /** gspo: s_b = exp(Σ_t m·z / max(L_b, 1)) (no clamp, gradient through the mean); sample mean. */
-function gspo(fn: string, batch: FrameworkBatch): FrameworkResult {
-  const { B, T, m, lp, old, adv } = batch;
-  const n = lp.length;
-  const z = new Float64Array(n);
-  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (old[i] as number);
-  const s = rowMeans(batch, z).map(Math.exp);
-  const ell = new Float64Array(n);
-  const dEllDs = new Float64Array(n);
-  const ratio = ones(batch);
-  for (let b = 0; b < B; b++) {
-    const sb = s[b] as number;
-    for (let t = 0; t < T; t++) {
-      const i = b * T + t;
-      if (m[i] !== 1) continue;
-      const a = adv[i] as number;
-      const pt = pgClipPoint(sb, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, null);
-      ratio[i] = sb;
-      ell[i] = -pt.obj;
-      dEllDs[i] = pt.slope === 0 ? 0 : -(a * pt.slope);
-    }
-  }
-  const { loss, weights } = reduceRows(fn, batch, ell, aggregation(false, batch));
-  const dr = new Float64Array(n);
-  for (let i = 0; i < n; i++)
-    if (m[i] === 1) dr[i] = (weights[i] as number) * (dEllDs[i] as number);
-  const grad = new Float64Array(n);
-  sequenceRatioBackward(batch, dr, s, grad);
-  return frameworkResult(batch, loss, grad, ell, ratio);
+function gspo(batch: FrameworkBatch): FrameworkResult {
+  const { divisor, ...agg } = aggregationOf(false, batch);
+  return evaluateOnAlgebra(
+    batch,
+    {
+      ratio: "sequence",
+      surrogate: "pg_clip",
+      clip: { epsLow: CLIP_LOW, epsHigh: CLIP_HIGH },
+      ...agg,
+    },
+    { divisor },
+  );
 }
 
 const f32 = Math.fround;
@@ -147,7 +137,11 @@ export function openRlhfKlPoint(
 function kl(fn: string, kind: OpenRlhfKlKind, batch: FrameworkBatch): FrameworkResult {
   const { m, lp, ref, N } = batch;
   const n = lp.length;
-  const red = aggregation(true, batch);
+  const red = {
+    rowDivisor: constantRows(batch.B, 1),
+    divisor: N,
+    divisorName: "Σ mask",
+  };
   const g = f32(1 / N);
   const k = new Float64Array(n);
   const grad = new Float64Array(n);
@@ -250,8 +244,8 @@ export function openRlhfModel(label: OpenRlhfLabel, variant: string): FrameworkM
   const evaluate = (inputs: PolicyLossInputs): FrameworkResult => {
     const batch = prepareBatch(id, inputs, reads);
     if (isKl) return kl(id, v.slice(3) as OpenRlhfKlKind, batch);
-    if (v === "gspo") return gspo(id, batch);
-    return ppo(id, batch, v !== "ppo:sample", v === "ppo:token:dual-clip-3" ? 3 : null);
+    if (v === "gspo") return gspo(batch);
+    return ppo(batch, v !== "ppo:sample", v === "ppo:token:dual-clip-3" ? 3 : null);
   };
   const pin = isKl
     ? { ...OPENRLHF_UTILS_FILES[lab], function: "compute_approx_kl" }

@@ -2,29 +2,25 @@
  * Models of TRL's `GRPOTrainer._compute_loss` (`trl/trainer/grpo_trainer.py`) for the loss types
  * grpo, bnpo, dr_grpo, dapo, cispo and sapo at importance-sampling level token or sequence, with
  * one process, no gradient accumulation, no vLLM correction, no entropy masking, and optionally
- * the β·k3 KL term (docs/conformance/frameworks.md#trl).
+ * the β·k3 KL term, each a config of the algebra evaluated by policyLoss (./onAlgebra.ts;
+ * docs/conformance/frameworks.md#trl).
  */
+
+import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import { mustBe } from "../../core/message.js";
 import { oneOf } from "../../core/names.js";
 import { ConfigError } from "../../errors.js";
+import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
-import { pgClipPoint } from "../../losses/surrogates.js";
 import {
-  constantRows,
   type FrameworkBatch,
-  frameworkResult,
-  ones,
   overrideSuffix,
   positiveOverride,
   prepareBatch,
-  type Reduction,
-  reduceRows,
   requireOverrides,
-  rowMeans,
-  rowsFromLengths,
-  sequenceRatioBackward,
 } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
+import { evaluateOnAlgebra, type FrameworkDivisor } from "./onAlgebra.js";
 import { TRL_FILES } from "./pins.js";
 
 /** The TRL versions modelled: tag v1.8.0 (polgrad's pin) and the head read. */
@@ -60,46 +56,64 @@ const TAU_POS = 1;
 const TAU_NEG = Math.fround(1.05);
 const BETA = 0.04;
 
-/** The loss_type's normaliser, with one process and gradient_accumulation_steps 1. */
-function aggregation(
+/**
+ * The loss_type's normaliser as our aggregation, with one process and gradient_accumulation_steps
+ * 1: grpo and sapo average Σ_t m·ℓ / max(L_b, 1) over all B rows (empty rows count, with 0); bnpo
+ * is Σ m·ℓ / max(Σ m, 1) (a token mean; no token: 0); dr_grpo divides by B·max_completion_length;
+ * dapo and cispo divide by num_items_in_batch (a global token count; clamped to at least 1 after
+ * v1.8.0, where 0 divides by 0).
+ */
+function aggregationOf(
   lt: TrlLossType,
   label: TrlLabel,
   batch: FrameworkBatch,
   o: TrlOverrides,
-): Reduction {
-  const { B, T, L, N } = batch;
-  const one = constantRows(B, 1);
+): {
+  readonly cfg: Pick<PolicyLossConfig, "aggregation" | "normLen" | "emptyRows">;
+  readonly global?: GlobalNormalizer;
+  readonly divisor?: FrameworkDivisor;
+} {
   switch (lt) {
     case "grpo":
     case "sapo":
-      return {
-        rowDivisor: rowsFromLengths(L, (len) => Math.max(len, 1)),
-        divisor: B,
-        divisorName: "B",
-      };
+      return { cfg: { aggregation: "seq_mean_token_mean", emptyRows: "count" } };
     case "bnpo":
-      return { rowDivisor: one, divisor: Math.max(N, 1), divisorName: "max(Σ mask, 1)" };
+      return { cfg: { aggregation: "token_mean", emptyRows: "count" } };
     case "dr_grpo":
       return {
-        rowDivisor: one,
-        divisor: B * (o.maxCompletionLength ?? T),
-        divisorName: "B·max_completion_length",
+        cfg: {
+          aggregation: "token_sum_norm",
+          normLen: o.maxCompletionLength ?? batch.T,
+          emptyRows: "count",
+        },
       };
     case "dapo":
     case "cispo": {
-      const items = o.numItemsInBatch ?? N;
-      // The clamp(min=1) of num_items_in_batch arrived after v1.8.0.
+      const items = o.numItemsInBatch ?? batch.N;
+      const tokens = label === "v1.8.0" ? items : Math.max(items, 1);
       return {
-        rowDivisor: one,
-        divisor: label === "v1.8.0" ? items : Math.max(items, 1),
-        divisorName: "num_items_in_batch",
+        cfg: { aggregation: "token_mean", emptyRows: "count" },
+        ...(tokens === batch.N ? {} : { global: { tokens } }),
+        divisor: { value: tokens, name: "num_items_in_batch" },
       };
     }
   }
 }
 
+/** The per-token loss of the loss_type, on the token or the sequence ratio coef_1. */
+function surrogateOf(lt: TrlLossType): Omit<PolicyLossConfig, "ratio" | "aggregation"> {
+  switch (lt) {
+    case "cispo":
+      // sg[min(coef_1, ε_high)]: ε_high = 5 is an absolute cap, no lower clip.
+      return { surrogate: "cispo", clip: null, cispo: { cap: CISPO_EPSILON_HIGH } };
+    case "sapo":
+      return { surrogate: "sapo", clip: null, sapo: { tauPos: TAU_POS, tauNeg: TAU_NEG } };
+    default:
+      return { surrogate: "pg_clip", clip: { epsLow: EPSILON, epsHigh: EPSILON } };
+  }
+}
+
 function trlLoss(
-  fn: string,
   label: TrlLabel,
   lt: TrlLossType,
   sequence: boolean,
@@ -107,65 +121,15 @@ function trlLoss(
   batch: FrameworkBatch,
   o: TrlOverrides,
 ): FrameworkResult {
-  const { B, T, m, lp, old, adv, ref } = batch;
-  const n = lp.length;
-  const z = new Float64Array(n);
-  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (old[i] as number);
-  const s = sequence ? rowMeans(batch, z).map(Math.exp) : new Float64Array(0);
-  const ratio = ones(batch);
-  const ell = new Float64Array(n);
-  const dEllDc = new Float64Array(n); // ∂ℓ/∂coef_1
-  const direct = new Float64Array(n); // ∂ℓ/∂lp not through coef_1 (cispo's lp, the KL term)
-  for (let b = 0; b < B; b++) {
-    for (let t = 0; t < T; t++) {
-      const i = b * T + t;
-      if (m[i] !== 1) continue;
-      const c1 = sequence ? (s[b] as number) : Math.exp(z[i] as number);
-      const a = adv[i] as number;
-      ratio[i] = c1;
-      let l: number;
-      if (lt === "cispo") {
-        // sg[min(coef_1, ε_high)]: the capped weight is a constant; only lp carries gradient.
-        const c = -Math.min(c1, CISPO_EPSILON_HIGH) * a;
-        l = c * (lp[i] as number);
-        direct[i] = c;
-      } else if (lt === "sapo") {
-        const tau = a > 0 ? TAU_POS : TAU_NEG;
-        const sig = 1 / (1 + Math.exp(-(tau * (c1 - 1))));
-        l = -((sig * 4) / tau) * a;
-        dEllDc[i] = -a * ((4 / tau) * ((1 - sig) * sig * tau));
-      } else {
-        const pt = pgClipPoint(c1, a, 1 - EPSILON, 1 + EPSILON, null);
-        l = -pt.obj;
-        dEllDc[i] = pt.slope === 0 ? 0 : -(a * pt.slope);
-      }
-      if (beta !== 0) {
-        const x = (ref[i] as number) - (lp[i] as number);
-        const e = Math.exp(x);
-        l = l + beta * (e - x - 1);
-        direct[i] = (direct[i] as number) + beta * (1 - e);
-      }
-      ell[i] = l;
-    }
-  }
-  const { loss, weights } = reduceRows(fn, batch, ell, aggregation(lt, label, batch, o));
-  const grad = new Float64Array(n);
-  const dr = new Float64Array(n);
-  for (let i = 0; i < n; i++)
-    if (m[i] === 1) dr[i] = (weights[i] as number) * (dEllDc[i] as number);
-  if (sequence) sequenceRatioBackward(batch, dr, s, grad);
-  else
-    for (let i = 0; i < n; i++) {
-      // A zero upstream gradient stays exactly 0 at an overflowed coef_1 = ∞ (torch's exp
-      // backward would give 0·∞ = NaN there; the model returns the limit, 0).
-      const d = dr[i] as number;
-      if (m[i] === 1) grad[i] = d === 0 ? d : d * (ratio[i] as number);
-    }
-  for (let i = 0; i < n; i++) {
-    if (m[i] === 1 && direct[i] !== 0)
-      grad[i] = (grad[i] as number) + (weights[i] as number) * (direct[i] as number);
-  }
-  return frameworkResult(batch, loss, grad, ell, ratio);
+  const a = aggregationOf(lt, label, batch, o);
+  const config: PolicyLossConfig = {
+    ratio: sequence ? "sequence" : "token",
+    ...surrogateOf(lt),
+    ...a.cfg,
+    // β·k3 (unclamped) is added per token before aggregation: it is normalised like the policy term.
+    kl: beta === 0 ? null : { kind: "k3", coef: beta },
+  };
+  return evaluateOnAlgebra(batch, config, { ...a, klInObjective: true });
 }
 
 const NORM_TEXT: Readonly<Record<TrlLossType, string>> = {
@@ -290,7 +254,7 @@ export function trlModel(
   ])}`;
   const reads = { old: true, advantages: true, ref: beta !== 0, rollout: false };
   const evaluate = (inputs: PolicyLossInputs): FrameworkResult =>
-    trlLoss(id, lab, lt, sequence, beta, prepareBatch(id, inputs, reads), o);
+    trlLoss(lab, lt, sequence, beta, prepareBatch(id, inputs, reads), o);
   return Object.freeze({
     id,
     framework: "trl",

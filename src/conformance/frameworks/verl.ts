@@ -21,7 +21,6 @@ import {
   type VerlAggMode,
   type VerlKlKind,
   type VerlOverrides,
-  verlAggregation,
   verlCispo,
   verlGspo,
   verlKl,
@@ -219,9 +218,9 @@ export function verlModel(
   };
   const evaluate = (inputs: PolicyLossInputs): FrameworkResult => {
     const batch = prepareBatch(id, inputs, reads);
-    if (agg !== null) return verlVanilla(id, batch, (b) => verlAggregation(agg, b, o));
-    if (kind !== null) return verlKl(id, kind, batch, o);
-    return v === "gspo" ? verlGspo(id, batch, o) : verlCispo(id, batch, o);
+    if (agg !== null) return verlVanilla(agg, batch, o);
+    if (kind !== null) return verlKl(kind, batch, o);
+    return v === "gspo" ? verlGspo(batch, o) : verlCispo(batch, o);
   };
   return Object.freeze({
     id,

@@ -1,23 +1,17 @@
 /**
- * The arithmetic of the verl models: `agg_loss` as a row reduction and the per-token kernels of
+ * The verl models as configs of the algebra (docs/conformance/frameworks.md#verl): `agg_loss`'s
+ * modes as aggregations with verl's empty-row policy and global counts, and
  * `compute_policy_loss_vanilla`, `compute_policy_loss_gspo`, `compute_policy_loss_cispo` and
- * `kl_penalty`, each returning value and closed-form gradient (docs/conformance/frameworks.md#verl).
+ * `kl_penalty` as policy-loss configs, each evaluated by policyLoss (./onAlgebra.ts).
  * @internal
  */
 
-import { pgClipPoint } from "../../losses/surrogates.js";
-import {
-  constantRows,
-  type FrameworkBatch,
-  frameworkResult,
-  ones,
-  type Reduction,
-  reduceRows,
-  rowMeans,
-  rowsFromLengths,
-} from "./batch.js";
-import { clampedPpoGrad, clampedPpoTokens } from "./clampedPpo.js";
+import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
+import type { KLLossConfig } from "../../kl/estimator.js";
+import type { PolicyLossConfig } from "../../losses/config.js";
+import type { FrameworkBatch } from "./batch.js";
 import type { FrameworkResult } from "./model.js";
+import { evaluateOnAlgebra, type FrameworkDivisor } from "./onAlgebra.js";
 
 /** `agg_loss` modes; `token-sum` exists only at `1dda039b`. */
 export type VerlAggMode =
@@ -48,174 +42,149 @@ export const CLIP_C = 3;
 export const LOG_RATIO_CLAMP = 20;
 /** GSPO's clamp on the combined log-ratio. */
 export const GSPO_LOG_CLAMP_MAX = 10;
-const ROW_EPS = 1e-8;
+
+const CLAMP20 = { level: "token", lower: -LOG_RATIO_CLAMP, upper: LOG_RATIO_CLAMP } as const;
 
 /**
- * The seq-mean-token-mean row divisor L_b + 1e-8 as verl evaluates it with the bool mask its
- * engine passes: L_b is an int64 count, so L_b + 1e-8 is a float32 tensor, which equals L_b
- * exactly for every L_b ≥ 1 (the 1e-8 is below half an ulp).
+ * `agg_loss(loss_mat, loss_mask, mode, dp_size=1, …)` as our aggregation: token-mean divides by
+ * Σ mask (or batch_num_tokens); the seq-mean modes average over the rows with L_b > 0 (or
+ * global_batch_size), so empty rows are dropped; seq-mean-token-mean's row divisor L_b + 1e-8 is
+ * a float32 tensor under the bool mask verl's engine passes, exactly L_b for every L_b ≥ 1;
+ * seq-mean-token-sum-norm divides by loss_scale_factor, the padded width T by default.
  */
-function rowDivisorBoolMask(len: number): number {
-  return Math.fround(Math.fround(len) + Math.fround(ROW_EPS));
-}
-
-/** `agg_loss(loss_mat, loss_mask, mode, dp_size=1, …)` as a row reduction. */
-export function verlAggregation(
+function aggregationOf(
   mode: VerlAggMode,
   batch: FrameworkBatch,
   o: VerlOverrides,
-): Reduction {
-  const { B, T, L, N, nonEmpty } = batch;
-  const gbs = o.globalBatchSize ?? nonEmpty;
-  const gbsName = o.globalBatchSize === undefined ? "rows with L > 0" : "global_batch_size";
+): {
+  readonly cfg: Pick<PolicyLossConfig, "aggregation" | "normLen" | "emptyRows">;
+  readonly global?: GlobalNormalizer;
+  readonly divisor: FrameworkDivisor;
+} {
+  const gbs =
+    o.globalBatchSize === undefined
+      ? { value: batch.nonEmpty, name: "rows with L > 0" }
+      : { value: o.globalBatchSize, name: "global_batch_size" };
+  const rows = o.globalBatchSize === undefined ? {} : { global: { rows: o.globalBatchSize } };
   switch (mode) {
     case "token-mean":
       return {
-        rowDivisor: constantRows(B, 1),
-        divisor: o.batchNumTokens ?? N,
-        divisorName: o.batchNumTokens === undefined ? "Σ mask" : "batch_num_tokens",
+        cfg: { aggregation: "token_mean", emptyRows: "count" },
+        ...(o.batchNumTokens === undefined ? {} : { global: { tokens: o.batchNumTokens } }),
+        divisor:
+          o.batchNumTokens === undefined
+            ? { value: batch.N, name: "Σ mask" }
+            : { value: o.batchNumTokens, name: "batch_num_tokens" },
       };
     case "token-sum":
-      return { rowDivisor: constantRows(B, 1), divisor: 1, divisorName: "dp_size" };
+      return {
+        cfg: { aggregation: "token_sum", emptyRows: "count" },
+        divisor: { value: 1, name: "dp_size" },
+      };
     case "seq-mean-token-sum":
-      return { rowDivisor: constantRows(B, 1), divisor: gbs, divisorName: gbsName };
+      return {
+        cfg: { aggregation: "seq_mean_token_sum", emptyRows: "drop" },
+        ...rows,
+        divisor: gbs,
+      };
     case "seq-mean-token-sum-norm":
       return {
-        rowDivisor: constantRows(B, 1),
-        divisor: gbs * (o.lossScaleFactor ?? T),
-        divisorName: gbsName,
+        cfg: {
+          aggregation: "token_sum_norm",
+          normLen: o.lossScaleFactor ?? batch.T,
+          emptyRows: "drop",
+        },
+        ...rows,
+        divisor: gbs,
       };
     case "seq-mean-token-mean":
       return {
-        rowDivisor: rowsFromLengths(L, rowDivisorBoolMask),
+        cfg: { aggregation: "seq_mean_token_mean", emptyRows: "drop" },
+        ...rows,
         divisor: gbs,
-        divisorName: gbsName,
       };
   }
 }
 
+/** The PPO clip of vanilla: ε 0.2/0.2, dual clip c = 3, r = exp(clamp(z, ±20)). */
+const VANILLA = {
+  ratio: "token",
+  surrogate: "pg_clip",
+  clip: { epsLow: CLIP_LOW, epsHigh: CLIP_HIGH, ratioCap: CLIP_C },
+  ratioClamp: CLAMP20,
+} as const;
+
 /** vanilla: ℓ = where(A<0, min(−A·c, max(−A·r, −A·clamp(r))), max(…)), r = exp(clamp(z, ±20)). */
 export function verlVanilla(
-  fn: string,
+  mode: VerlAggMode,
   batch: FrameworkBatch,
-  red: (b: FrameworkBatch) => Reduction,
+  o: VerlOverrides,
 ): FrameworkResult {
-  const tokens = clampedPpoTokens(batch, CLIP_LOW, CLIP_HIGH, CLIP_C);
-  const { loss, weights } = reduceRows(fn, batch, tokens.ell, red(batch));
-  const grad = clampedPpoGrad(batch, weights, tokens);
-  return frameworkResult(batch, loss, grad, tokens.ell, tokens.ratio);
+  const a = aggregationOf(mode, batch, o);
+  return evaluateOnAlgebra(batch, { ...VANILLA, ...a.cfg }, a);
 }
 
 /**
  * gspo (GSPO-token): log s = lp − sg[lp] + sg[mean_t m·z] clamped at max 10, s = exp(log s);
  * ℓ = max(−A·s, −A·clamp(s, 0.8, 1.2)); always seq-mean-token-mean.
  */
-export function verlGspo(fn: string, batch: FrameworkBatch, o: VerlOverrides): FrameworkResult {
-  const { B, T, m, lp, old, adv } = batch;
-  const n = lp.length;
-  const z = new Float64Array(n);
-  for (let i = 0; i < n; i++) if (m[i] === 1) z[i] = (lp[i] as number) - (old[i] as number);
-  // sg[mean_t m·z]: the sequence weight is a constant; lp − sg[lp] is exactly 0 in value, 1 in slope.
-  const ns = rowMeans(batch, z);
-  const ell = new Float64Array(n);
-  const dEll = new Float64Array(n);
-  const dEllDr = new Float64Array(n);
-  const ratio = ones(batch);
-  for (let b = 0; b < B; b++) {
-    const nb = ns[b] as number;
-    const s = Math.exp(Math.min(nb, GSPO_LOG_CLAMP_MAX));
-    for (let t = 0; t < T; t++) {
-      const i = b * T + t;
-      if (m[i] !== 1) continue;
-      const a = adv[i] as number;
-      const pt = pgClipPoint(s, a, 1 - CLIP_LOW, 1 + CLIP_HIGH, null);
-      ratio[i] = s;
-      ell[i] = -pt.obj;
-      const pass = nb <= GSPO_LOG_CLAMP_MAX && pt.slope !== 0;
-      dEllDr[i] = pass ? -(a * pt.slope) : 0;
-      dEll[i] = pass ? -(a * pt.slope) * s : 0;
-    }
-  }
-  const { loss, weights } = reduceRows(
-    fn,
+export function verlGspo(batch: FrameworkBatch, o: VerlOverrides): FrameworkResult {
+  const a = aggregationOf("seq-mean-token-mean", batch, o);
+  return evaluateOnAlgebra(
     batch,
-    ell,
-    verlAggregation("seq-mean-token-mean", batch, o),
+    {
+      ratio: "sequence_token",
+      surrogate: "pg_clip",
+      clip: { epsLow: CLIP_LOW, epsHigh: CLIP_HIGH },
+      ratioClamp: { level: "row", upper: GSPO_LOG_CLAMP_MAX },
+      ...a.cfg,
+    },
+    a,
   );
-  const grad = clampedPpoGrad(batch, weights, { dEll, dEllDr, ratio });
-  return frameworkResult(batch, loss, grad, ell, ratio);
 }
 
 /** cispo: ℓ = −sg[clamp(r, 0.8, 1.2)]·A·lp with r = exp(clamp(z, ±20)); token-mean. */
-export function verlCispo(fn: string, batch: FrameworkBatch, o: VerlOverrides): FrameworkResult {
-  const { m, lp, old, adv } = batch;
-  const n = lp.length;
-  const ell = new Float64Array(n);
-  const coef = new Float64Array(n);
-  const ratio = ones(batch);
-  for (let i = 0; i < n; i++) {
-    if (m[i] !== 1) continue;
-    const z = (lp[i] as number) - (old[i] as number);
-    const r = Math.exp(Math.min(Math.max(z, -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP));
-    // sg[clamp(r)]: CISPO holds the clipped IS weight constant; only lp carries gradient.
-    const w = Math.min(Math.max(r, 1 - CLIP_LOW), 1 + CLIP_HIGH);
-    ratio[i] = r;
-    coef[i] = -w * (adv[i] as number);
-    ell[i] = (coef[i] as number) * (lp[i] as number);
-  }
-  const { loss, weights } = reduceRows(fn, batch, ell, verlAggregation("token-mean", batch, o));
-  const grad = new Float64Array(n);
-  for (let i = 0; i < n; i++)
-    if (m[i] === 1) grad[i] = (weights[i] as number) * (coef[i] as number);
-  return frameworkResult(batch, loss, grad, ell, ratio);
+export function verlCispo(batch: FrameworkBatch, o: VerlOverrides): FrameworkResult {
+  const a = aggregationOf("token-mean", batch, o);
+  return evaluateOnAlgebra(
+    batch,
+    {
+      ratio: "token",
+      surrogate: "cispo",
+      clip: { epsLow: CLIP_LOW, epsHigh: CLIP_HIGH },
+      ratioClamp: CLAMP20,
+      ...a.cfg,
+    },
+    a,
+  );
 }
 
-/** One `kl_penalty` value and its ∂/∂lp (straight-through `+`: value of the base, slope of k2). */
-export function verlKlPoint(
-  kind: VerlKlKind,
-  lp: number,
-  ref: number,
-): { value: number; dLogprob: number } {
-  const d = lp - ref;
-  switch (kind) {
-    case "k1":
-      return { value: d, dLogprob: 1 };
-    case "abs":
-      return { value: Math.abs(d), dLogprob: d > 0 ? 1 : d < 0 ? -1 : 0 };
-    case "k2":
-      return { value: 0.5 * (d * d), dLogprob: d };
-    case "k3":
-    case "k3+": {
-      const x0 = ref - lp;
-      const x = Math.min(Math.max(x0, -LOG_RATIO_CLAMP), LOG_RATIO_CLAMP);
-      const e = Math.exp(x);
-      const kld = e - x - 1;
-      const value = Math.min(Math.max(kld, -10), 10);
-      if (kind === "k3+") return { value, dLogprob: d };
-      const pass = x0 >= -LOG_RATIO_CLAMP && x0 <= LOG_RATIO_CLAMP && kld >= -10 && kld <= 10;
-      return { value, dLogprob: pass ? 1 - e : 0 };
-    }
+/**
+ * `kl_penalty(lp, ref, kind)` as our KL term: k1, k2, abs as defined; k3 (low_var_kl) with δ
+ * clamped to ±20 before and the value to ±10 after; `k3+` straight-through (k3's value, k2's
+ * gradient, unclamped).
+ */
+export function verlKlConfig(kind: VerlKlKind): KLLossConfig {
+  if (kind === "k3" || kind === "k3+") {
+    return {
+      kind: "k3",
+      coef: 1,
+      clamp: { delta: LOG_RATIO_CLAMP, value: 10 },
+      ...(kind === "k3+" ? { gradient: "straight_through" as const } : {}),
+    };
   }
+  return { kind, coef: 1 };
 }
 
-export function verlKl(
-  fn: string,
-  kind: VerlKlKind,
-  batch: FrameworkBatch,
-  o: VerlOverrides,
-): FrameworkResult {
-  const { m, lp, ref } = batch;
-  const n = lp.length;
-  const k = new Float64Array(n);
-  const dk = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    if (m[i] !== 1) continue;
-    const pt = verlKlPoint(kind, lp[i] as number, ref[i] as number);
-    k[i] = pt.value;
-    dk[i] = pt.dLogprob;
-  }
-  const { loss, weights } = reduceRows(fn, batch, k, verlAggregation("token-mean", batch, o));
-  const grad = new Float64Array(n);
-  for (let i = 0; i < n; i++) if (m[i] === 1) grad[i] = (weights[i] as number) * (dk[i] as number);
-  return frameworkResult(batch, loss, grad, k, ones(batch));
+/**
+ * The KL models: the unscaled KL term aggregated token-mean (a zero-advantage reinforce term
+ * carries it, so the ratio reported is 1 and the objective is the per-token k).
+ */
+export function verlKl(kind: VerlKlKind, batch: FrameworkBatch, o: VerlOverrides): FrameworkResult {
+  const a = aggregationOf("token-mean", batch, o);
+  return evaluateOnAlgebra(
+    batch,
+    { ratio: "token", surrogate: "reinforce", clip: null, kl: verlKlConfig(kind), ...a.cfg },
+    { ...a, klInObjective: true },
+  );
 }

@@ -3,6 +3,7 @@
  * (of its sg-frozen value where it has stop-gradients), and padding never reaches an output, even
  * NaN or ±Infinity junk, with empty rows present.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import {
   FRAMEWORK_MODEL_IDS,
@@ -13,6 +14,21 @@ import { expectMaskInvariant } from "../../_kit/maskInvariance.js";
 import { gradcheckModel, inputsOf } from "./_kit.js";
 
 describe("framework models", () => {
+  test("identity: the models keep no loss arithmetic of their own: every policy-loss model is a config of the algebra (no exp, log or surrogate point function outside OpenRLHF's float32 KL)", () => {
+    const dir = new URL("../../../src/conformance/frameworks/", import.meta.url);
+    const files = readdirSync(dir).filter((f) => f.endsWith(".ts"));
+    expect(files).toContain("onAlgebra.ts");
+    const arithmetic = /Math\.(exp|log|log1p|expm1)\b|pgClipPoint|pgClipInto|cispoWeight/;
+    const offenders = files.filter(
+      (f) => f !== "openrlhf.ts" && arithmetic.test(readFileSync(new URL(f, dir), "utf8")),
+    );
+    expect(offenders).toEqual([]);
+    // OpenRLHF's only arithmetic is its float32 KL: the policy variants go through the algebra.
+    const orl = readFileSync(new URL("openrlhf.ts", dir), "utf8");
+    expect(orl).not.toMatch(/pgClipPoint|clampedPpo/);
+    expect(orl).toMatch(/evaluateOnAlgebra/);
+  });
+
   test.each(FRAMEWORK_MODEL_IDS)(
     "gradient: %s matches central differences away from kinks",
     (id) => {

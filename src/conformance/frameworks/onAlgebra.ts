@@ -1,0 +1,93 @@
+/**
+ * A framework model's loss as one of our configs (docs/conformance/frameworks.md#models-on-the-algebra):
+ * the model validates its inputs under its own id (prepareBatch: the framework's acceptance of rows
+ * with no token, zero-filled padding), names the framework's divisor when it would be 0 (upstream
+ * divides by 0), and policyLoss evaluates the config, the framework's settings spelled as ours
+ * (log-ratio clamps, dual clip, CISPO's cap, SAPO's float32 temperature, empty-row policy, global
+ * counts). No model keeps loss arithmetic of its own; the only framework numerics outside the
+ * algebra are OpenRLHF's float32 KL estimators (openrlhf.ts).
+ * @internal
+ */
+import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
+import { mustBe } from "../../core/message.js";
+import { MaskError } from "../../errors.js";
+import { clampedKlValue } from "../../kl/estimator.js";
+import type { PolicyLossConfig } from "../../losses/config.js";
+import { policyLossAs } from "../../losses/policyLoss.js";
+import type { FrameworkBatch } from "./batch.js";
+import type { FrameworkResult } from "./model.js";
+
+/** The framework's own divisor, checked positive before the evaluation (upstream: 0/0 = NaN). */
+export interface FrameworkDivisor {
+  readonly value: number;
+  readonly name: string;
+}
+
+/**
+ * Evaluate `config` on the validated batch under the model's id. With `klInObjective` the
+ * per-token KL term (coef·k, the config's clamps) is added to `perTokenObjective`, as frameworks
+ * that add the KL before aggregating report it (TRL's per_token_loss). @internal
+ */
+export function evaluateOnAlgebra(
+  batch: FrameworkBatch,
+  config: PolicyLossConfig,
+  o: {
+    readonly global?: GlobalNormalizer;
+    readonly divisor?: FrameworkDivisor;
+    readonly klInObjective?: boolean;
+  } = {},
+): FrameworkResult {
+  const { fn, B: rows, T: cols } = batch;
+  const d = o.divisor;
+  if (d !== undefined && !(d.value > 0)) {
+    throw new MaskError(
+      fn,
+      "responseMask",
+      mustBe(
+        fn,
+        "responseMask",
+        `such that the divisor ${d.name} is positive (upstream would return NaN)`,
+        `${d.name} = ${d.value}`,
+      ),
+    );
+  }
+  const matrix = (data: Float64Array) => ({ rows, cols, data });
+  const r = policyLossAs(
+    fn,
+    config,
+    {
+      logprobs: matrix(batch.lp),
+      oldLogprobs: matrix(batch.old),
+      advantages: matrix(batch.adv),
+      responseMask: { rows, cols, data: batch.m },
+      refLogprobs: config.kl == null ? null : matrix(batch.ref),
+      rolloutLogprobs: config.isCorrection == null ? null : matrix(batch.rollout),
+    },
+    o.global === undefined ? {} : { global: o.global },
+  );
+  let objective = r.perTokenObjective.data;
+  const kl = config.kl ?? null;
+  if (o.klInObjective === true && kl !== null) {
+    objective = objective.slice();
+    const pt = new Float64Array(2);
+    const cd = kl.clamp?.delta ?? Number.POSITIVE_INFINITY;
+    const cv = kl.clamp?.value ?? Number.POSITIVE_INFINITY;
+    for (let i = 0; i < objective.length; i++) {
+      if (batch.m[i] !== 1) continue;
+      const k = clampedKlValue(
+        kl.kind,
+        (batch.ref[i] as number) - (batch.lp[i] as number),
+        cd,
+        cv,
+        pt,
+      );
+      objective[i] = (objective[i] as number) + kl.coef * k;
+    }
+  }
+  return {
+    loss: r.loss,
+    gradLogprobs: r.gradLogprobs,
+    perTokenObjective: matrix(objective),
+    ratio: r.ratio,
+  };
+}
