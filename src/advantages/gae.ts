@@ -1,3 +1,4 @@
+import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
 import { fmtIndices, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
@@ -28,6 +29,11 @@ export interface GAEOptions {
    * bootstraps from 0). Both give the right-padded result on right-padded rows.
    */
   readonly masked?: "carry" | "zero";
+  /**
+   * Rows with no response token: `reject` (default), `count` or `drop` (the same here: such a row
+   * gets zeros). @defaultValue "reject"
+   */
+  readonly emptyRows?: EmptyRows;
 }
 
 /** The two outputs of {@link gae}. */
@@ -54,6 +60,7 @@ export interface GAEResult {
  * @param responseMask - The `[B, T]` response mask, ≥ 1 response token per row; right-padded
  *   unless `options.masked` says how interior masked positions are treated.
  * @param options - `masked`: `"carry"` (verl) or `"zero"` (OpenRLHF); absent: right-padded only.
+ *   `emptyRows`: `reject` (default), `count` or `drop` (the same: a row with no token gets zeros).
  * @returns `{ advantages, returns }`, each `[B, T]` and exactly 0 at padding.
  * @throws {ShapeError} E_SHAPE when an input is not 2-D or the shapes differ.
  * @throws {NonFiniteError} E_NONFINITE when tokenRewards or values hold NaN or ±Inf anywhere.
@@ -71,6 +78,7 @@ export interface GAEResult {
  * @enforcedBy test/conformance/frameworks/gaeKlControl.fixtures.test.ts > gae and kl controllers vs verl and OpenRLHF > conformance: verl@1dda039b gae interior (0.99, 0.95) replays to 1e-12
  * @see Schulman et al. 2016, GAE, arXiv:1506.02438; the truncated form of PPO eq. 11–12, arXiv:1707.06347
  * @enforcedBy test/hardening/stats.test.ts > gae > regression: rewards and values near 1.8e308 give the exact advantages and returns
+ * @enforcedBy test/advantages/emptyRows.test.ts > token-level functions with rows of no response token > identity: gae gives an empty row zeros and the others the bits of the batch without it, under count and drop
  * @since 0.1.0
  */
 export function gae(
@@ -86,10 +94,12 @@ export function gae(
   checkSameShape(fn, "tokenRewards", r, "values", v);
   checkFiniteAll(fn, "tokenRewards", r.data, r.cols);
   checkFiniteAll(fn, "values", v.data, v.cols);
-  const mask = toMask(fn, responseMask, { rows: r.rows, cols: r.cols, arg: "tokenRewards" });
+  const opts = checkObject(fn, "options", options);
+  const rule = emptyRowsMaskRule(fn, "options.emptyRows", opts.emptyRows);
+  const like = { rows: r.rows, cols: r.cols, arg: "tokenRewards" };
+  const mask = toMask(fn, responseMask, like, "responseMask", rule);
   const { rows: B, cols: T } = r;
   const m = mask.data;
-  const opts = checkObject(fn, "options", options);
   const masked =
     opts.masked === undefined
       ? null

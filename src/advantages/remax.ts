@@ -1,8 +1,10 @@
+import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
 import { fmtShape, mustBe } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toMask, toMatrix, toVector } from "../core/validate.js";
 import { ShapeError } from "../errors.js";
+import { checkObject } from "./checks.js";
 import { returnsOf } from "./returns.js";
 
 /**
@@ -25,16 +27,24 @@ import { returnsOf } from "./returns.js";
  * @enforcedBy test/advantages/outcomeBaselines.test.ts > remaxAdvantages > golden: rewards [0, 0, 2] with baseline 0.5 give [1.5, 1.5, 1.5]
  * @enforcedBy test/conformance/frameworks/advantages.fixtures.test.ts > advantage estimators vs verl, OpenRLHF and TRL > conformance: verl@1dda039b remax replays within its tolerance
  * @see Li et al. 2023, ReMax, arXiv:2310.10505
+ * @enforcedBy test/advantages/emptyRows.test.ts > token-level functions with rows of no response token > identity: remaxAdvantages gives an empty row zeros and the others the bits of the batch without it, under count and drop
  * @since 0.3.0
  */
 export function remaxAdvantages(
   tokenRewards: MatrixLike,
   responseMask: MaskLike,
   baselines: VectorLike,
+  options: { readonly emptyRows?: EmptyRows } = {},
 ): Matrix {
   const fn = "remaxAdvantages";
   const x = toMatrix(fn, "tokenRewards", tokenRewards);
-  const mask = toMask(fn, responseMask, { rows: x.rows, cols: x.cols, arg: "tokenRewards" });
+  const rule = emptyRowsMaskRule(
+    fn,
+    "options.emptyRows",
+    checkObject(fn, "options", options).emptyRows,
+  );
+  const like = { rows: x.rows, cols: x.cols, arg: "tokenRewards" };
+  const mask = toMask(fn, responseMask, like, "responseMask", rule);
   const b = toVector(fn, "baselines", baselines);
   if (b.length !== x.rows) {
     throw new ShapeError(

@@ -1,3 +1,4 @@
+import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
 import { oneOf } from "../core/names.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
@@ -24,6 +25,11 @@ export interface ReturnsToGoOptions {
   readonly gamma?: number;
   /** The rule at masked positions. @defaultValue "carry" */
   readonly masked?: MaskedReturn;
+  /**
+   * Rows with no response token: `reject` (default), `count` or `drop` (the same here: such a row
+   * gets zeros). @defaultValue "reject"
+   */
+  readonly emptyRows?: EmptyRows;
 }
 
 /**
@@ -40,7 +46,8 @@ export interface ReturnsToGoOptions {
  * @param tokenRewards - `[B, T]` per-token rewards (outcome reward at the last response token,
  *   KL penalties per token, ...), finite at response positions.
  * @param responseMask - The `[B, T]` response mask, ≥ 1 response token per row.
- * @param options - `gamma` (default 1) and `masked` (default "carry").
+ * @param options - `gamma` (default 1), `masked` (default "carry") and `emptyRows` (default
+ *   `reject`; `count` or `drop`: a row with no token gets zeros).
  * @returns The `[B, T]` returns, exactly 0 at masked positions.
  * @throws {ShapeError} E_SHAPE when tokenRewards is not 2-D or the mask shape differs.
  * @throws {MaskError} E_MASK when the mask is not 0/1 or has an empty row.
@@ -55,6 +62,7 @@ export interface ReturnsToGoOptions {
  * @enforcedBy test/conformance/frameworks/advantages.fixtures.test.ts > advantage estimators vs verl, OpenRLHF and TRL > conformance: verl@1dda039b reinforce_plus_plus:gamma=0.9 replays within its tolerance
  * @enforcedBy test/conformance/frameworks/advantages.fixtures.test.ts > advantage estimators vs verl, OpenRLHF and TRL > conformance: verl@74a718a4 reinforce_plus_plus:gamma=0.9 replays within its tolerance
  * @enforcedBy test/conformance/frameworks/advantages.fixtures.test.ts > advantage estimators vs verl, OpenRLHF and TRL > conformance: openrlhf@3c3be623 reinforce:gamma=0.9 replays within its tolerance
+ * @enforcedBy test/advantages/emptyRows.test.ts > token-level functions with rows of no response token > identity: returnsToGo gives an empty row zeros and the others the bits of the batch without it, under count and drop
  * @since 0.3.0
  */
 export function returnsToGo(
@@ -64,8 +72,10 @@ export function returnsToGo(
 ): Matrix {
   const fn = "returnsToGo";
   const x = toMatrix(fn, "tokenRewards", tokenRewards);
-  const mask = toMask(fn, responseMask, { rows: x.rows, cols: x.cols, arg: "tokenRewards" });
   const opts = checkObject(fn, "options", options);
+  const empty = emptyRowsMaskRule(fn, "options.emptyRows", opts.emptyRows);
+  const like = { rows: x.rows, cols: x.cols, arg: "tokenRewards" };
+  const mask = toMask(fn, responseMask, like, "responseMask", empty);
   const gamma = checkFiniteNumber(fn, "options.gamma", opts.gamma ?? 1);
   const rule = oneOf(fn, "options.masked", opts.masked ?? "carry", MASKED_RETURNS);
   return returnsOf(fn, x, mask, gamma, rule);

@@ -1,3 +1,4 @@
+import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
 import { mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
@@ -26,6 +27,11 @@ export interface WhitenOptions {
    * A framework-numerics option: 0 is the exact statistic. @defaultValue 0
    */
   readonly countEps?: number;
+  /**
+   * Rows with no response token: `reject` (default), `count` or `drop` (the same for a
+   * token-weighted statistic: such a row adds nothing and gets zeros). @defaultValue "reject"
+   */
+  readonly emptyRows?: EmptyRows;
 }
 
 /**
@@ -64,15 +70,23 @@ export interface WhitenOptions {
  * @enforcedBy test/conformance/frameworks/advantages.fixtures.test.ts > advantage estimators vs verl, OpenRLHF and TRL > conformance: verl@1dda039b masked_whiten:shift_mean=True:float64-mask replays within its tolerance
  * @enforcedBy test/conformance/frameworks/advantages.fixtures.test.ts > advantage estimators vs verl, OpenRLHF and TRL > conformance: openrlhf@3c3be623 whiten replays within its tolerance
  * @enforcedBy test/hardening/stats.test.ts > whiten > identity: whiten is invariant under x × 2^k with eps 0 (bitwise)
+ * @enforcedBy test/advantages/emptyRows.test.ts > token-level functions with rows of no response token > identity: whiten gives an empty row zeros and the others the bits of the batch without it, under count and drop
  * @since 0.1.0
  */
 export function whiten(x: MatrixLike, responseMask: MaskLike, options: WhitenOptions = {}): Matrix {
   const fn = "whiten";
   const xm = toMatrix(fn, "x", x);
   checkFiniteAll(fn, "x", xm.data, xm.cols);
-  const mask = toMask(fn, responseMask, { rows: xm.rows, cols: xm.cols, arg: "x" });
-  const m = mask.data;
   const opts = checkObject(fn, "options", options);
+  const rule = emptyRowsMaskRule(fn, "options.emptyRows", opts.emptyRows);
+  const mask = toMask(
+    fn,
+    responseMask,
+    { rows: xm.rows, cols: xm.cols, arg: "x" },
+    "responseMask",
+    rule,
+  );
+  const m = mask.data;
   const shiftMean = checkFlag(fn, "options.shiftMean", opts.shiftMean ?? true);
   const eps = checkEps(fn, "options.eps", opts.eps ?? 1e-8);
   const unbiased = checkFlag(fn, "options.unbiased", opts.unbiased ?? true);

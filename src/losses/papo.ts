@@ -1,5 +1,5 @@
 import { maskedDot } from "../aggregate/aggregate.js";
-import { fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { fillContextWeights } from "../aggregate/effectiveTokenWeights.js";
 import { checkFiniteOutput, finiteOr, overflowError } from "../core/finite.js";
 import { mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
@@ -142,7 +142,14 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
   const lp = toMatrix(fn, "logprobs", inputs.logprobs);
   const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs);
   checkSameShape(fn, "logprobs", lp, "oldLogprobs", old);
-  const mask = toMask(fn, inputs.responseMask, { rows: lp.rows, cols: lp.cols, arg: "logprobs" });
+  // Rows with no response token follow the parent's config.emptyRows (they add no term).
+  const mask = toMask(
+    fn,
+    inputs.responseMask,
+    { rows: lp.rows, cols: lp.cols, arg: "logprobs" },
+    "responseMask",
+    cfg.parent.emptyRows === "reject" ? "reject" : "allow",
+  );
   checkFiniteAt(fn, "logprobs", lp, mask);
   checkFiniteAt(fn, "oldLogprobs", old, mask);
   for (const [arg, x, set, why] of [
@@ -173,7 +180,15 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
   // Perception weights: trl 1/(B·T) at every position (torch .mean()); official the parent's w.
   const w = new Float64Array(n);
   if (trl) w.fill(1 / n);
-  else fillTokenWeights(mask, cfg.parent.aggregation, cfg.parent.normLen, w);
+  else
+    fillContextWeights(
+      fn,
+      mask,
+      cfg.parent.aggregation,
+      cfg.parent.normLen,
+      { emptyRows: cfg.parent.emptyRows },
+      w,
+    );
   const k = new Float64Array(n);
   const slope = new Float64Array(n); // ∂k̃/∂δ
   for (let i = 0; i < n; i++) {
@@ -217,9 +232,12 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
       let N = 0;
       for (let i = 0; i < n; i++) N += m[i] as number;
       // sg[maskedLogprobs]: the official masked entropy −mean(lpm) uses the precomputed stream.
+      // No response token at all (every row empty): the means are empty, the term 0.
       entropyTerm =
-        cfg.eta1 * -total(lp.data, m, false, N) + cfg.eta2 * -total(lpm.data, m, false, N);
-      entGrad = -cfg.eta1 / N;
+        N === 0
+          ? 0
+          : cfg.eta1 * -total(lp.data, m, false, N) + cfg.eta2 * -total(lpm.data, m, false, N);
+      entGrad = N === 0 ? 0 : -cfg.eta1 / N;
     }
   }
 

@@ -1,5 +1,5 @@
 /**
- * The sixteen registered algorithms, keyed by their snake_case names
+ * The nineteen registered algorithms, keyed by their snake_case names
  * (docs/derivations/variants.md).
  */
 import { oneOf } from "../core/names.js";
@@ -18,13 +18,14 @@ import { ppo } from "./algorithms/ppo.js";
 import { reinforcePP } from "./algorithms/reinforcePP.js";
 import { rloo } from "./algorithms/rloo.js";
 import { sapo } from "./algorithms/sapo.js";
+import { luspo, topEntropy, vespo } from "./algorithms/trlNewer.js";
 import type { AlgorithmSpec } from "./spec.js";
 
 /**
  * The name of a registered algorithm.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the sixteen registered keys
+ * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the nineteen registered keys
  * @since 0.1.0
  */
 export type AlgorithmName =
@@ -43,14 +44,17 @@ export type AlgorithmName =
   | "sapo"
   | "gmpo"
   | "dppo_tv"
-  | "dppo_kl";
+  | "dppo_kl"
+  | "luspo"
+  | "vespo"
+  | "top_entropy";
 
 /**
- * Every registered algorithm spec by name: exactly sixteen frozen entries, each with `name` equal to
+ * Every registered algorithm spec by name: exactly nineteen frozen entries, each with `name` equal to
  * its key. The record and every entry are deeply frozen.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the sixteen registered keys
+ * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: exactly the nineteen registered keys
  * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: every key equals its entry's name
  * @enforcedBy test/registry/algorithms.test.ts > ALGORITHMS > identity: the record and every entry are deeply frozen
  * @since 0.1.0
@@ -72,13 +76,16 @@ export const ALGORITHMS: Readonly<Record<AlgorithmName, AlgorithmSpec>> = Object
   gmpo,
   dppo_tv: dppoTv,
   dppo_kl: dppoKl,
+  luspo,
+  vespo,
+  top_entropy: topEntropy,
 });
 
 /**
  * The registered algorithm names in ascending code-unit order.
  *
  * @derivation docs/derivations/variants.md#the-registry
- * @enforcedBy test/registry/getAlgorithm.test.ts > getAlgorithm > identity: algorithm_names lists the sixteen keys sorted
+ * @enforcedBy test/registry/getAlgorithm.test.ts > getAlgorithm > identity: algorithm_names lists the nineteen keys sorted
  * @since 0.1.0
  */
 export const ALGORITHM_NAMES: readonly AlgorithmName[] = Object.freeze(

@@ -30,6 +30,8 @@ export interface BanditBatch {
   readonly rolloutLogprobs: Matrix;
   /** `[n, 1]` all ones. */
   readonly responseMask: Mask;
+  /** `[n, 1]` the policy's entropy H(π_θ) at every sample (one state: the same for each). */
+  readonly entropies: Matrix;
   /** `[n]` the reward of each pulled arm. */
   readonly rewards: Float64Array;
 }
@@ -246,6 +248,7 @@ export class SoftmaxBandit {
       refLogprobs: column(lp.slice()),
       rolloutLogprobs: column(lp.slice()),
       responseMask: { rows: n, cols: 1, data: new Uint8Array(n).fill(1) },
+      entropies: column(new Float64Array(n).fill(this.entropy())),
       rewards,
     };
   }

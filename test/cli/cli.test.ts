@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
-import { DEVIATIONS, policyLoss } from "../../src/index.js";
+import { ALGORITHM_NAMES, DEVIATIONS, policyLoss } from "../../src/index.js";
 import { CLI_BATCH } from "./_batch.js";
 import { type CliRun, runBin } from "./_run.js";
 
@@ -130,7 +130,9 @@ describe("polgrad cli", () => {
     const d = run("describe", "dapo");
     expect(d.code).toBe(0);
     expect(d.stdout).toContain("eps_high=0.28");
-    expect(JSON.parse(run("algorithms", "--json").stdout).result).toHaveLength(16);
+    expect(JSON.parse(run("algorithms", "--json").stdout).result).toHaveLength(
+      ALGORITHM_NAMES.length,
+    );
   });
 
   test("rejects: an unknown command exits 2 with a suggestion and empty stdout", () => {

@@ -26,6 +26,9 @@ const KEYS = [
   "gmpo",
   "dppo_tv",
   "dppo_kl",
+  "luspo",
+  "vespo",
+  "top_entropy",
 ];
 const GROUP_STD = { center: true, scale: "std", eps: 1e-4, unbiased: true };
 const BUDGET = 8;
@@ -45,7 +48,7 @@ function* walk(x: unknown): Generator<object> {
 }
 
 describe("ALGORITHMS", () => {
-  test("identity: exactly the sixteen registered keys", () => {
+  test("identity: exactly the nineteen registered keys", () => {
     expect(Object.keys(ALGORITHMS).sort()).toEqual([...KEYS].sort());
   });
 

@@ -18,12 +18,15 @@ const SORTED = [
   "grpo_tis",
   "gspo",
   "gspo_token",
+  "luspo",
   "papo_d",
   "papo_g",
   "ppo",
   "reinforce_pp",
   "rloo",
   "sapo",
+  "top_entropy",
+  "vespo",
 ];
 
 function caught(f: () => unknown): unknown {
@@ -40,7 +43,7 @@ describe("getAlgorithm", () => {
     for (const [key, spec] of Object.entries(ALGORITHMS)) expect(getAlgorithm(key)).toBe(spec);
   });
 
-  test("identity: algorithm_names lists the sixteen keys sorted", () => {
+  test("identity: algorithm_names lists the nineteen keys sorted", () => {
     expect(ALGORITHM_NAMES).toEqual(SORTED);
     expect(Object.isFrozen(ALGORITHM_NAMES)).toBe(true);
   });

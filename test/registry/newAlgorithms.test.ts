@@ -9,7 +9,9 @@ import { ALGORITHMS } from "../../src/registry/index.js";
 import { gradcheckLoss } from "../../src/verify/gradcheckLoss.js";
 import { checkAgainstReference } from "../../src/verify/referenceCheck.js";
 
-const callable = (name: "sapo" | "gmpo" | "dppo_tv" | "dppo_kl") => {
+const callable = (
+  name: "sapo" | "gmpo" | "dppo_tv" | "dppo_kl" | "luspo" | "vespo" | "top_entropy",
+) => {
   const loss = ALGORITHMS[name].loss;
   return loss.aggregation === "token_sum_norm" ? { ...loss, normLen: 8 } : loss;
 };
@@ -65,8 +67,40 @@ describe("new registry algorithms", () => {
     }
   });
 
+  test("golden: luspo, vespo and top_entropy ship TRL's constants", () => {
+    expect(ALGORITHMS.luspo.loss).toMatchObject({
+      ratio: "sequence",
+      surrogate: "pg_clip",
+      clip: { epsLow: 0.2, epsHigh: 0.2 },
+      aggregation: "seq_mean_token_sum",
+    });
+    expect(ALGORITHMS.vespo.loss).toMatchObject({
+      ratio: "token",
+      surrogate: "vespo",
+      aggregation: "token_mean",
+      vespo: { kPos: 2, lambdaPos: 3, kNeg: 3, lambdaNeg: 2 },
+    });
+    expect(ALGORITHMS.top_entropy.loss).toMatchObject({
+      surrogate: "pg_clip",
+      clip: { epsLow: 0.2, epsHigh: 0.28 },
+      aggregation: "token_mean",
+      topEntropyQuantile: 0.2,
+    });
+    expect(
+      ["luspo", "vespo", "top_entropy"].map((n) => ALGORITHMS[n as "luspo"].citation.arxiv),
+    ).toEqual(["2602.05261", "2602.10693", "2506.01939"]);
+  });
+
   test("gradient: each new entry passes the reference check and the finite-difference gradcheck", () => {
-    for (const name of ["sapo", "gmpo", "dppo_tv", "dppo_kl"] as const) {
+    for (const name of [
+      "sapo",
+      "gmpo",
+      "dppo_tv",
+      "dppo_kl",
+      "luspo",
+      "vespo",
+      "top_entropy",
+    ] as const) {
       const config = callable(name);
       expect(() => checkAgainstReference(config, { cases: 8, seed: 7 }), name).not.toThrow();
       expect(() => gradcheckLoss(config, { cases: 8, seed: 7 }), name).not.toThrow();

@@ -95,6 +95,9 @@ function train(name: AlgorithmName): { steps: number; pBest: number } {
       responseMask: batch.responseMask,
       refLogprobs: config.kl ? ref : null,
       rolloutLogprobs: config.isCorrection ? batch.rolloutLogprobs : null,
+      // One state: every sample has the policy's entropy, so a top-entropy mask keeps them all.
+      entropies:
+        config.topEntropyQuantile != null || config.entropyBonus != null ? batch.entropies : null,
     });
     adam.step(bandit.thetaGradient(batch, result.gradLogprobs));
     steps += 1;
