@@ -91,6 +91,7 @@ export {
   OPENRLHF_VARIANTS,
   type OpenRlhfKlKind,
   type OpenRlhfLabel,
+  type OpenRlhfOverrides,
   openRlhfModel,
   TRL_VARIANTS,
   type TrlLabel,

@@ -199,12 +199,14 @@ export function rowTokenWeights(
   L: Int32Array,
   N: number,
   g?: ResolvedGlobal,
+  rowEps = 0,
 ): Float64Array {
-  if (g !== undefined) return globalRowTokenWeights(mode, normLen, L, g);
+  if (g !== undefined) return globalRowTokenWeights(mode, normLen, L, g, rowEps);
   const B = L.length;
   const w = new Float64Array(B);
   if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
-    for (let b = 0; b < B; b++) w[b] = 1 / (B * (L[b] as number));
+    // L_b + ε with ε = 0 is L_b exactly: the default weights are the plain ones, bitwise.
+    for (let b = 0; b < B; b++) w[b] = 1 / (B * ((L[b] as number) + rowEps));
     return w;
   }
   return w.fill(
@@ -223,11 +225,12 @@ function globalRowTokenWeights(
   normLen: number,
   L: Int32Array,
   g: ResolvedGlobal,
+  rowEps: number,
 ): Float64Array {
   const w = new Float64Array(L.length);
   const { tokens, rows, dpSize: D } = g;
   if (mode === Aggregation.SEQ_MEAN_TOKEN_MEAN) {
-    for (let b = 0; b < L.length; b++) w[b] = D / (rows * (L[b] as number));
+    for (let b = 0; b < L.length; b++) w[b] = D / (rows * ((L[b] as number) + rowEps));
     return w;
   }
   return w.fill(

@@ -107,6 +107,7 @@ export interface PolicyLossConfigJson {
     readonly truncation: number | null;
   };
   readonly ipo?: { readonly threshold: number };
+  readonly row_epsilon?: number;
   readonly top_entropy_quantile?: number;
   readonly entropy_bonus?: {
     readonly coef: number;
@@ -373,6 +374,7 @@ const POLICY_KEYS = [
   "dro",
   "dppo",
   "ipo",
+  "row_epsilon",
   "top_entropy_quantile",
   "entropy_bonus",
 ] as const;
@@ -407,6 +409,7 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
     dro?: DroConfig;
     dppo?: DppoConfig;
     ipo?: IpoConfig;
+    rowEpsilon?: number;
     topEntropyQuantile?: number;
     entropyBonus?: EntropyBonusConfig;
   } = {};
@@ -484,6 +487,7 @@ function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
     const k = r.object("config.ipo", c.ipo, ["threshold"]);
     out.ipo = Object.freeze({ threshold: r.number("config.ipo.threshold", k.threshold) });
   }
+  if (set(c.row_epsilon)) out.rowEpsilon = r.number("config.row_epsilon", c.row_epsilon);
   if (set(c.top_entropy_quantile)) {
     out.topEntropyQuantile = r.number("config.top_entropy_quantile", c.top_entropy_quantile);
   }
@@ -635,6 +639,9 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
     ...(config.ipo === undefined || config.ipo === null
       ? {}
       : { ipo: { threshold: config.ipo.threshold } }),
+    ...(config.rowEpsilon === undefined || config.rowEpsilon === null
+      ? {}
+      : { row_epsilon: config.rowEpsilon }),
     ...(config.topEntropyQuantile === undefined || config.topEntropyQuantile === null
       ? {}
       : { top_entropy_quantile: config.topEntropyQuantile }),

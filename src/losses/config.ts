@@ -282,6 +282,13 @@ export interface PolicyLossConfig {
   readonly topEntropyQuantile?: number | null;
   /** The entropy bonus (needs `entropies`); null or absent: none. */
   readonly entropyBonus?: EntropyBonusConfig | null;
+  /**
+   * ε ≥ 0 added to each row's length in seq_mean_token_mean (the loss's and the KL term's):
+   * Σ_t m·ℓ / (L_b + ε). verl's and OpenRLHF's row divisor is L_b + 1e-8, which equals L_b under
+   * the bool/long masks their engines pass and survives only under a float64 mask
+   * (docs/derivations/aggregation.md#row-epsilon). Null or absent: 0.
+   */
+  readonly rowEpsilon?: number | null;
 }
 
 /**
@@ -342,6 +349,8 @@ export interface ResolvedPolicyLossConfig {
     readonly upper: number;
     readonly signAware: boolean;
   } | null;
+  /** The row-length ε of seq_mean_token_mean (0: none). */
+  readonly rowEpsilon: number;
   /** ρ of the top-entropy-quantile mask, or null. */
   readonly topEntropyQuantile: number | null;
   /** The entropy bonus, resolved (aggregation and normLen inherited when absent), or null. */
@@ -773,6 +782,34 @@ export function validatePolicyLossConfig(
         : "old",
     };
   }
+  let rowEpsilon = 0;
+  if (isSet(config.rowEpsilon)) {
+    const e = config.rowEpsilon;
+    if (typeof e !== "number" || !Number.isFinite(e) || e < 0) {
+      throw new ConfigError(
+        fn,
+        "config.rowEpsilon",
+        mustBe(fn, "config.rowEpsilon", "a finite number ≥ 0", fmtValue(e)),
+      );
+    }
+    if (
+      e !== 0 &&
+      aggregation !== Aggregation.SEQ_MEAN_TOKEN_MEAN &&
+      kl?.aggregation !== Aggregation.SEQ_MEAN_TOKEN_MEAN
+    ) {
+      throw new ConfigError(
+        fn,
+        "config.rowEpsilon",
+        mustBe(
+          fn,
+          "config.rowEpsilon",
+          "0 or null unless the loss or its KL term aggregates seq_mean_token_mean (the only mode with a row divisor)",
+          fmtValue(e),
+        ),
+      );
+    }
+    rowEpsilon = e;
+  }
   let topEntropyQuantile: number | null = null;
   if (isSet(config.topEntropyQuantile)) {
     const q = config.topEntropyQuantile;
@@ -832,6 +869,7 @@ export function validatePolicyLossConfig(
     rejection,
     offPolicyMask,
     ratioClamp,
+    rowEpsilon,
     topEntropyQuantile,
     entropyBonus,
     ...params,

@@ -642,7 +642,7 @@ function finish(
   let entropyLoss: number | null = null;
   let gradEntropies: Matrix | null = null;
   if (cfg.entropyBonus !== null) {
-    const bonus = entropyBonusTerm(fn, cfg.entropyBonus, planned);
+    const bonus = entropyBonusTerm(fn, cfg.entropyBonus, planned, cfg.rowEpsilon);
     entropyLoss = bonus.value;
     gradEntropies = bonus.grad;
     loss = finiteOr(
@@ -689,6 +689,7 @@ function entropyBonusTerm(
   fn: string,
   bonus: NonNullable<ResolvedPolicyLossConfig["entropyBonus"]>,
   planned: PlannedPolicyLoss,
+  rowEps: number,
 ): { value: number; grad: Matrix } {
   const { plan } = planned;
   const { B, T, m } = plan;
@@ -708,7 +709,7 @@ function entropyBonusTerm(
     g === undefined
       ? undefined
       : { tokens: planned.globalTokensGiven ? g.tokens : N, rows: g.rows, dpSize: g.dpSize };
-  const w = rowTokenWeights(bonus.aggregation, bonus.normLen, L, N, ctx);
+  const w = rowTokenWeights(bonus.aggregation, bonus.normLen, L, N, ctx, rowEps);
   const grad = new Float64Array(B * T);
   let s = 0;
   let c = 0;

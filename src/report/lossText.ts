@@ -196,6 +196,8 @@ export function surrogateSettingsText(config: PolicyLossConfig): string {
       `ratio_clamp ${rc.level} [${rc.lower ?? "none"}, ${rc.upper ?? "none"}]${rc.signAware === true ? " sign-aware" : ""}`,
     );
   }
+  if (config.rowEpsilon != null && config.rowEpsilon !== 0)
+    parts.push(`row_epsilon ${config.rowEpsilon}`);
   if (config.topEntropyQuantile != null)
     parts.push(`top_entropy_quantile ${config.topEntropyQuantile}`);
   if (config.entropyBonus != null) {

@@ -298,7 +298,7 @@ export function positiveOverride(
 
 /** The id suffix listing overridden settings, e.g. `[loss_scale_factor=16]` (empty without overrides). */
 export function overrideSuffix(
-  entries: readonly (readonly [string, number | undefined])[],
+  entries: readonly (readonly [string, number | string | undefined])[],
 ): string {
   const set = entries.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
   return set.length === 0 ? "" : `[${set.join(",")}]`;

@@ -16,6 +16,7 @@ export {
   OPENRLHF_VARIANTS,
   type OpenRlhfKlKind,
   type OpenRlhfLabel,
+  type OpenRlhfOverrides,
   openRlhfModel,
 } from "./openrlhf.js";
 export {

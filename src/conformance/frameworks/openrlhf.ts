@@ -14,12 +14,23 @@ import {
   type FrameworkBatch,
   frameworkResult,
   ones,
+  overrideSuffix,
   prepareBatch,
   reduceRows,
+  requireOverrides,
 } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { evaluateOnAlgebra, type FrameworkDivisor } from "./onAlgebra.js";
 import { OPENRLHF_LOSS_FILES, OPENRLHF_UTILS_FILES } from "./pins.js";
+
+/** Settings a caller may override (unset by default). */
+export interface OpenRlhfOverrides {
+  /**
+   * The action mask's dtype: `long` (default, what OpenRLHF builds) or `float64` (polgrad
+   * 0.2.0's recordings), under which the sample mean's divisor L_b + 1e-8 survives.
+   */
+  readonly maskDtype?: "long" | "float64";
+}
 
 /** The OpenRLHF commits modelled: polgrad's pin and the head read. */
 export type OpenRlhfLabel = "bc71bb19" | "3c3be623";
@@ -56,19 +67,29 @@ const KL_CLAMP = 10;
 function aggregationOf(
   tokenLevel: boolean,
   batch: FrameworkBatch,
-): Pick<PolicyLossConfig, "aggregation" | "emptyRows"> & { divisor: FrameworkDivisor } {
+  float64Mask: boolean,
+): Pick<PolicyLossConfig, "aggregation" | "emptyRows" | "rowEpsilon"> & {
+  divisor: FrameworkDivisor;
+} {
   return tokenLevel
     ? { aggregation: "token_mean", emptyRows: "count", divisor: { value: batch.N, name: "Σ mask" } }
     : {
         aggregation: "seq_mean_token_mean",
         emptyRows: "drop",
+        // Under a float64 mask the divisor L_b + 1e-8 is no longer L_b.
+        ...(float64Mask ? { rowEpsilon: 1e-8 } : {}),
         divisor: { value: batch.nonEmpty, name: "rows with L > 0" },
       };
 }
 
 /** ppo: r = exp(clamp(z, ±20)); ℓ = −min(r·A, clamp(r, 0.8, 1.2)·A), dual clip −max(·, c·A) for A < 0. */
-function ppo(batch: FrameworkBatch, tokenLevel: boolean, dualClip: number | null): FrameworkResult {
-  const { divisor, ...agg } = aggregationOf(tokenLevel, batch);
+function ppo(
+  batch: FrameworkBatch,
+  tokenLevel: boolean,
+  dualClip: number | null,
+  float64Mask: boolean,
+): FrameworkResult {
+  const { divisor, ...agg } = aggregationOf(tokenLevel, batch, float64Mask);
   return evaluateOnAlgebra(
     batch,
     {
@@ -83,8 +104,8 @@ function ppo(batch: FrameworkBatch, tokenLevel: boolean, dualClip: number | null
 }
 
 /** gspo: s_b = exp(Σ_t m·z / max(L_b, 1)) (no clamp, gradient through the mean); sample mean. */
-function gspo(batch: FrameworkBatch): FrameworkResult {
-  const { divisor, ...agg } = aggregationOf(false, batch);
+function gspo(batch: FrameworkBatch, float64Mask: boolean): FrameworkResult {
+  const { divisor, ...agg } = aggregationOf(false, batch, float64Mask);
   return evaluateOnAlgebra(
     batch,
     {
@@ -189,9 +210,9 @@ function describe(variant: string): string {
   }
 }
 
-function settingsOf(variant: string): Record<string, FrameworkSettingValue> {
+function settingsOf(variant: string, float64Mask: boolean): Record<string, FrameworkSettingValue> {
   const globals = {
-    response_mask_dtype: "torch.long",
+    response_mask_dtype: float64Mask ? "torch.float64" : "torch.long",
     dp_size: 1,
     batch_num_tokens: null,
     global_batch_size: null,
@@ -234,18 +255,28 @@ function settingsOf(variant: string): Record<string, FrameworkSettingValue> {
  * @enforcedBy test/conformance/frameworks/openrlhf.test.ts > openRlhfModel > golden: ppo sample mean and gspo on a ragged 2x3 batch
  * @since 0.1.0
  */
-export function openRlhfModel(label: OpenRlhfLabel, variant: string): FrameworkModel {
+export function openRlhfModel(
+  label: OpenRlhfLabel,
+  variant: string,
+  overrides: OpenRlhfOverrides = {},
+): FrameworkModel {
   const fnName = "openRlhfModel";
+  requireOverrides(fnName, overrides);
   const lab = oneOf(fnName, "label", label, Object.keys(OPENRLHF_LOSS_FILES) as OpenRlhfLabel[]);
   const v = oneOf(fnName, "variant", variant, OPENRLHF_VARIANTS[lab]);
-  const id = `openrlhf@${lab}:${v}`;
+  const maskDtype =
+    overrides.maskDtype === undefined
+      ? undefined
+      : oneOf(fnName, "overrides.maskDtype", overrides.maskDtype, ["long", "float64"] as const);
+  const f64 = maskDtype === "float64";
+  const id = `openrlhf@${lab}:${v}${overrideSuffix([["mask_dtype", maskDtype]])}`;
   const isKl = v.startsWith("kl:");
   const reads = { old: !isKl, advantages: !isKl, ref: isKl, rollout: false };
   const evaluate = (inputs: PolicyLossInputs): FrameworkResult => {
     const batch = prepareBatch(id, inputs, reads);
     if (isKl) return kl(id, v.slice(3) as OpenRlhfKlKind, batch);
-    if (v === "gspo") return gspo(batch);
-    return ppo(batch, v !== "ppo:sample", v === "ppo:token:dual-clip-3" ? 3 : null);
+    if (v === "gspo") return gspo(batch, f64);
+    return ppo(batch, v !== "ppo:sample", v === "ppo:token:dual-clip-3" ? 3 : null, f64);
   };
   const pin = isKl
     ? { ...OPENRLHF_UTILS_FILES[lab], function: "compute_approx_kl" }
@@ -256,7 +287,7 @@ export function openRlhfModel(label: OpenRlhfLabel, variant: string): FrameworkM
     pin: Object.freeze(pin),
     variant: v,
     description: describe(v),
-    settings: Object.freeze(settingsOf(v)),
+    settings: Object.freeze(settingsOf(v, f64)),
     needs: Object.freeze(isKl ? ["refLogprobs" as const] : []),
     evaluate,
   });

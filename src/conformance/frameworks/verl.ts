@@ -94,7 +94,7 @@ function settingsOf(
   o: VerlOverrides,
 ): Record<string, FrameworkSettingValue> {
   const globals = {
-    response_mask_dtype: "torch.bool",
+    response_mask_dtype: o.maskDtype === "float64" ? "torch.float64" : "torch.bool",
     dp_size: 1,
     batch_num_tokens: o.batchNumTokens ?? null,
     global_batch_size: o.globalBatchSize ?? null,
@@ -177,6 +177,12 @@ export function verlModel(
         overrides.globalBatchSize,
       ) as number,
     }),
+    ...(overrides.maskDtype !== undefined && {
+      maskDtype: oneOf(fnName, "overrides.maskDtype", overrides.maskDtype, [
+        "bool",
+        "float64",
+      ] as const),
+    }),
     ...(overrides.batchNumTokens !== undefined && {
       batchNumTokens: positiveOverride(
         fnName,
@@ -203,6 +209,7 @@ export function verlModel(
     ["loss_scale_factor", o.lossScaleFactor],
     ["global_batch_size", o.globalBatchSize],
     ["batch_num_tokens", o.batchNumTokens],
+    ["mask_dtype", o.maskDtype],
   ])}`;
   const fn =
     kind !== null

@@ -32,6 +32,11 @@ export interface VerlOverrides {
   readonly globalBatchSize?: number;
   /** `batch_num_tokens` of `token-mean` (default: Σ mask of the batch). */
   readonly batchNumTokens?: number;
+  /**
+   * The mask's dtype: `bool` (default, what verl's engine passes) or `float64` (polgrad 0.2.0's
+   * recordings), under which seq-mean-token-mean's row divisor L_b + 1e-8 survives (rowEpsilon).
+   */
+  readonly maskDtype?: "bool" | "float64";
 }
 
 /** ActorConfig defaults: clip_ratio_low/high and clip_ratio_c. */
@@ -44,6 +49,8 @@ export const LOG_RATIO_CLAMP = 20;
 export const GSPO_LOG_CLAMP_MAX = 10;
 
 const CLAMP20 = { level: "token", lower: -LOG_RATIO_CLAMP, upper: LOG_RATIO_CLAMP } as const;
+/** verl's seq-mean-token-mean row epsilon (L_b + 1e-8). */
+const ROW_EPS = 1e-8;
 
 /**
  * `agg_loss(loss_mat, loss_mask, mode, dp_size=1, …)` as our aggregation: token-mean divides by
@@ -57,7 +64,7 @@ function aggregationOf(
   batch: FrameworkBatch,
   o: VerlOverrides,
 ): {
-  readonly cfg: Pick<PolicyLossConfig, "aggregation" | "normLen" | "emptyRows">;
+  readonly cfg: Pick<PolicyLossConfig, "aggregation" | "normLen" | "emptyRows" | "rowEpsilon">;
   readonly global?: GlobalNormalizer;
   readonly divisor: FrameworkDivisor;
 } {
@@ -99,7 +106,11 @@ function aggregationOf(
       };
     case "seq-mean-token-mean":
       return {
-        cfg: { aggregation: "seq_mean_token_mean", emptyRows: "drop" },
+        cfg: {
+          aggregation: "seq_mean_token_mean",
+          emptyRows: "drop",
+          ...(o.maskDtype === "float64" ? { rowEpsilon: ROW_EPS } : {}),
+        },
         ...rows,
         divisor: gbs,
       };

@@ -308,12 +308,15 @@ export function planPolicyLoss(
     ratio: cfg.ratio,
     sur: surrogatePoint(cfg),
     params: surrogateParams(cfg),
-    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, Nk, g),
+    w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, Nk, g, cfg.rowEpsilon),
     tis: cfg.isCorrection,
     kl:
       cfg.kl === null
         ? null
-        : klPlan(cfg.kl, rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g)),
+        : klPlan(
+            cfg.kl,
+            rowTokenWeights(cfg.kl.aggregation, cfg.kl.normLen, L, Nk, g, cfg.rowEpsilon),
+          ),
     rclamp: cfg.ratioClamp,
     vespo: cfg.vespo,
     ent: ent === null ? null : ent.data,

@@ -56,6 +56,7 @@ export function aggregationWeightsRef(
     readonly rows?: number | null;
     readonly dpSize?: number | null;
   },
+  rowEps = 0,
 ): number[][] {
   // A shard of a global batch divides by the global counts and multiplies by the data-parallel
   // size D (docs/derivations/aggregation.md#global-normalisers); without one, the shard's own.
@@ -68,7 +69,7 @@ export function aggregationWeightsRef(
       case "token_mean":
         return D / N;
       case "seq_mean_token_mean":
-        return D / (B * L[b]);
+        return D / (B * (L[b] + rowEps));
       case "seq_mean_token_sum":
         return D / B;
       case "token_sum_norm":

@@ -108,7 +108,8 @@ export function policyLossRef(
     config.emptyRows === "drop" && (options.global?.rows ?? null) === null
       ? { ...options.global, rows: nonEmpty }
       : options.global;
-  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen, global);
+  const rowEps = config.rowEpsilon ?? 0;
+  const w = aggregationWeightsRef(mask, config.aggregation, config.normLen, global, rowEps);
   const clip = config.clip;
   const lo = clip?.epsLow == null ? null : 1 - clip.epsLow;
   // CISPO's absolute cap (TRL's ε_max) stands for 1 + ε_hi.
@@ -345,6 +346,7 @@ export function policyLossRef(
       kl.aggregation ?? config.aggregation,
       kl.normLen ?? config.normLen,
       global,
+      rowEps,
     );
     // TRL's bias-corrected KL: each term times the ratio (exp(lp − old) for the token ratio,
     // as coef_1), through it or detached.
@@ -381,6 +383,7 @@ export function policyLossRef(
       bonus.aggregation ?? "token_mean",
       bonus.normLen ?? config.normLen,
       global === undefined ? undefined : { ...global, tokens: options.global?.tokens ?? null },
+      rowEps,
     );
     const e = grad(
       (h) => mul(-bonus.coef, sum(keptPos.map(([b, t], k) => mul(wH[b][t], h[k])))),

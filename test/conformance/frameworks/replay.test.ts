@@ -10,6 +10,10 @@ import { describe, expect, test } from "vitest";
 import {
   FRAMEWORK_MODEL_IDS,
   getFrameworkModel,
+  type OpenRlhfLabel,
+  openRlhfModel,
+  type VerlLabel,
+  verlModel,
 } from "../../../src/conformance/frameworks/index.js";
 import { type FixtureNumber, matrixRelErr, relErr, vecOrRows } from "../../_kit/polgradFixtures.js";
 
@@ -95,7 +99,7 @@ describe("framework fixtures", () => {
     expect([...recorded].sort()).toEqual([...FRAMEWORK_MODEL_IDS].sort());
   });
 
-  test("identity: under the recorded bool/long masks the row epsilon is inert: a float-mask divisor L_b + 1e-8 misses every recording by more than 1e-11", () => {
+  test("identity: under the recorded bool/long masks the row epsilon is inert: a float-mask divisor L_b + 1e-8 misses every recording by more than 1e-11, and the float64-mask model option gives it", () => {
     for (const [key, variant] of [
       ["verl@74a718a4", "vanilla:seq-mean-token-mean"],
       ["verl@1dda039b", "vanilla:seq-mean-token-mean"],
@@ -128,6 +132,21 @@ describe("framework fixtures", () => {
         const recorded = c.outputs.loss as number;
         expect(relErr(out.loss, recorded)).toBeLessThanOrEqual(TOL);
         expect(relErr(floatMask, recorded)).toBeGreaterThan(1e-11);
+        // The model option for polgrad 0.2.0's float64 masks gives that value (rowEpsilon 1e-8).
+        const [fw, label] = key.split("@") as ["verl" | "openrlhf", string];
+        const m64 =
+          fw === "verl"
+            ? verlModel(label as VerlLabel, variant, { maskDtype: "float64" })
+            : openRlhfModel(label as OpenRlhfLabel, variant, { maskDtype: "float64" });
+        expect(m64.id).toBe(`${key}:${variant}[mask_dtype=float64]`);
+        const out64 = m64.evaluate({
+          logprobs: vecOrRows(c.inputs.logprobs) as number[][],
+          oldLogprobs: vecOrRows(c.inputs.old_logprobs) as number[][],
+          advantages: vecOrRows(c.inputs.advantages),
+          responseMask: mask,
+        });
+        expect(relErr(out64.loss, floatMask)).toBeLessThanOrEqual(1e-14);
+        expect(m64.settings.response_mask_dtype).toBe("torch.float64");
       }
     }
   });
