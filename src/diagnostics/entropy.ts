@@ -10,6 +10,7 @@ import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
+import { checkEntropiesAt } from "../losses/entropyMask.js";
 import { checkFiniteReport } from "./quantile.js";
 import { type TrendOptions, type TrendReport, trendTest } from "./trend.js";
 
@@ -96,23 +97,7 @@ export function tokenEntropyEstimate(
   checkFiniteAt(fn, arg, x, mask);
   const { rows: B, cols: T } = x;
   const m = mask.data;
-  if (exact) {
-    for (let i = 0; i < m.length; i++) {
-      if (m[i] === 1 && (x.data[i] as number) < 0) {
-        const b = Math.floor(i / T);
-        throw new ConfigError(
-          fn,
-          "entropies",
-          mustBe(
-            fn,
-            "entropies",
-            ">= 0 at response positions (a distribution's entropy is never negative)",
-            `${x.data[i]} at (${b}, ${i - b * T})`,
-          ),
-        );
-      }
-    }
-  }
+  if (exact) checkEntropiesAt(fn, x, mask);
   // h at the response positions, row-major; every mean is robustSum's compensated mean, bitwise
   // the plain one unless a partial sum overflows while the mean does not (|h| near 1.8e308).
   const h: number[] = [];

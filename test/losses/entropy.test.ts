@@ -26,23 +26,16 @@ import {
   logprobBatches,
   policyInputs,
 } from "../_kit/index.js";
+import { expectPolgradError as expectKitError } from "../io/_kit.js";
 
-/** A typed error of class `cls` naming `arg`, its message matching `re`. */
+/** A ConfigError naming `arg`, its message matching `re` (the io kit's check, plus the message). */
 function expectPolgradError(
   f: () => unknown,
-  cls: new (...args: never[]) => Error,
+  cls: typeof ConfigError,
   arg: string,
   re: RegExp,
 ): void {
-  let caught: unknown;
-  try {
-    f();
-  } catch (e) {
-    caught = e;
-  }
-  expect(caught).toBeInstanceOf(cls);
-  expect((caught as { arg?: string }).arg).toBe(arg);
-  expect((caught as Error).message).toMatch(re);
+  expect(expectKitError(f, cls, "E_CONFIG", arg).message).toMatch(re);
 }
 
 const TOL = 1e-13;

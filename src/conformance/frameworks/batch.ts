@@ -192,18 +192,7 @@ export function reduceRows(
   red: Reduction,
 ): { loss: number; weights: Float64Array } {
   const { B, T, m } = batch;
-  if (!(red.divisor > 0)) {
-    throw new MaskError(
-      fn,
-      "responseMask",
-      mustBe(
-        fn,
-        "responseMask",
-        `such that the divisor ${red.divisorName} is positive (upstream would return NaN)`,
-        `${red.divisorName} = ${red.divisor}`,
-      ),
-    );
-  }
+  requirePositiveDivisor(fn, red.divisor, red.divisorName);
   const total = new CompensatedSum();
   const weights = new Float64Array(B * T);
   const inv = 1 / red.divisor;
@@ -224,6 +213,24 @@ export function reduceRows(
     if (finiteTerms) loss = reduceScaled(batch, x, red, DOWN) * UP;
   }
   return { loss, weights };
+}
+
+/**
+ * The framework's divisor must be positive: upstream would compute 0/0 = NaN, named here as a
+ * MaskError (the mask has no token the divisor counts). @internal
+ */
+export function requirePositiveDivisor(fn: string, value: number, name: string): void {
+  if (value > 0) return;
+  throw new MaskError(
+    fn,
+    "responseMask",
+    mustBe(
+      fn,
+      "responseMask",
+      `such that the divisor ${name} is positive (upstream would return NaN)`,
+      `${name} = ${value}`,
+    ),
+  );
 }
 
 /** Row divisors all equal to `v`. */

@@ -9,12 +9,10 @@
  * @internal
  */
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
-import { mustBe } from "../../core/message.js";
-import { MaskError } from "../../errors.js";
 import { clampedKlValue } from "../../kl/estimator.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import { policyLossAs } from "../../losses/policyLoss.js";
-import type { FrameworkBatch } from "./batch.js";
+import { type FrameworkBatch, requirePositiveDivisor } from "./batch.js";
 import type { FrameworkResult } from "./model.js";
 
 /** The framework's own divisor, checked positive before the evaluation (upstream: 0/0 = NaN). */
@@ -38,19 +36,7 @@ export function evaluateOnAlgebra(
   } = {},
 ): FrameworkResult {
   const { fn, B: rows, T: cols } = batch;
-  const d = o.divisor;
-  if (d !== undefined && !(d.value > 0)) {
-    throw new MaskError(
-      fn,
-      "responseMask",
-      mustBe(
-        fn,
-        "responseMask",
-        `such that the divisor ${d.name} is positive (upstream would return NaN)`,
-        `${d.name} = ${d.value}`,
-      ),
-    );
-  }
+  if (o.divisor !== undefined) requirePositiveDivisor(fn, o.divisor.value, o.divisor.name);
   const matrix = (data: Float64Array) => ({ rows, cols, data });
   const r = policyLossAs(
     fn,
