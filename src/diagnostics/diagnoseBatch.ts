@@ -7,7 +7,8 @@
 
 import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
-import type { Matrix } from "../core/tensor.js";
+import { oneOf } from "../core/names.js";
+import { isMask, isMatrix, type Mask, type Matrix } from "../core/tensor.js";
 import { type ErrorCode, PolgradError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
@@ -31,6 +32,13 @@ export interface DiagnoseOptions {
   readonly normLen?: number | null;
   /** |trainer − rollout| above which a token is catastrophic (default 5). */
   readonly catastrophicGap?: number;
+  /**
+   * Rows with no response token: `reject` (default: every detector that reads the mask skips with
+   * the MaskError naming them) or `drop` (the rows are taken out of the batch before any detector
+   * runs, and the diagnosis lists them in `droppedRows`). `count` has no meaning here: a
+   * per-sequence statistic (sequence weight, length, row mean) has no value for such a row.
+   */
+  readonly emptyRows?: "reject" | "drop";
 }
 
 /** A detector that did not run, and why. */
@@ -54,6 +62,8 @@ export interface BatchDiagnosis {
   readonly skipped: readonly SkippedDetector[];
   /** The alarms that fired (docs/diagnostics/run.md#alarms); `polgrad diagnose` exits 1 iff any. */
   readonly alarms: readonly Alarm[];
+  /** With `emptyRows: "drop"`: the rows taken out (indices in the batch given). */
+  readonly droppedRows?: readonly number[];
 }
 
 /** What an alarm is about (docs/diagnostics/run.md#alarms). */
@@ -97,7 +107,8 @@ export function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[
  * Null distributions: see each detector's page in docs/diagnostics/.
  *
  * @param batch - A partial batch (only the mask is required).
- * @param options - Clip band, aggregation, normLen, catastrophic gap.
+ * @param options - Clip band, aggregation, normLen, catastrophic gap, and `emptyRows` (`drop`:
+ *   rows with no response token are taken out first and listed in `droppedRows`).
  * @returns Each detector's report, or null with the reason and error code in `skipped` (an
  *   OverflowError of a detector, e.g. a k3 mismatch mean past |Δ| ≈ 709.78, is a skip with code
  *   `E_OVERFLOW`; diagnoseRun and the CLI treat that mismatch skip as an alarm).
@@ -105,11 +116,59 @@ export function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[
  * @derivation docs/diagnostics/run.md#one-batch
  * @enforcedBy test/diagnostics/diagnose.test.ts > diagnoseBatch > golden: every detector runs on a full batch and a missing stream skips exactly its detectors
  * @enforcedBy test/diagnostics/hardening.test.ts > diagnoseBatch > regression: a log-ratio of 800 keeps the clip census (the ratio overflowed before)
+ * @enforcedBy test/diagnostics/emptyRows.test.ts > diagnoseBatch with rows of no response token > identity: drop gives the diagnosis of the batch without the empty row, and names it
  * @since 0.1.0
  */
-export function diagnoseBatch(batch: PartialBatch, options: DiagnoseOptions = {}): BatchDiagnosis {
-  checkObject("diagnoseBatch", "batch", batch);
+export function diagnoseBatch(given: PartialBatch, options: DiagnoseOptions = {}): BatchDiagnosis {
+  checkObject("diagnoseBatch", "batch", given);
   checkObject("diagnoseBatch", "options", options);
+  const drop =
+    options.emptyRows === undefined
+      ? false
+      : oneOf("diagnoseBatch", "options.emptyRows", options.emptyRows, [
+          "reject",
+          "drop",
+        ] as const) === "drop";
+  const { batch, dropped } = drop ? withoutEmptyRows(given) : { batch: given, dropped: null };
+  const report = diagnoseRows(batch, options);
+  return dropped === null ? report : { ...report, droppedRows: dropped };
+}
+
+/**
+ * The batch without its rows of no response token (every `[B, T]` stream and `[B]` advantages
+ * sliced to the kept rows, in order), and the dropped rows' indices. A mask that is not a valid
+ * `[B, T]` mask is left as it is (the detectors name it).
+ */
+function withoutEmptyRows(batch: PartialBatch): { batch: PartialBatch; dropped: number[] } {
+  const m = batch.responseMask;
+  if (!isMask(m)) return { batch, dropped: [] };
+  const { rows: B, cols: T, data } = m;
+  const keep: number[] = [];
+  const dropped: number[] = [];
+  for (let b = 0; b < B; b++) {
+    let n = 0;
+    for (let t = 0; t < T; t++) n += data[b * T + t] as number;
+    (n === 0 ? dropped : keep).push(b);
+  }
+  if (dropped.length === 0) return { batch, dropped };
+  const rowsOf = <X extends Matrix | Mask>(x: X): X => {
+    const out = new (x.data.constructor as new (n: number) => X["data"])(keep.length * x.cols);
+    keep.forEach((b, j) => {
+      out.set(x.data.subarray(b * x.cols, (b + 1) * x.cols) as never, j * x.cols);
+    });
+    return { rows: keep.length, cols: x.cols, data: out } as X;
+  };
+  const out: Record<string, unknown> = { ...batch, responseMask: rowsOf(m) };
+  for (const [k, v] of Object.entries(batch)) {
+    if (k === "responseMask" || k === "source" || v === undefined) continue;
+    if (v instanceof Float64Array && v.length === B)
+      out[k] = Float64Array.from(keep, (b) => v[b] as number);
+    else if (isMatrix(v) && v.rows === B && v.cols === T) out[k] = rowsOf(v);
+  }
+  return { batch: out as unknown as PartialBatch, dropped };
+}
+
+function diagnoseRows(batch: PartialBatch, options: DiagnoseOptions): BatchDiagnosis {
   const skipped: SkippedDetector[] = [];
   const attempt = <R>(detector: DetectorName, missing: string | null, run: () => R): R | null => {
     if (missing !== null) {

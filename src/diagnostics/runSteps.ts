@@ -46,6 +46,8 @@ export interface RunStepSettings {
   readonly rename: unknown;
   readonly strict: unknown;
   readonly responseSlice: unknown;
+  /** Present only when rows with no response token are dropped (`drop`). */
+  readonly emptyRows?: unknown;
 }
 
 /** The per-step part of a run diagnosis over a step range (JSON-able; a shard's summary file). */
@@ -94,6 +96,7 @@ export function stepSettings(o: {
   readonly rename?: unknown;
   readonly strict?: unknown;
   readonly responseSlice?: unknown;
+  readonly emptyRows?: unknown;
 }): string {
   const settings: RunStepSettings = {
     clip: o.clip ?? null,
@@ -104,6 +107,8 @@ export function stepSettings(o: {
     rename: o.rename ?? null,
     strict: o.strict ?? false,
     responseSlice: o.responseSlice ?? null,
+    // Only when set: parts written before the option existed keep their settings string.
+    ...(o.emptyRows === undefined || o.emptyRows === "reject" ? {} : { emptyRows: o.emptyRows }),
   };
   return JSON.stringify(settings);
 }

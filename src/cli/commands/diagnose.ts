@@ -45,7 +45,7 @@ export const diagnoseCommand: Command = {
   summary:
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--window N] [--seed N] [--threads N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--threads N] [--json]",
   positionals: 1,
   options: {
     clip: {
@@ -61,6 +61,13 @@ export const diagnoseCommand: Command = {
       default: "seq_mean_token_mean",
     },
     "norm-len": { type: "string", argument: "N", description: "budget for --agg token_sum_norm" },
+    "empty-rows": {
+      type: "string",
+      argument: "reject|drop",
+      description:
+        "rows with no response token: reject (the detectors skip, naming them) or drop them before diagnosing",
+      default: "reject",
+    },
     window: {
       type: "string",
       argument: "N",
@@ -120,6 +127,11 @@ export const diagnoseCommand: Command = {
         ? { aggregation: checkAggregation(fn, "--agg", values.agg) }
         : {}),
       normLen: intOption(values, "norm-len", "diagnose") ?? null,
+      ...(values["empty-rows"] !== undefined
+        ? {
+            emptyRows: emptyRowsOption(fn, values["empty-rows"]),
+          }
+        : {}),
     };
     const range = stepsOption(values);
     const summaryOut = values["summary-out"];
@@ -193,6 +205,16 @@ export const diagnoseCommand: Command = {
     return d.alarms.length > 0 ? 1 : 0;
   },
 };
+
+/** `--empty-rows reject|drop`, a usage error naming the flag otherwise. */
+function emptyRowsOption(fn: string, v: unknown): "reject" | "drop" {
+  if (v === "reject" || v === "drop") return v;
+  throw new UsageError(
+    fn,
+    "--empty-rows",
+    `${fn}: --empty-rows must be reject or drop; got ${JSON.stringify(v)}`,
+  );
+}
 
 /** The trend options of the command line (window, seed). */
 function trendOptions(values: OptionValues): { window?: number; seed: number } {
