@@ -19,6 +19,10 @@ import { renderMismatchText } from "./mismatchText.js";
  */
 export function renderBatchDiagnosisText(d: BatchDiagnosis, path: string): string {
   const parts: string[] = [`polgrad diagnose ${path}`, alarmLine(d.alarms), ""];
+  if (d.droppedRows !== undefined && d.droppedRows.length > 0)
+    parts.push(
+      `dropped ${d.droppedRows.length} row(s) with no response token (--empty-rows drop): ${d.droppedRows.join(", ")}`,
+    );
   if (d.ess) parts.push(renderEssText(d.ess));
   if (d.mismatch) parts.push(renderMismatchText(d.mismatch));
   // The census text reads only the fractions; the per-token mask is not kept in a diagnosis.

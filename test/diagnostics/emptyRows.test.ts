@@ -91,6 +91,8 @@ describe("diagnoseBatch with rows of no response token", () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.result.dropped_rows).toEqual([2]);
     expect(doc.result.skipped).toEqual([]);
+    const text = runBin(["diagnose", file, "--empty-rows", "drop"]);
+    expect(text.stdout).toContain("dropped 1 row(s) with no response token (--empty-rows drop): 2");
     const bad = runBin(["diagnose", file, "--empty-rows", "count"]);
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe("");
