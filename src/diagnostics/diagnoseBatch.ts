@@ -8,7 +8,7 @@
 import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
 import { oneOf } from "../core/names.js";
-import { isMask, isMatrix, type Mask, type Matrix } from "../core/tensor.js";
+import { isMask, isMatrix, type Mask, type Matrix, maskCounts } from "../core/tensor.js";
 import { type ErrorCode, PolgradError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
@@ -142,14 +142,11 @@ export function diagnoseBatch(given: PartialBatch, options: DiagnoseOptions = {}
 function withoutEmptyRows(batch: PartialBatch): { batch: PartialBatch; dropped: number[] } {
   const m = batch.responseMask;
   if (!isMask(m)) return { batch, dropped: [] };
-  const { rows: B, cols: T, data } = m;
+  const { rows: B, cols: T } = m;
+  const { L } = maskCounts(m);
   const keep: number[] = [];
   const dropped: number[] = [];
-  for (let b = 0; b < B; b++) {
-    let n = 0;
-    for (let t = 0; t < T; t++) n += data[b * T + t] as number;
-    (n === 0 ? dropped : keep).push(b);
-  }
+  for (let b = 0; b < B; b++) (L[b] === 0 ? dropped : keep).push(b);
   if (dropped.length === 0) return { batch, dropped };
   const rowsOf = <X extends Matrix | Mask>(x: X): X => {
     const out = new (x.data.constructor as new (n: number) => X["data"])(keep.length * x.cols);

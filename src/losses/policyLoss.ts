@@ -1,7 +1,7 @@
 import { type GlobalNormalizer, rowTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
-import { robustSum, twoSumErrorSafe } from "../core/sum.js";
+import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { ConfigError, type OverflowError } from "../errors.js";
 import {
@@ -711,26 +711,16 @@ function entropyBonusTerm(
       : { tokens: planned.globalTokensGiven ? g.tokens : N, rows: g.rows, dpSize: g.dpSize };
   const w = rowTokenWeights(bonus.aggregation, bonus.normLen, L, N, ctx, rowEps);
   const grad = new Float64Array(B * T);
-  let s = 0;
-  let c = 0;
+  const sum = new CompensatedSum();
   for (let b = 0; b < B; b++) {
     if (L[b] === 0) continue;
     const wb = w[b] as number;
     for (let i = plan.first[b] as number; i < (plan.end[b] as number); i++) {
       if (m[i] !== 1 || (H[i] as number) < thr) continue;
-      const x = wb * (H[i] as number);
-      const t = s + x;
-      c += twoSumErrorSafe(s, x, t);
-      s = t;
+      sum.add(wb * (H[i] as number));
       grad[i] = -bonus.coef * wb;
     }
   }
-  const value = finiteOr(
-    fn,
-    "entropyLoss",
-    Number.isFinite(s) ? s + c : s,
-    undefined,
-    "Σ w·H exceeds float64",
-  );
+  const value = finiteOr(fn, "entropyLoss", sum.value(), undefined, "Σ w·H exceeds float64");
   return { value, grad: { rows: B, cols: T, data: grad } };
 }

@@ -10,6 +10,7 @@
  */
 import {
   checkGlobal,
+  type GlobalNormalizer,
   type ResolvedGlobal,
   rowTokenWeights,
 } from "../../aggregate/effectiveTokenWeights.js";
@@ -287,11 +288,8 @@ export function planPolicyLoss(
         : { tokens: Nk, rows: rowsCounted, dpSize: 1 }
       : checkGlobal(fn, "options.global", global, Nk, rowsCounted);
 
-  const globalTokensGiven =
-    typeof global === "object" &&
-    global !== null &&
-    (global as { tokens?: unknown }).tokens !== undefined &&
-    (global as { tokens?: unknown }).tokens !== null;
+  // checkGlobal accepted `global` as a GlobalNormalizer when it is given.
+  const globalTokensGiven = (global as GlobalNormalizer | undefined)?.tokens != null;
   const plan: PolicyPlan = {
     B,
     T,

@@ -544,50 +544,73 @@ function maskedRowSum(m: Uint8Array, f: number, e: number, term: (i: number) => 
 const LOG_1E_8 = Math.log(1e-8);
 
 /**
- * 2′. The off-policy sequence mask of row b (DeepSeek-V3.2's OPSM as TRL computes it): the row's
- * mean of sampling − lp (lp as data) against δ; a token with A < 0 in a row above δ gets weight 0,
- * every other keeps its weight. The row's weights become token weights in `sc.rho`: the token IS
- * weight, the row IS weight, or 1, times the mask (0 or 1: exact).
+ * Fold a 0/1 token mask into row b's token weights in `sc.rho` (times 0 or 1: exact). When a stage
+ * before it left token weights there (`ready`: VESPO's φ, an earlier mask, a token IS weight) they
+ * are kept or zeroed; else each token starts from the row IS weight, or 1 without a correction.
  */
-function opsmStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
-  const { m, lp, advRow, advTok, tis } = plan;
-  const { threshold, sampling } = plan.opsm as NonNullable<PolicyPlan["opsm"]>;
+function foldTokenMask(
+  plan: PolicyPlan,
+  b: number,
+  f: number,
+  e: number,
+  sc: RowScratch,
+  ready: boolean,
+  keep: (i: number) => boolean,
+): void {
+  const { m, tis } = plan;
   const o = b * plan.T;
-  const sum = maskedRowSum(m, f, e, (i) => (sampling[i] as number) - (lp[i] as number));
-  const low = sum / (plan.L[b] as number) <= threshold;
   const rho = sc.rho;
-  // VESPO's φ (vespoStage ran first) or the token IS weights are already token weights.
-  const tokenLevel = plan.vespo !== null || (tis !== null && tis.level === "token");
   const base = tis === null ? 1 : sc.rhoRow;
-  const aRow = advRow === null ? 0 : (advRow[b] as number);
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) continue;
-    const a = advTok === null ? aRow : (advTok[i] as number);
-    const w = tokenLevel ? (rho[i - o] as number) : base;
-    rho[i - o] = low || a >= 0 ? w : 0;
+    const w = ready ? (rho[i - o] as number) : base;
+    rho[i - o] = keep(i) ? w : 0;
   }
+}
+
+/** Whether a token IS correction or VESPO (which ran before the masks) left token weights. */
+function tokenWeightsReady(plan: PolicyPlan): boolean {
+  return plan.vespo !== null || (plan.tis !== null && plan.tis.level === "token");
+}
+
+/**
+ * 2′. The off-policy sequence mask of row b (DeepSeek-V3.2's OPSM as TRL computes it): the row's
+ * mean of sampling − lp (lp as data) against δ; a token with A < 0 in a row above δ gets weight 0,
+ * every other keeps its weight (foldTokenMask).
+ */
+function opsmStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
+  const { m, lp, advRow, advTok } = plan;
+  const { threshold, sampling } = plan.opsm as NonNullable<PolicyPlan["opsm"]>;
+  const sum = maskedRowSum(m, f, e, (i) => (sampling[i] as number) - (lp[i] as number));
+  const low = sum / (plan.L[b] as number) <= threshold;
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  foldTokenMask(
+    plan,
+    b,
+    f,
+    e,
+    sc,
+    tokenWeightsReady(plan),
+    (i) => low || (advTok === null ? aRow : (advTok[i] as number)) >= 0,
+  );
 }
 
 /**
  * 2‴. The top-entropy mask of row b (TRL's `top_entropy_quantile`): a token whose entropy is below
- * the batch threshold gets weight 0, every other keeps its weight. Folded into the token weights
- * in `sc.rho` as opsmStage folds its mask: after VESPO's or OPSM's token weights when those ran,
- * else the token IS weight, the row IS weight, or 1 (times 0 or 1: exact).
+ * the batch threshold gets weight 0, every other keeps its weight (foldTokenMask, after OPSM's).
  */
 function entropyStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScratch): void {
-  const { m, tis } = plan;
   const H = plan.ent as Float64Array;
   const thr = plan.entThreshold;
-  const o = b * plan.T;
-  const rho = sc.rho;
-  const tokenWeights =
-    plan.opsm !== null || plan.vespo !== null || (tis !== null && tis.level === "token");
-  const base = tis === null ? 1 : sc.rhoRow;
-  for (let i = f; i < e; i++) {
-    if (m[i] !== 1) continue;
-    const w = tokenWeights ? (rho[i - o] as number) : base;
-    rho[i - o] = (H[i] as number) >= thr ? w : 0;
-  }
+  foldTokenMask(
+    plan,
+    b,
+    f,
+    e,
+    sc,
+    plan.opsm !== null || tokenWeightsReady(plan),
+    (i) => (H[i] as number) >= thr,
+  );
 }
 
 /**
