@@ -18,7 +18,9 @@ import { describeCommand } from "./commands/describe.js";
 import { deviationsCommand } from "./commands/deviations.js";
 import { diagnoseCommand } from "./commands/diagnose.js";
 import { driftCommand } from "./commands/drift.js";
+import { explainCommand } from "./commands/explain.js";
 import { frameworksCommand } from "./commands/frameworks.js";
+import { historyCommand } from "./commands/history.js";
 import { lossCommand } from "./commands/loss.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
@@ -31,6 +33,8 @@ export const COMMANDS: readonly Command[] = [
   verifyCommand,
   diagnoseCommand,
   demoRunCommand,
+  explainCommand,
+  historyCommand,
   frameworksCommand,
   deviationsCommand,
   driftCommand,

@@ -104,7 +104,21 @@ function massOf(fn: string, key: string, g: Float64Array, B: number, T: number):
  */
 export function whichTable(
   batch: PolicyLossInputs,
-  options: { readonly normLen?: number | null } = {},
+  options: {
+    readonly normLen?: number | null;
+    /**
+     * More rows beside the paper variants and framework models, each evaluated on the batch (the
+     * CLI's `--framework-config` row: a user's framework config resolved at a release).
+     */
+    readonly extraRows?: readonly {
+      readonly key: string;
+      readonly label: string;
+      readonly evaluate: (batch: PolicyLossInputs) => {
+        readonly loss: number;
+        readonly gradLogprobs: { readonly data: Float64Array };
+      };
+    }[];
+  } = {},
 ): WhichReport {
   const fn = "whichTable";
   requireRecord(fn, "batch", batch, POLICY_LOSS_INPUTS);
@@ -206,6 +220,17 @@ export function whichTable(
     };
   });
   rows.push(...frameworkRows);
+  for (const x of options.extraRows ?? []) {
+    const r = x.evaluate(batch);
+    rows.push({
+      key: x.key,
+      source: "framework",
+      label: x.label,
+      config: null,
+      loss: r.loss,
+      gradMass: massOf(fn, x.key, r.gradLogprobs.data, B, T),
+    });
+  }
   const byKey = (k: string): WhichRow => rows.find((r) => r.key === k) as WhichRow;
   const scale = N / (B * normLen);
   // |lhs − scale·rhs|: losses near ±1.8e308 of opposite signs differ by more than float64 holds.

@@ -35,6 +35,8 @@ const F = {
   trl: join(fx, "contract/v0.29.1"),
   missing: join(dir, "missing.json"),
   rollout: join(dir, "rollout.json"),
+  grpoYaml: join(dir, "grpo.yaml"),
+  verlArgs: join(dir, "verl.args"),
 };
 const CFG =
   '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.28},"aggregation":"seq_mean_token_mean","kl":{"kind":"k3","coef":0.04}}';
@@ -67,6 +69,14 @@ beforeAll(async () => {
     }),
   );
   writeFileSync(F.cfg, CFG);
+  writeFileSync(
+    F.grpoYaml,
+    "loss_type: dapo\nepsilon_high: 0.28\nbeta: 0.01\nnum_iterations: 2\nreport_to: wandb\n",
+  );
+  writeFileSync(
+    F.verlArgs,
+    "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean\n",
+  );
   // Δ = old − rollout = −0.7 − (−6.0) = 5.3 > 5 at (0, 1): one catastrophic token, an alarm.
   writeFileSync(
     F.rollout,
@@ -106,6 +116,18 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   which: [
     row(0, () => ["which"]),
     row(0, () => ["which", "--json"], true),
+    row(0, () => [
+      "which",
+      "--framework",
+      "trl@v1.9.0",
+      "--framework-config",
+      F.grpoYaml,
+      "--num-processes",
+      "1",
+      "--num-items-in-batch",
+      "20",
+      "--json",
+    ]),
     row(0, () => ["which", "--batch", F.batch, "--norm-len", "8", "--json"]),
     row(2, () => ["which", "--norm-len", "0"]),
     row(2, () => ["which", "--batch", F.missing, "--json"], true),
@@ -115,6 +137,42 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   ],
   loss: [
     row(0, () => ["loss", "--config", CFG, "--batch", F.batch, "--json"], true),
+    row(
+      0,
+      () => [
+        "loss",
+        "--framework",
+        "trl@v1.9.0",
+        "--framework-config",
+        F.grpoYaml,
+        "--batch",
+        F.batch,
+        "--num-processes",
+        "2",
+        "--num-items-in-batch",
+        "8",
+        "--json",
+      ],
+      true,
+    ),
+    row(0, () => [
+      "loss",
+      "--framework",
+      "verl@1dda039b",
+      "--framework-config",
+      F.verlArgs,
+      "--batch",
+      F.batch,
+    ]),
+    row(2, () => [
+      "loss",
+      "--framework",
+      "verl@1dda039b:token-mean",
+      "--framework-config",
+      F.verlArgs,
+      "--batch",
+      F.batch,
+    ]),
     row(0, () => ["loss", "--config", `@${F.cfg}`, "--batch", F.batch]),
     row(0, () => ["loss", "--algorithm", "dr_grpo", "--norm-len", "4", "--batch", F.batch]),
     row(
@@ -254,6 +312,69 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["demo-run"]),
   ],
   frameworks: [row(0, () => ["frameworks"]), row(0, () => ["frameworks", "--json"])],
+  explain: [
+    row(0, () => ["explain", "--framework", "trl@v1.9.0"]),
+    row(0, () => ["explain", "--framework", "trl@v1.9.0", "--config", F.grpoYaml, "--json"], true),
+    row(0, () => [
+      "explain",
+      "--framework",
+      "trl@v1.9.0",
+      "--json",
+      "--num-processes",
+      "2",
+      "--num-items-in-batch",
+      "44",
+      "--",
+      "--loss_type",
+      "dapo",
+      "--num_iterations",
+      "2",
+    ]),
+    row(0, () => [
+      "explain",
+      "--framework",
+      "verl@1dda039b",
+      "--config",
+      F.verlArgs,
+      "--batch",
+      F.batch,
+      "--names",
+      "polgrad",
+      "--strict",
+      "--json",
+    ]),
+    row(0, () => ["explain", "--diff", "trl@v0.19.0", "trl@v1.9.0", "--json"]),
+    row(0, () => ["explain", "--diff", "trl@v1.8.0", "trl@v1.9.0", "--config", F.grpoYaml]),
+    row(2, () => [
+      "explain",
+      "--framework",
+      "trl@v1.9.0",
+      "--batch",
+      F.batch,
+      "--name",
+      "logprobs=nope",
+    ]),
+    row(2, () => [
+      "explain",
+      "--framework",
+      "trl@v1.9.0",
+      "--batch",
+      F.batch,
+      "--response-slice",
+      "x",
+    ]),
+    row(2, () => ["explain", "--framework", "trl@v9.9.9", "--json"], true),
+    row(2, () => ["explain", "--framework", "trl@v1.9.0", "--", "--epsilon_hgh", "0.3"]),
+    row(2, () => ["explain", "--framework", "trl@v1.9.0", "--config", F.missing]),
+    row(2, () => ["explain", "--diff", "trl@v1.9.0"]),
+  ],
+  history: [
+    row(0, () => ["history", "trl", "--key", "loss_type"]),
+    row(0, () => ["history", "trl", "--key", "loss_type", "--json"], true),
+    row(0, () => ["history", "openrlhf", "--json"]),
+    row(2, () => ["history", "trl", "--key", "los_type"]),
+    row(2, () => ["history", "nope"]),
+  ],
   deviations: [row(0, () => ["deviations", "--json"])],
   drift: [
     row(1, () => ["drift", "--checkout", F.drift, "--framework", "verl", "--json"], true),

@@ -76,6 +76,11 @@ const KINDS: readonly (() => string[])[] = [
   () => ["diagnose", runDir, "--json"],
   () => ["demo-run", join(dir, "demo"), "--steps", "3", "--batch-size", "3", "--json"],
   () => ["frameworks", "--json"],
+  () => ["explain", "--framework", "trl@v1.9.0", "--json", "--", "--beta", "0.04"],
+  () => ["explain", "--diff", "trl@v0.16.0", "trl@v1.9.0", "--json"],
+  () => ["history", "trl", "--key", "loss_type", "--json"],
+  () => ["history", "verl", "--json"],
+  () => ["loss", "--framework", "trl@v1.9.0", "--batch", batchPath, "--json"],
   () => ["deviations", "--json"],
   () => ["drift", "--checkout", join(fx, "drift/head"), "--framework", "verl", "--json"],
   () => [

@@ -11,6 +11,7 @@ import { NAME_OPTIONS, readCliBatch } from "../batchInput.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 import { checkOneStdin, readConfigValue } from "./configOption.js";
+import { WORLD_OPTIONS } from "./frameworkConfigOption.js";
 
 /** What `--config` or a non-PAPO `--algorithm` resolves to. */
 type Resolved =
@@ -80,10 +81,17 @@ export const lossCommand: Command = {
     },
     framework: {
       type: "string",
-      argument: "ID",
+      argument: "ID|REF",
       description:
-        "evaluate a framework model, e.g. verl@1dda039b:seq-mean-token-mean (see 'polgrad frameworks')",
+        "evaluate a framework model, e.g. verl@1dda039b:seq-mean-token-mean (see 'polgrad frameworks'), or a release, e.g. trl@v1.9.0, with --framework-config (default: the release's defaults)",
     },
+    "framework-config": {
+      type: "string",
+      argument: "FILE|-",
+      description:
+        "the framework's own config (TRL GRPOConfig YAML/JSON or arguments, verl Hydra YAML or overrides, OpenRLHF arguments) resolved against the --framework release (see 'polgrad explain')",
+    },
+    ...WORLD_OPTIONS,
     batch: {
       type: "string",
       argument: "FILE|DIR|-",
@@ -130,6 +138,19 @@ export const lossCommand: Command = {
   async run(values, _p, io) {
     const fn = "polgrad loss";
     checkOneStdin(fn, values);
+    if (
+      typeof values.framework === "string" &&
+      (values["framework-config"] !== undefined ||
+        /^(trl|verl|openrlhf)@[^:]+$/i.test(values.framework))
+    )
+      return runFrameworkConfig(values, io);
+    for (const k of ["framework-config", "num-processes", "num-items-in-batch"])
+      if (values[k] !== undefined)
+        throw new UsageError(
+          fn,
+          `--${k}`,
+          `${fn}: --${k} must come with --framework REF (a release such as trl@v1.9.0); got --${k} ${typeof values.framework === "string" ? `with the model id ${fmtValue(values.framework)}` : "without --framework"}`,
+        );
     if (typeof values.framework === "string") return runFramework(values, io);
     if (typeof values.algorithm === "string") {
       const { getAlgorithm } = await import("../../registry/index.js");
@@ -264,6 +285,65 @@ async function runFramework(
     () =>
       `framework model ${model.id}\n  ${model.pin.repo} @ ${model.pin.commit} ${model.pin.path}::${model.pin.function}\n` +
       `batch ${batch.source.path}\nloss          ${r.loss}\n(use --json for the gradient and per-token fields at full precision)\n`,
+  );
+}
+
+/** `--framework REF [--framework-config FILE]`: a framework config resolved against a release (docs/conformance/explain.md). */
+async function runFrameworkConfig(
+  values: OptionValues,
+  io: Parameters<Command["run"]>[2],
+): Promise<number> {
+  const fn = "polgrad loss";
+  const given = ["config", "algorithm"].filter((k) => values[k] !== undefined);
+  if (given.length > 0 || values["norm-len"] !== undefined)
+    throw new UsageError(
+      fn,
+      "--framework",
+      `${fn}: --framework with a release takes its settings from --framework-config, not from --config, --algorithm or --norm-len; got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
+    );
+  policyOnly(values, "a framework config");
+  const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
+  const res = await resolveCliFrameworkConfig(fn, values, [], io, {
+    configOption: "framework-config",
+  });
+  const { evaluateResolution } = await import("../../conformance/frameworkConfig/resolution.js");
+  const batch = await readCliBatch(fn, values, io);
+  const r = evaluateResolution(res, batch);
+  const { policyLossConfigToJson } = await import("../../io/configJson.js");
+  const doc = {
+    framework: {
+      ref: res.ref,
+      repo: res.repo,
+      release: res.release,
+      settings: res.settings
+        .filter((x) => x.source !== "default")
+        .map((x) => ({ key: x.key, value: x.value, source: x.source })),
+      warnings: res.warnings,
+      batchMeaning: res.plan.batchMeaning,
+    },
+    config: policyLossConfigToJson(res.plan.config),
+    ...r,
+  };
+  return emit(
+    values,
+    io,
+    doc,
+    () =>
+      `${res.ref} (${res.repo} @ ${res.release.commit.slice(0, 12)}), config ${safeText(typeof values["framework-config"] === "string" ? values["framework-config"] : "the release's defaults")}
+` +
+      `batch ${batch.source.path}: ${res.plan.batchMeaning}
+` +
+      `loss          ${r.loss}
+` +
+      `micro-batches ${r.microBatches.map((m) => `[${m.rows[0]}, ${m.rows[1]}) ${m.loss}`).join("; ")}
+` +
+      res.warnings
+        .map(
+          (w) => `warning [${w.code}] ${w.message}
+`,
+        )
+        .join("") +
+      "(use --json for the gradient and per-token fields at full precision; 'polgrad explain' for the resolution)\n",
   );
 }
 

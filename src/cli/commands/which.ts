@@ -3,13 +3,15 @@
 import { NAME_OPTIONS, readCliBatch } from "../batchInput.js";
 import type { Command } from "../command.js";
 import { intOption, writeJson } from "../output.js";
+import { WORLD_OPTIONS } from "./frameworkConfigOption.js";
 
 /** The `which` command. */
 export const whichCommand: Command = {
   name: "which",
   summary:
     "Show how the losses that share the name GRPO disagree on one batch (loss and per-sequence gradient mass).",
-  usage: "which [--batch FILE|DIR|-] [--names MAP] [--norm-len N] [--json]",
+  usage:
+    "which [--batch FILE|DIR|-] [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]] [--json]",
   options: {
     batch: {
       type: "string",
@@ -25,6 +27,19 @@ export const whichCommand: Command = {
       description: "Dr.GRPO budget of the token-sum-norm row",
       default: "the padded width T",
     },
+    framework: {
+      type: "string",
+      argument: "REF",
+      description:
+        "add a row: this release's loss (trl@v1.9.0, verl@1dda039b, ...) under --framework-config",
+    },
+    "framework-config": {
+      type: "string",
+      argument: "FILE|-",
+      description:
+        "the framework config of the added row (default: the release's defaults; see 'polgrad explain')",
+    },
+    ...WORLD_OPTIONS,
     json: { type: "boolean", description: "print one JSON document instead of the table" },
   },
   async run(values, _positionals, io) {
@@ -32,7 +47,29 @@ export const whichCommand: Command = {
     const normLen = intOption(values, "norm-len", "which");
     let batch = BUILTIN_BATCH;
     if (typeof values.batch === "string") batch = await readCliBatch("polgrad which", values, io);
-    const report = whichTable(batch, { normLen: normLen ?? null });
+    const extraRows = [];
+    if (typeof values.framework === "string" || values["framework-config"] !== undefined) {
+      const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
+      const { evaluateResolution } = await import(
+        "../../conformance/frameworkConfig/resolution.js"
+      );
+      const res = await resolveCliFrameworkConfig("polgrad which", values, [], io, {
+        configOption: "framework-config",
+      });
+      const cfg = values["framework-config"];
+      // The built-in batch has no reference: ref_logprobs := old_logprobs (a first step), as `explain` does.
+      const builtin = typeof values.batch !== "string";
+      extraRows.push({
+        key: `${res.ref}${typeof cfg === "string" ? `:${cfg}` : ""}`,
+        label: `your config (${res.ref}${typeof cfg === "string" ? `, ${cfg}` : ", defaults"}${builtin && res.plan.config.kl != null ? "; ref = old" : ""})`,
+        evaluate: (b: typeof batch) =>
+          evaluateResolution(
+            res,
+            builtin && b.refLogprobs == null ? { ...b, refLogprobs: b.oldLogprobs } : b,
+          ),
+      });
+    }
+    const report = whichTable(batch, { normLen: normLen ?? null, extraRows });
     if (values.json) writeJson(io, "which", report);
     else {
       const { renderWhichText } = await import("../../report/whichText.js");

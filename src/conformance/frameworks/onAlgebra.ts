@@ -33,6 +33,8 @@ export function evaluateOnAlgebra(
     readonly global?: GlobalNormalizer;
     readonly divisor?: FrameworkDivisor;
     readonly klInObjective?: boolean;
+    /** Per-token entropies (zero-filled at padding) for a top-entropy mask or an entropy bonus. */
+    readonly entropies?: Float64Array;
   } = {},
 ): FrameworkResult {
   const { fn, B: rows, T: cols } = batch;
@@ -48,6 +50,7 @@ export function evaluateOnAlgebra(
       responseMask: { rows, cols, data: batch.m },
       refLogprobs: config.kl == null ? null : matrix(batch.ref),
       rolloutLogprobs: config.isCorrection == null ? null : matrix(batch.rollout),
+      ...(o.entropies === undefined ? {} : { entropies: matrix(o.entropies) }),
     },
     o.global === undefined ? {} : { global: o.global },
   );

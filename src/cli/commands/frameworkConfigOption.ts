@@ -1,0 +1,127 @@
+/**
+ * The framework-config options shared by `explain`, `loss`, `which`: `--framework REF` (a
+ * recorded release), `--framework-config FILE|-` (YAML, JSON or arguments), the framework's own
+ * arguments after `--`, and the world (`--num-processes`, `--num-items-in-batch`)
+ * (docs/cli.md#explain).
+ */
+
+import type { FrameworkResolution } from "../../conformance/frameworkConfig/resolution.js";
+import { mustBe } from "../../core/message.js";
+import { UsageError } from "../../errors.js";
+import type { CommandIO, OptionSpec, OptionValues } from "../command.js";
+import { intOption } from "../output.js";
+
+/** Largest framework config read. */
+const MAX_CONFIG_BYTES = 4 * 2 ** 20;
+
+/** The world options. */
+export const WORLD_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  "num-processes": {
+    type: "string",
+    argument: "N",
+    description: "the launcher's process count (TRL: accelerate's num_processes)",
+    default: "1",
+  },
+  "num-items-in-batch": {
+    type: "string",
+    argument: "N",
+    description: "TRL's num_items_in_batch (the generation batch's tokens over all processes)",
+    default: "num-processes × the batch's tokens",
+  },
+};
+
+/** Read a config file (or stdin for `-`) as UTF-8 text. */
+export async function readConfigText(
+  fn: string,
+  arg: string,
+  path: string,
+  io: CommandIO,
+): Promise<{ text: string; source: string }> {
+  const { decodeUtf8, readFileBytes } = await import("../../io/_internal/files.js");
+  if (path === "-") {
+    if (io.readStdin === undefined)
+      throw new UsageError(fn, arg, mustBe(fn, arg, "a file here (no stdin)", "-"));
+    return {
+      text: decodeUtf8(fn, "<stdin>", arg, io.readStdin(MAX_CONFIG_BYTES)),
+      source: "<stdin>",
+    };
+  }
+  return {
+    text: decodeUtf8(fn, path, arg, readFileBytes(fn, path, MAX_CONFIG_BYTES)),
+    source: path,
+  };
+}
+
+/**
+ * Resolve the framework config an invocation names: `--framework REF`, the config text from
+ * `configOption` (a file) and/or the arguments after `--` (appended after the file's entries, so
+ * they win).
+ */
+export async function resolveCliFrameworkConfig(
+  fn: string,
+  values: OptionValues,
+  positionals: readonly string[],
+  io: CommandIO,
+  o: {
+    readonly refOption?: string;
+    readonly configOption: string;
+    readonly ref?: string;
+    readonly configPath?: string | null;
+  },
+): Promise<FrameworkResolution> {
+  const refOpt = o.refOption ?? "framework";
+  const ref = o.ref ?? values[refOpt];
+  if (typeof ref !== "string")
+    throw new UsageError(
+      fn,
+      `--${refOpt}`,
+      mustBe(
+        fn,
+        `--${refOpt}`,
+        "given (a release: trl@v1.9.0, verl@1dda039b, openrlhf@v0.11.0)",
+        "nothing",
+      ),
+    );
+  const { findRelease } = await import("../../conformance/frameworkConfig/releases.js");
+  const { parseFrameworkConfig } = await import("../../conformance/frameworkConfig/parse.js");
+  const { resolveFrameworkConfig } = await import("../../conformance/frameworkConfig/explain.js");
+  const r = findRelease(ref, fn, `--${refOpt}`);
+  const path = o.configPath !== undefined ? o.configPath : values[o.configOption];
+  const entries = [];
+  const skipped: string[] = [];
+  let source = "the release's defaults";
+  if (typeof path === "string") {
+    const { text, source: s } = await readConfigText(fn, `--${o.configOption}`, path, io);
+    const p = parseFrameworkConfig(r.framework, text, { source: s });
+    entries.push(...p.entries);
+    skipped.push(...p.skipped);
+    source = s;
+  }
+  if (positionals.length > 0) {
+    const p = parseFrameworkConfig(r.framework, positionals.map(quote).join(" "), {
+      source: "the arguments after --",
+      form: "args",
+    });
+    const seen = new Set(p.entries.map((e) => e.key));
+    const kept = entries.filter((e) => !seen.has(e.key));
+    entries.length = 0;
+    entries.push(...kept, ...p.entries);
+    skipped.push(...p.skipped);
+    source =
+      typeof path === "string" ? `${source} and the arguments after --` : "the arguments after --";
+  }
+  const numProcesses = intOption(values, "num-processes", fn.replace(/^polgrad /, ""));
+  const numItems = intOption(values, "num-items-in-batch", fn.replace(/^polgrad /, ""));
+  return resolveFrameworkConfig(
+    r.ref,
+    { framework: r.framework, form: "args", entries, skipped, source },
+    {
+      ...(numProcesses === undefined || numProcesses === null ? {} : { numProcesses }),
+      ...(numItems === undefined || numItems === null ? {} : { numItemsInBatch: numItems }),
+    },
+  );
+}
+
+function quote(t: string): string {
+  return /[\s#"'\\]/.test(t) ? `'${t.replaceAll("'", "")}'` : t;
+}

@@ -1,0 +1,321 @@
+/**
+ * A framework config as users hold it, read into one ordered list of `key → value` entries in the
+ * framework's own spelling (docs/conformance/explain.md#config-forms):
+ *
+ * - a YAML or JSON mapping (TRL: `GRPOConfig` fields, the file `trl grpo --config` takes; verl: its
+ *   Hydra YAML, nested or with dotted keys, flattened to dotted paths; OpenRLHF: flag → value,
+ *   dashes included);
+ * - command-line arguments (TRL and OpenRLHF: `--key value`, `--key=value`, a bare `--flag` is
+ *   true, several values are a list; verl: Hydra overrides `key=value`, `+key=value`,
+ *   `++key=value`), one per token, whitespace- or line-separated, `#` comments and `\` line
+ *   continuations allowed, a leading command (`python3 -m verl.trainer.main_ppo`, `trl grpo`,
+ *   `deepspeed --module openrlhf.cli.train_ppo_ray`) skipped and reported.
+ *
+ * YAML is parsed by the `yaml` package (YAML 1.2 core schema; JSON is YAML). Argument values are
+ * YAML scalars (`0.28` a number, `true` a boolean, `null`/`~`/`None` null, `[a, b]` a list).
+ * Browser-safe: no `node:` import.
+ */
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { fmtValue, safeText } from "../../core/message.js";
+import { ConfigError } from "../../errors.js";
+import type { RecordedValue } from "../releases/types.js";
+
+/** The frameworks whose configs are read. */
+export type ConfigFramework = "trl" | "verl" | "openrlhf";
+
+/** The two forms a config text takes. */
+export type ConfigForm = "mapping" | "args";
+
+/** One entry: the key in the framework's spelling and its value. */
+export interface ConfigEntry {
+  readonly key: string;
+  readonly value: RecordedValue;
+  /** Where it came from: `mapping` (a YAML/JSON key), `arg` (a command-line token) or `override`. */
+  readonly origin: "mapping" | "arg" | "override";
+}
+
+/** A parsed config: its entries in source order (a later entry for a key replaces an earlier one). */
+export interface ParsedFrameworkConfig {
+  readonly framework: ConfigFramework;
+  readonly form: ConfigForm;
+  /** The entries, one per key, in the order the keys first appeared. */
+  readonly entries: readonly ConfigEntry[];
+  /** Tokens skipped before the first argument (a launcher command), for the report. */
+  readonly skipped: readonly string[];
+  /** Where the text came from (a file name, `--set`), for messages. */
+  readonly source: string;
+}
+
+const FN = "parseFrameworkConfig";
+
+/** Split argument text into tokens: whitespace-separated, quotes group, `#` starts a comment, `\` continues a line. */
+export function tokenizeArgs(text: string, source: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let has = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quote !== null) {
+      if (c === quote) quote = null;
+      else if (c === "\\" && quote === '"' && i + 1 < text.length) cur += text[++i];
+      else cur += c;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      quote = c;
+      has = true;
+      continue;
+    }
+    if (c === "\\" && (text[i + 1] === "\n" || (text[i + 1] === "\r" && text[i + 2] === "\n"))) {
+      i += text[i + 1] === "\r" ? 2 : 1;
+      continue;
+    }
+    if (c === "#" && !has) {
+      while (i < text.length && text[i] !== "\n") i++;
+      continue;
+    }
+    if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+      if (has) out.push(cur);
+      cur = "";
+      has = false;
+      continue;
+    }
+    cur += c;
+    has = true;
+  }
+  if (quote !== null)
+    throw new ConfigError(
+      FN,
+      "text",
+      `${FN}: ${safeText(source)} has an unterminated ${quote} quote`,
+    );
+  if (has) out.push(cur);
+  return out;
+}
+
+/** A YAML scalar's value as an argument value; `None` (Python's spelling) is null. */
+function scalarOf(text: string, key: string, source: string): RecordedValue {
+  if (text === "None") return null;
+  try {
+    const v = parseYaml(text, { strict: true }) as unknown;
+    return toRecorded(v, key, source);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    return text;
+  }
+}
+
+function toRecorded(v: unknown, key: string, source: string): RecordedValue {
+  if (v === null || v === undefined) return null;
+  if (typeof v === "boolean" || typeof v === "string") return v;
+  if (typeof v === "number") {
+    if (!Number.isFinite(v))
+      throw new ConfigError(
+        FN,
+        key,
+        `${FN}: ${safeText(key)} in ${safeText(source)} must be finite; got ${fmtValue(v)}`,
+      );
+    return v;
+  }
+  if (Array.isArray(v)) return v.map((x) => toRecorded(x, key, source));
+  if (typeof v === "object") {
+    const o: Record<string, RecordedValue> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>))
+      o[k] = toRecorded(x, `${key}.${k}`, source);
+    return o;
+  }
+  throw new ConfigError(
+    FN,
+    key,
+    `${FN}: ${safeText(key)} in ${safeText(source)} must be a YAML value; got ${fmtValue(v)}`,
+  );
+}
+
+/** Whether the text is arguments rather than a YAML/JSON mapping: its first token starts with `-`, holds `=` before any `:`, or names a launcher. */
+function looksLikeArgs(text: string): boolean {
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    if (line.startsWith("--")) return true;
+    if (/^[+~]{0,2}[A-Za-z_][\w.\-/]*=/.test(line)) return true;
+    if (/^(python3?|torchrun|deepspeed|accelerate|trl|ray|uv|bash|sh)\b/.test(line)) return true;
+    return false;
+  }
+  return false;
+}
+
+/**
+ * How many leading tokens are a launcher, not arguments: none when the first token is an argument;
+ * otherwise through the script (`-m MODULE`, `--module MODULE`, a `*.py` file, `trl grpo`), or up
+ * to the first argument when no script is named.
+ */
+function skipLauncher(tokens: readonly string[], framework: ConfigFramework): number {
+  const isArg =
+    framework === "verl"
+      ? (t: string) => /^[+]{0,2}[A-Za-z_][\w.\-/]*=/.test(t)
+      : (t: string) => t.startsWith("--");
+  if (tokens.length === 0 || isArg(tokens[0] as string)) return 0;
+  for (let j = 0; j < tokens.length; j++) {
+    const t = tokens[j] as string;
+    if ((t === "-m" || t === "--module") && j + 1 < tokens.length) return j + 2;
+    if (t.endsWith(".py") || (t === "grpo" && j > 0 && tokens[j - 1] === "trl")) return j + 1;
+  }
+  let i = 0;
+  while (i < tokens.length && !isArg(tokens[i] as string)) i++;
+  return i;
+}
+
+function addEntry(map: Map<string, ConfigEntry>, e: ConfigEntry): void {
+  // A later entry replaces an earlier one and keeps its first position (argparse and Hydra: last wins).
+  map.set(e.key, e);
+}
+
+/** Parse `--key value` arguments (TRL, OpenRLHF). */
+function parseFlagArgs(
+  tokens: readonly string[],
+  framework: ConfigFramework,
+  source: string,
+): Map<string, ConfigEntry> {
+  const map = new Map<string, ConfigEntry>();
+  let i = 0;
+  while (i < tokens.length) {
+    const t = tokens[i] as string;
+    if (!t.startsWith("--") || t.length === 2)
+      throw new ConfigError(
+        FN,
+        "text",
+        `${FN}: ${safeText(source)}: ${framework} arguments must be --key value pairs; got ${fmtValue(t)} where a --key was expected`,
+      );
+    const eq = t.indexOf("=");
+    const flag = eq < 0 ? t : t.slice(0, eq);
+    const key = framework === "trl" ? flag.slice(2) : flag;
+    if (eq >= 0) {
+      addEntry(map, { key, value: scalarOf(t.slice(eq + 1), key, source), origin: "arg" });
+      i++;
+      continue;
+    }
+    const vals: string[] = [];
+    i++;
+    while (i < tokens.length && !(tokens[i] as string).startsWith("--"))
+      vals.push(tokens[i++] as string);
+    const value: RecordedValue =
+      vals.length === 0
+        ? true
+        : vals.length === 1
+          ? scalarOf(vals[0] as string, key, source)
+          : vals.map((v) => scalarOf(v, key, source));
+    addEntry(map, { key, value, origin: "arg" });
+  }
+  return map;
+}
+
+/** Parse Hydra overrides `key=value`, `+key=value`, `++key=value` (verl). */
+function parseOverrides(tokens: readonly string[], source: string): Map<string, ConfigEntry> {
+  const map = new Map<string, ConfigEntry>();
+  for (const t of tokens) {
+    const m = /^([+]{0,2})([A-Za-z_][\w.\-/]*)=(.*)$/s.exec(t);
+    if (m === null)
+      throw new ConfigError(
+        FN,
+        "text",
+        `${FN}: ${safeText(source)}: verl overrides must be key=value (Hydra syntax, optionally +key=value); got ${fmtValue(t)}`,
+      );
+    const key = m[2] as string;
+    addEntry(map, { key, value: scalarOf(m[3] as string, key, source), origin: "override" });
+  }
+  return map;
+}
+
+/** Flatten a nested mapping to dotted keys (verl); lists and scalars are leaves. */
+function flatten(
+  o: Record<string, RecordedValue>,
+  prefix: string,
+  map: Map<string, ConfigEntry>,
+): void {
+  for (const [k, v] of Object.entries(o)) {
+    const key = prefix === "" ? k : `${prefix}.${k}`;
+    if (v !== null && typeof v === "object" && !Array.isArray(v))
+      flatten(v as Record<string, RecordedValue>, key, map);
+    else addEntry(map, { key, value: v, origin: "mapping" });
+  }
+}
+
+/**
+ * Read a framework config from text.
+ *
+ * Formula: entries = the mapping's keys (verl: flattened to dotted paths; OpenRLHF: `--` added to
+ * a key written without it) or the arguments' keys, each with its value, last occurrence wins.
+ *
+ * @param framework - `trl`, `verl` or `openrlhf`.
+ * @param text - The config text (YAML, JSON, or arguments).
+ * @param options - `source` (for messages), `form` to force `mapping` or `args` (default: detected).
+ * @returns The parsed entries.
+ * @throws {ConfigError} E_CONFIG for unparsable YAML, a mapping that is not one, malformed arguments.
+ * @derivation docs/conformance/explain.md#config-forms
+ * @enforcedBy test/conformance/frameworkConfig/parse.test.ts > parseFrameworkConfig > golden: the three frameworks' forms give the same entries
+ * @since 0.2.0
+ */
+export function parseFrameworkConfig(
+  framework: ConfigFramework,
+  text: string,
+  options: { readonly source?: string; readonly form?: ConfigForm } = {},
+): ParsedFrameworkConfig {
+  const source = options.source ?? "the config";
+  if (typeof text !== "string")
+    throw new ConfigError(FN, "text", `${FN}: text must be a string; got ${fmtValue(text)}`);
+  const form = options.form ?? (looksLikeArgs(text) ? "args" : "mapping");
+  if (form === "args") {
+    const tokens = tokenizeArgs(text, source);
+    const start = skipLauncher(tokens, framework);
+    const rest = tokens.slice(start);
+    const map =
+      framework === "verl" ? parseOverrides(rest, source) : parseFlagArgs(rest, framework, source);
+    return {
+      framework,
+      form,
+      entries: [...map.values()],
+      skipped: tokens.slice(0, start),
+      source,
+    };
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { strict: true, uniqueKeys: true, maxAliasCount: 100 });
+  } catch (e) {
+    const why = e instanceof YAMLParseError ? e.message.split("\n")[0] : String(e);
+    throw new ConfigError(
+      FN,
+      "text",
+      `${FN}: ${safeText(source)} must be YAML or JSON (a mapping) or command-line arguments; got a parse error: ${safeText(why ?? "")}`,
+    );
+  }
+  if (doc === null || doc === undefined)
+    return { framework, form, entries: [], skipped: [], source };
+  if (Array.isArray(doc) && doc.every((x) => typeof x === "string")) {
+    // A YAML list of overrides or arguments.
+    return parseFrameworkConfig(framework, (doc as string[]).map(quoteToken).join("\n"), {
+      source,
+      form: "args",
+    });
+  }
+  if (typeof doc !== "object" || Array.isArray(doc))
+    throw new ConfigError(
+      FN,
+      "text",
+      `${FN}: ${safeText(source)} must be a mapping of config keys to values (or arguments); got ${fmtValue(doc)}`,
+    );
+  const rec = toRecorded(doc, "", source) as Record<string, RecordedValue>;
+  const map = new Map<string, ConfigEntry>();
+  if (framework === "verl") flatten(rec, "", map);
+  else
+    for (const [k, v] of Object.entries(rec)) {
+      const key = framework === "openrlhf" && !k.startsWith("-") ? `--${k}` : k;
+      addEntry(map, { key, value: v, origin: "mapping" });
+    }
+  return { framework, form, entries: [...map.values()], skipped: [], source };
+}
+
+function quoteToken(t: string): string {
+  return /[\s#"'\\]/.test(t) ? `'${t.replaceAll("'", "")}'` : t;
+}

@@ -1,0 +1,96 @@
+/**
+ * The recorded releases of each framework and the `framework@label` references that name them
+ * (`trl@v1.9.0`, `verl@1dda039b`, `openrlhf@v0.11.0`), as `polgrad frameworks` names its pins
+ * (docs/conformance/releases.md). Browser-safe.
+ */
+import { fmtValue, mustBe } from "../../core/message.js";
+import { closestNames, didYouMean } from "../../core/names.js";
+import { UnknownNameError } from "../../errors.js";
+import { OPENRLHF_FACTS } from "../releases/data/openrlhfFacts.js";
+import { TRL_FACTS } from "../releases/data/trlFacts.js";
+import { VERL_FACTS } from "../releases/data/verlFacts.js";
+import type { RecordedKey, RecordedRelease, RecordedReleaseFacts } from "../releases/types.js";
+import type { ConfigFramework } from "./parse.js";
+
+/** Every framework's recorded facts. */
+export const RELEASE_FACTS: Readonly<Record<ConfigFramework, RecordedReleaseFacts>> = {
+  trl: TRL_FACTS,
+  verl: VERL_FACTS,
+  openrlhf: OPENRLHF_FACTS,
+};
+
+/** A release found by reference. */
+export interface ReleaseRef {
+  readonly framework: ConfigFramework;
+  readonly facts: RecordedReleaseFacts;
+  readonly release: RecordedRelease;
+  /** Its index in the framework's chronological list. */
+  readonly index: number;
+  /** `framework@label`. */
+  readonly ref: string;
+}
+
+const FRAMEWORKS: readonly ConfigFramework[] = ["trl", "verl", "openrlhf"];
+
+/** Every `framework@label` reference, chronological per framework. */
+export function releaseRefs(framework?: ConfigFramework): string[] {
+  const fws = framework === undefined ? FRAMEWORKS : [framework];
+  return fws.flatMap((f) => RELEASE_FACTS[f].releases.map((r) => `${f}@${r.label}`));
+}
+
+/**
+ * Look a release up by reference: `trl@v1.9.0` (a tag), `verl@1dda039b` (an 8-hex short commit or
+ * any longer prefix of a recorded commit), `openrlhf@latest` / `trl@head` (the newest recorded).
+ * A tag may be given without its `v`.
+ *
+ * @param ref - The reference.
+ * @param fn - The public function named by errors.
+ * @param arg - The argument named by errors.
+ * @returns The release.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME with the closest references when none matches.
+ * @derivation docs/conformance/releases.md#references
+ * @enforcedBy test/conformance/frameworkConfig/releases.test.ts > findRelease > golden: tags, short commits, head and did-you-mean
+ * @since 0.2.0
+ */
+export function findRelease(ref: string, fn = "findRelease", arg = "framework"): ReleaseRef {
+  const m = typeof ref === "string" ? /^(trl|verl|openrlhf)@(.+)$/i.exec(ref.trim()) : null;
+  if (m !== null) {
+    const framework = (m[1] as string).toLowerCase() as ConfigFramework;
+    const want = m[2] as string;
+    const facts = RELEASE_FACTS[framework];
+    const rs = facts.releases;
+    let index = -1;
+    if (want === "head" || want === "latest") index = rs.length - 1;
+    if (index < 0) index = rs.findIndex((r) => r.label === want || r.tag === want);
+    if (index < 0) index = rs.findIndex((r) => r.tag === `v${want}`);
+    if (index < 0 && /^[0-9a-f]{7,40}$/.test(want)) {
+      const hits = rs.flatMap((r, i) => (r.commit.startsWith(want) ? [i] : []));
+      if (hits.length === 1) index = hits[0] as number;
+    }
+    if (index >= 0) {
+      const release = rs[index] as RecordedRelease;
+      return { framework, facts, release, index, ref: `${framework}@${release.label}` };
+    }
+  }
+  const known = releaseRefs();
+  const suggestions =
+    typeof ref === "string" && ref.length <= 200 ? closestNames(ref, known).slice(0, 3) : [];
+  throw new UnknownNameError(
+    fn,
+    arg,
+    `${mustBe(fn, arg, "a recorded release: trl@<tag>, verl@<tag or short commit>, openrlhf@<tag or short commit> (see 'polgrad history FRAMEWORK')", fmtValue(ref))}${didYouMean(suggestions)}`,
+    suggestions,
+  );
+}
+
+/** The release's keys by name. */
+export function keysOf(release: RecordedRelease): ReadonlyMap<string, RecordedKey> {
+  return new Map(release.keys.map((k) => [k.key, k]));
+}
+
+/** Whether release `a` is at or after the release labelled `label` of the same framework. */
+export function atOrAfter(r: ReleaseRef, label: string): boolean {
+  const i = r.facts.releases.findIndex((x) => x.label === label);
+  if (i < 0) throw new Error(`internal: no recorded release ${label}`);
+  return r.index >= i;
+}

@@ -1,0 +1,529 @@
+/**
+ * verl's PPO trainer config (Hydra, dotted paths) resolved against one recorded release into our
+ * algebra (docs/conformance/explain.md#verl). What a batch file stands for: one whole mini-batch
+ * on one rank: dp_size 1, `global_batch_size` = B (emptied rows counted), the global token count
+ * Σ mask. Up to v0.7.1 the old actor splits it into micro-batches of
+ * `ppo_micro_batch_size_per_gpu` rows, each micro-batch's loss (local statistics) times 1/K; from
+ * v0.8.0 the engine normalises every micro-batch by the mini-batch's global counts, so the split
+ * does not change the loss.
+ */
+import { fmtValue, safeText } from "../../core/message.js";
+import { ConfigError } from "../../errors.js";
+import type { KLLossConfig } from "../../kl/estimator.js";
+import type { EntropyBonusConfig, PolicyLossConfig } from "../../losses/config.js";
+import type { RecordedValue } from "../releases/types.js";
+import type { ParsedFrameworkConfig } from "./parse.js";
+import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef } from "./releases.js";
+import type {
+  FrameworkResolution,
+  LossPlan,
+  ResolutionWarning,
+  ResolvedSetting,
+} from "./resolution.js";
+import { mergeConfig } from "./resolveShared.js";
+
+const A = "actor_rollout_ref.actor.";
+
+const ROLE: Readonly<Record<string, string>> = {
+  [`${A}loss_agg_mode`]: "agg_loss's mode: the aggregation of the policy, KL and entropy terms",
+  [`${A}policy_loss.loss_mode`]: "the policy loss function (vanilla, gspo, cispo, ...)",
+  [`${A}clip_ratio`]: "the clip ε where clip_ratio_low/high are null",
+  [`${A}clip_ratio_low`]: "ε_low of the clip",
+  [`${A}clip_ratio_high`]: "ε_high of the clip",
+  [`${A}clip_ratio_c`]: "the dual clip's c for A < 0 (vanilla); DPPO's truncation",
+  [`${A}loss_scale_factor`]: "seq-mean-token-sum-norm's divisor (null: the padded width T)",
+  [`${A}use_kl_loss`]: "add kl_loss_coef·agg(KL to the reference) to the loss",
+  [`${A}kl_loss_coef`]: "the KL loss coefficient",
+  [`${A}kl_loss_type`]: "the KL estimator (low_var_kl = k3 clamped)",
+  [`${A}entropy_coeff`]: "entropy bonus coefficient (− coef·agg(entropy))",
+  [`${A}tau_pos`]: "SAPO's τ for A > 0",
+  [`${A}tau_neg`]: "SAPO's τ for A ≤ 0",
+  [`${A}policy_loss.dro_beta`]: "DRO's β",
+  [`${A}ppo_mini_batch_size`]:
+    "prompts per mini-batch (global_batch_size = ppo_mini_batch_size × rollout.n)",
+  [`${A}ppo_micro_batch_size_per_gpu`]:
+    "rows per micro-batch (old actor: each micro-batch's loss times 1/K)",
+  [`${A}use_dynamic_bsz`]: "micro-batches packed by a token budget",
+  [`${A}ppo_epochs`]: "passes over the mini-batch (1 with one mini-batch: on-policy in v0.6–v0.7)",
+  "data.train_batch_size": "prompts per step (train_batch_size / ppo_mini_batch_size mini-batches)",
+  "actor_rollout_ref.rollout.n": "samples per prompt",
+  "algorithm.adv_estimator": "the advantage estimator (the batch carries its advantages)",
+  "algorithm.norm_adv_by_std_in_grpo": "GRPO's std scaling (the batch carries its advantages)",
+  "algorithm.use_kl_in_reward": "KL in the reward (the batch carries its advantages)",
+  "algorithm.rollout_correction.rollout_is":
+    "rollout importance-sampling weights (token / sequence)",
+  "algorithm.rollout_correction.rollout_is_threshold": "the IS weights' upper clamp",
+  "algorithm.rollout_correction.rollout_rs": "rollout rejection sampling",
+  "algorithm.rollout_correction.bypass_mode": "bypass: old logprobs from the rollout engine",
+  "trainer.n_gpus_per_node":
+    "GPUs per node (the batch is taken as one whole mini-batch on one rank)",
+  "trainer.nnodes": "nodes (the batch is taken as one whole mini-batch on one rank)",
+};
+
+const LOSS_KEYS = new Set(Object.keys(ROLE));
+const ALL_RELEASE_LOSS_KEYS: ReadonlySet<string> = new Set(
+  RELEASE_FACTS.verl.releases
+    .flatMap((r) => r.keys.map((k) => k.key))
+    .filter((k) => LOSS_KEYS.has(k)),
+);
+const NO_WORLD: ReadonlySet<string> = new Set();
+
+/** The era of a verl release: which actor, and agg_loss's formulas. */
+interface VerlEra {
+  readonly name: string;
+  /** Engine worker (global normalisers, no micro-batch scaling) vs the old actor. */
+  readonly engine: boolean;
+  /** agg_loss drops empty rows from the seq-mean modes (else they count, or give NaN). */
+  readonly dropsEmptyRows: boolean;
+  /** seq-mean-token-sum-norm = ΣΣ m·ℓ / L (no row division), before v0.7.1. */
+  readonly sumNormNoRows: boolean;
+  readonly aggModes: readonly string[];
+  readonly lossModes: readonly string[];
+  /** The on-policy shortcut of v0.6.0–v0.7.1 (one mini-batch per step, one epoch). */
+  readonly onPolicyShortcut: boolean;
+  /** The `+` KL types work (they raise NotImplementedError before v0.8.0). */
+  readonly straightThroughKl: boolean;
+}
+
+function verlEra(r: ReleaseRef): VerlEra {
+  const at = (l: string) => atOrAfter(r, l);
+  const base = [
+    "token-mean",
+    "seq-mean-token-sum",
+    "seq-mean-token-mean",
+    "seq-mean-token-sum-norm",
+  ];
+  const modes = ["vanilla"];
+  if (at("v0.5.0")) modes.push("gpg");
+  if (at("v0.6.0")) modes.push("gspo", "geo_mean");
+  if (at("v0.7.0")) modes.push("sapo", "cispo");
+  if (at("v0.7.1")) modes.push("dppo_tv", "dppo_kl");
+  if (isG(r)) modes.push("dro");
+  return {
+    name: at("v0.8.0") ? (isG(r) ? "G (engine, token-sum, dro)" : "F (engine)") : "old actor",
+    engine: at("v0.8.0"),
+    dropsEmptyRows: at("v0.6.1"),
+    sumNormNoRows: !at("v0.7.1"),
+    aggModes: isG(r) ? [...base, "token-sum"] : base,
+    lossModes: modes,
+    onPolicyShortcut: at("v0.6.0") && !at("v0.8.0"),
+    straightThroughKl: at("v0.8.0"),
+  };
+}
+
+/** v0.9.0 and the head 1dda039b (a sibling of v0.9.0 with the same loss files). */
+function isG(r: ReleaseRef): boolean {
+  return r.release.label === "v0.9.0" || r.release.label === "1dda039b";
+}
+
+const KL_TYPES: Readonly<Record<string, KLLossConfig>> = {
+  kl: { kind: "k1", coef: 1 },
+  k1: { kind: "k1", coef: 1 },
+  abs: { kind: "abs", coef: 1 },
+  mse: { kind: "k2", coef: 1 },
+  k2: { kind: "k2", coef: 1 },
+  low_var_kl: { kind: "k3", coef: 1, clamp: { delta: 20, value: 10 } },
+  k3: { kind: "k3", coef: 1, clamp: { delta: 20, value: 10 } },
+};
+
+function bad(fn: string, key: string, rule: string, got: RecordedValue): ConfigError {
+  return new ConfigError(fn, key, `${fn}: ${safeText(key)} must be ${rule}; got ${fmtValue(got)}`);
+}
+
+/**
+ * Resolve a verl config against a release.
+ *
+ * @param r - The release (findRelease("verl@…")).
+ * @param parsed - The parsed config (dotted Hydra paths).
+ * @returns The resolution.
+ * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a bad value, or a loss
+ *   mode polgrad does not model (clip_cov, kl_cov: covariance-selected tokens).
+ * @derivation docs/conformance/explain.md#verl
+ * @enforcedBy test/conformance/frameworkConfig/verl.fixtures.test.ts > verl releases > conformance: every recorded case replays through its resolved config
+ * @since 0.2.0
+ */
+export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): FrameworkResolution {
+  const fn = r.ref;
+  const era = verlEra(r);
+  const rk = keysOf(r.release);
+  const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
+    lossKeys: LOSS_KEYS,
+    anyReleaseLossKeys: ALL_RELEASE_LOSS_KEYS,
+    worldKeys: NO_WORLD,
+  });
+  const warnings: ResolutionWarning[] = [];
+  const mode = c.str(`${A}loss_agg_mode`, era.aggModes);
+  const lossMode = c.str(`${A}policy_loss.loss_mode`, [...era.lossModes, "clip_cov", "kl_cov"]);
+  if (lossMode === "clip_cov" || lossMode === "kl_cov")
+    throw bad(
+      fn,
+      `${A}policy_loss.loss_mode`,
+      `a loss mode polgrad models (${era.lossModes.join(", ")}); ${lossMode} selects tokens by a covariance ranking, which is not in the algebra`,
+      lossMode,
+    );
+  const eps = c.num(`${A}clip_ratio`, { min: 0 });
+  const lo = c.num(`${A}clip_ratio_low`, { nullable: true, min: 0 }) ?? eps;
+  const hi = c.num(`${A}clip_ratio_high`, { nullable: true, min: 0 }) ?? eps;
+  if (c.raw(`${A}clip_ratio_low`) === null)
+    c.derive(`${A}clip_ratio_low`, eps, "derived", "clip_ratio when null");
+  if (c.raw(`${A}clip_ratio_high`) === null)
+    c.derive(`${A}clip_ratio_high`, eps, "derived", "clip_ratio when null");
+  const cDual = c.num(`${A}clip_ratio_c`, { gt: 1 });
+  const lsf = c.has(`${A}loss_scale_factor`)
+    ? c.num(`${A}loss_scale_factor`, { nullable: true, gt: 0 })
+    : null;
+  const useKl = c.bool(`${A}use_kl_loss`);
+  const entCoef = c.num(`${A}entropy_coeff`);
+  const mini = c.int(`${A}ppo_mini_batch_size`);
+  const n = c.int("actor_rollout_ref.rollout.n");
+  const epochs = c.int(`${A}ppo_epochs`);
+  const micro = c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true });
+  const dynamic = c.bool(`${A}use_dynamic_bsz`);
+  const trainBatch = c.int("data.train_batch_size");
+
+  // The policy loss per mode.
+  const clamp20 = { level: "token", lower: -20, upper: 20 } as const;
+  let policy: Omit<PolicyLossConfig, "aggregation">;
+  let fixedMode: string | null = null;
+  switch (lossMode) {
+    case "vanilla":
+      policy = {
+        ratio: "token",
+        surrogate: "pg_clip",
+        clip: { epsLow: lo, epsHigh: hi, ratioCap: cDual },
+        ratioClamp: clamp20,
+      };
+      break;
+    case "gspo":
+      policy = {
+        ratio: "sequence_token",
+        surrogate: "pg_clip",
+        clip: { epsLow: lo, epsHigh: hi },
+        ratioClamp: { level: "row", upper: 10 },
+      };
+      fixedMode = "seq-mean-token-mean";
+      break;
+    case "cispo":
+      policy = {
+        ratio: "token",
+        surrogate: "cispo",
+        clip: { epsLow: lo, epsHigh: hi },
+        ratioClamp: clamp20,
+      };
+      break;
+    case "sapo":
+      policy = {
+        ratio: "token",
+        surrogate: "sapo",
+        clip: null,
+        sapo: { tauPos: c.num(`${A}tau_pos`, { gt: 0 }), tauNeg: c.num(`${A}tau_neg`, { gt: 0 }) },
+        ratioClamp: clamp20,
+      };
+      fixedMode = "seq-mean-token-mean";
+      break;
+    case "gpg":
+      policy = { ratio: "token", surrogate: "reinforce", clip: null };
+      break;
+    case "geo_mean":
+      policy = {
+        ratio: "sequence",
+        surrogate: "pg",
+        clip: null,
+        ratioClamp: { level: "token", lower: -lo, upper: hi, signAware: true },
+      };
+      break;
+    case "dppo_tv":
+    case "dppo_kl":
+      policy = {
+        ratio: "token",
+        surrogate: "dppo",
+        clip: null,
+        dppo: {
+          divergence: lossMode === "dppo_tv" ? "tv" : "kl",
+          low: lo,
+          high: hi,
+          truncation: cDual,
+        },
+      };
+      break;
+    case "dro": {
+      const beta = c.num(`${A}policy_loss.dro_beta`, { nullable: true, gt: 0 });
+      if (beta === null)
+        throw bad(
+          fn,
+          `${A}policy_loss.dro_beta`,
+          "set (> 0) when loss_mode is dro (verl requires it)",
+          null,
+        );
+      policy = { ratio: "token", surrogate: "dro", clip: null, dro: { beta } };
+      break;
+    }
+    default:
+      throw bad(fn, `${A}policy_loss.loss_mode`, `one of ${era.lossModes.join(", ")}`, lossMode);
+  }
+  if (fixedMode !== null && c.isUser(`${A}loss_agg_mode`) && mode !== fixedMode)
+    warnings.push({
+      code: "verl-loss-mode-ignores-aggregation",
+      message: `loss_mode ${lossMode} aggregates with ${fixedMode} whatever loss_agg_mode says (${mode} is ignored for the policy term)`,
+      deviation: "verl-gspo-ignores-aggregation",
+    });
+  const policyMode = fixedMode ?? mode;
+  const agg = aggregationOf(fn, era, policyMode, lsf, lossMode === "geo_mean");
+
+  // KL loss: kl_loss_coef·agg_loss(kl_penalty(...), mask, loss_agg_mode), added before scaling.
+  let kl: KLLossConfig | null = null;
+  if (useKl) {
+    const type = c.str(`${A}kl_loss_type`, [
+      ...Object.keys(KL_TYPES),
+      ...Object.keys(KL_TYPES).map((k) => `${k}+`),
+    ]);
+    const st = type.endsWith("+");
+    if (st && !era.straightThroughKl)
+      throw bad(
+        fn,
+        `${A}kl_loss_type`,
+        `one without "+" at ${r.ref} (verl raises NotImplementedError: the "+" is not stripped before v0.8.0)`,
+        type,
+      );
+    const base = KL_TYPES[st ? type.slice(0, -1) : type] as KLLossConfig;
+    const kc = c.num(`${A}kl_loss_coef`);
+    kl = {
+      ...base,
+      coef: kc,
+      ...(st ? { gradient: "straight_through" as const, clamp: null } : {}),
+      ...(policyMode !== mode ? { aggregation: agg.cfg.aggregation } : {}),
+    };
+  }
+  const entropyBonus: EntropyBonusConfig | null =
+    entCoef === 0 ? null : { coef: entCoef, aggregation: agg.cfg.aggregation };
+
+  // The old actor's micro-batches (the engine normalises each by global counts: one pass equals them all).
+  const split = !era.engine && micro !== null && !dynamic;
+  if (!era.engine && dynamic)
+    warnings.push({
+      code: "verl-dynamic-bsz-packing",
+      message:
+        "use_dynamic_bsz packs micro-batches by a token budget: each micro-batch's loss is weighted by its rows / B, and token-mean then depends on the packing, which a batch file does not record; evaluated as one micro-batch",
+    });
+  const onPolicy = era.onPolicyShortcut && trainBatch === mini && epochs === 1;
+  const config: PolicyLossConfig = {
+    ...policy,
+    ...agg.cfg,
+    kl,
+    ...(entropyBonus === null ? {} : { entropyBonus }),
+  };
+  const plan: LossPlan = {
+    config,
+    microBatches: split ? { rows: micro as number } : 1,
+    divideBy: split ? "micro_batches" : 1,
+    onPolicy,
+    ...(agg.global === null || agg.global === undefined ? {} : { global: agg.global }),
+    klInObjective: true,
+    batchMeaning: era.engine
+      ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${mini * n} in the config), normalised by its global counts`
+      : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ppo_micro_batch_size_per_gpu = ${micro} rows, each micro-batch's loss on its own statistics times 1/K`}`,
+  };
+  const settings: ResolvedSetting[] = [];
+  const push = (key: string, effective = true) => {
+    if (c.has(key)) settings.push(c.setting(key, ROLE[key] ?? "", effective));
+  };
+  for (const key of Object.keys(ROLE)) {
+    const eff =
+      key.endsWith("kl_loss_coef") || key.endsWith("kl_loss_type")
+        ? useKl
+        : key.endsWith("tau_pos") || key.endsWith("tau_neg")
+          ? lossMode === "sapo"
+          : key.endsWith("dro_beta")
+            ? lossMode === "dro"
+            : key.endsWith("loss_scale_factor")
+              ? policyMode === "seq-mean-token-sum-norm"
+              : key.endsWith("clip_ratio_c")
+                ? lossMode === "vanilla" || lossMode.startsWith("dppo")
+                : key.startsWith("algorithm.") ||
+                    key.startsWith("trainer.") ||
+                    key === "data.train_batch_size" ||
+                    key.endsWith("ppo_mini_batch_size") ||
+                    key === "actor_rollout_ref.rollout.n"
+                  ? false
+                  : true;
+    push(key, eff);
+  }
+  if (
+    c.has("algorithm.rollout_correction.rollout_is") &&
+    c.raw("algorithm.rollout_correction.rollout_is") !== null
+  )
+    throw bad(
+      fn,
+      "algorithm.rollout_correction.rollout_is",
+      "null (rollout IS weights are not resolved from a verl config yet; use polgrad's is_correction config)",
+      c.raw("algorithm.rollout_correction.rollout_is") ?? null,
+    );
+  if (
+    c.has("algorithm.rollout_correction.rollout_rs") &&
+    c.raw("algorithm.rollout_correction.rollout_rs") !== null
+  )
+    throw bad(
+      fn,
+      "algorithm.rollout_correction.rollout_rs",
+      "null (rollout rejection is not resolved from a verl config yet; use polgrad's rejection config)",
+      c.raw("algorithm.rollout_correction.rollout_rs") ?? null,
+    );
+  return {
+    framework: "verl",
+    ref: r.ref,
+    release: {
+      label: r.release.label,
+      tag: r.release.tag,
+      commit: r.release.commit,
+      date: r.release.date,
+    },
+    repo: r.facts.repo,
+    settings,
+    ignored,
+    skipped: parsed.skipped,
+    plan,
+    algebra: describeVerl(config, era, lossMode, policyMode, mode, onPolicy),
+    warnings,
+  };
+}
+
+function aggregationOf(
+  fn: string,
+  era: VerlEra,
+  mode: string,
+  lsf: number | null,
+  plainMean: boolean,
+): {
+  cfg: Pick<PolicyLossConfig, "aggregation" | "normLen" | "emptyRows">;
+  global: LossPlan["global"] | null;
+} {
+  // geo_mean takes a plain mean over the rows (every row), no global normaliser.
+  if (plainMean)
+    return { cfg: { aggregation: "seq_mean_token_mean", emptyRows: "count" }, global: null };
+  const rowsGlobal: LossPlan["global"] = (w) => ({ rows: w.B });
+  switch (mode) {
+    case "token-mean":
+      return { cfg: { aggregation: "token_mean", emptyRows: "count" }, global: null };
+    case "token-sum":
+      return { cfg: { aggregation: "token_sum", emptyRows: "count" }, global: null };
+    case "seq-mean-token-sum":
+      return era.engine
+        ? { cfg: { aggregation: "seq_mean_token_sum", emptyRows: "drop" }, global: rowsGlobal }
+        : {
+            cfg: {
+              aggregation: "seq_mean_token_sum",
+              emptyRows: era.dropsEmptyRows ? "drop" : "count",
+            },
+            global: null,
+          };
+    case "seq-mean-token-mean":
+      return era.engine
+        ? { cfg: { aggregation: "seq_mean_token_mean", emptyRows: "drop" }, global: rowsGlobal }
+        : {
+            cfg: {
+              aggregation: "seq_mean_token_mean",
+              emptyRows: era.dropsEmptyRows ? "drop" : "reject",
+            },
+            global: null,
+          };
+    case "seq-mean-token-sum-norm":
+      if (era.sumNormNoRows)
+        throw new ConfigError(
+          fn,
+          `${A}loss_agg_mode`,
+          `${fn}: ${A}loss_agg_mode must be a mode polgrad resolves at this release; got "seq-mean-token-sum-norm" (before v0.7.1 it is ΣΣ m·ℓ / T with no row division, not yet in the resolver)`,
+        );
+      return era.engine
+        ? {
+            cfg: {
+              aggregation: "token_sum_norm",
+              ...(lsf === null ? {} : { normLen: lsf }),
+              emptyRows: "drop",
+            },
+            global: rowsGlobal,
+          }
+        : {
+            cfg: {
+              aggregation: "token_sum_norm",
+              ...(lsf === null ? {} : { normLen: lsf }),
+              emptyRows: "drop",
+            },
+            global: null,
+          };
+    default:
+      throw new ConfigError(
+        fn,
+        `${A}loss_agg_mode`,
+        `${fn}: unknown loss_agg_mode ${fmtValue(mode)}`,
+      );
+  }
+}
+
+function describeVerl(
+  cfg: PolicyLossConfig,
+  era: VerlEra,
+  lossMode: string,
+  policyMode: string,
+  mode: string,
+  onPolicy: boolean,
+): { component: string; text: string }[] {
+  const clip = cfg.clip;
+  const ratio = onPolicy
+    ? "r = 1: old_log_prob := log_prob.detach() (one mini-batch per step, one epoch)"
+    : cfg.ratio === "token"
+      ? `r = exp(clamp(lp − old, ±20)) per token${lossMode === "gpg" ? " (unused: gpg is −A·lp)" : ""}`
+      : cfg.ratio === "sequence_token"
+        ? "GSPO-token: log s = lp − sg[lp] + sg[mean_t m·(lp − old)], clamped at ≤ 10"
+        : "the geometric mean of the token ratios, each log-ratio clipped on its advantage's side";
+  const surrogate: Record<string, string> = {
+    vanilla: `ℓ = max(−A·r, −A·clamp(r, 1 − ${clip?.epsLow}, 1 + ${clip?.epsHigh})), for A < 0 min(−${clip?.ratioCap}·A, ℓ) (dual clip, always on)`,
+    gspo: `ℓ = max(−A·s, −A·clamp(s, 1 − ${clip?.epsLow}, 1 + ${clip?.epsHigh}))`,
+    cispo: `ℓ = −sg[clamp(r, 1 − ${clip?.epsLow}, 1 + ${clip?.epsHigh})]·A·lp (both sides clipped)`,
+    sapo: `ℓ = −σ(τ(r − 1))·4/τ·A, τ+ = ${cfg.sapo?.tauPos}, τ− = ${cfg.sapo?.tauNeg}`,
+    gpg: "ℓ = −A·lp",
+    geo_mean: "ℓ = −A·(geometric-mean ratio)",
+    dppo_tv: "DPPO (total variation)",
+    dppo_kl: "DPPO (binary KL)",
+    dro: `DRO, β = ${cfg.dro?.beta}`,
+  };
+  const aggText: Record<string, string> = {
+    token_mean: era.engine
+      ? "Σ m·ℓ / N (the mini-batch's global token count)"
+      : "Σ m·ℓ / Σ m per micro-batch",
+    token_sum: "Σ m·ℓ · dp_size",
+    seq_mean_token_sum: era.engine
+      ? "Σ_b Σ_t m·ℓ / global_batch_size (empty rows counted in B)"
+      : "mean over rows of Σ_t m·ℓ",
+    seq_mean_token_mean:
+      lossMode === "geo_mean"
+        ? "plain mean over the rows (no global normaliser)"
+        : era.engine
+          ? "Σ_b (Σ_t m·ℓ / L_b) / global_batch_size (empty rows counted in B)"
+          : "mean over rows of Σ_t m·ℓ / L_b",
+    token_sum_norm: `Σ m·ℓ / (global_batch_size · ${cfg.normLen ?? "T"})`,
+  };
+  const out = [
+    { component: "ratio", text: ratio },
+    { component: "surrogate", text: surrogate[lossMode] ?? lossMode },
+    {
+      component: "aggregation",
+      text: `${policyMode}${policyMode !== mode ? ` (loss_mode ${lossMode} ignores loss_agg_mode ${mode})` : ""}: ${aggText[cfg.aggregation] ?? cfg.aggregation}`,
+    },
+    {
+      component: "kl",
+      text:
+        cfg.kl == null
+          ? "none (use_kl_loss false; KL in the reward if algorithm.use_kl_in_reward)"
+          : `+ ${cfg.kl.coef}·agg(${cfg.kl.kind}${cfg.kl.clamp == null ? "" : ", δ clamped ±20, value ±10"}${cfg.kl.gradient === "straight_through" ? ", straight-through gradient" : ""}) with the loss's aggregation`,
+    },
+    {
+      component: "entropy_bonus",
+      text: cfg.entropyBonus == null ? "none" : `− ${cfg.entropyBonus.coef}·agg(entropy)`,
+    },
+    {
+      component: "advantage",
+      text: "from the batch (verl: algorithm.adv_estimator; not recomputed here)",
+    },
+  ];
+  return out;
+}

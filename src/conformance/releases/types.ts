@@ -1,0 +1,71 @@
+/**
+ * Recorded facts about framework releases: for each release, the config keys it defines with
+ * their default values, and the upstream files they were read from, with provenance. Facts only:
+ * key names, literal defaults, choices and hashes, never upstream code
+ * (docs/conformance/releases.md).
+ */
+
+/** A JSON value as recorded: a literal default, or an unevaluated expression. */
+export type RecordedValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly RecordedValue[]
+  | { readonly [key: string]: RecordedValue };
+
+/** One upstream file a release's facts were read from. */
+export interface RecordedFile {
+  /** Path inside the repository, e.g. `trl/trainer/grpo_config.py`. */
+  readonly path: string;
+  /** SHA-256 of the file's bytes at the release's commit (`git show <commit>:<path> | sha256sum`). */
+  readonly sha256: string;
+}
+
+/** One config key a release defines. */
+export interface RecordedKey {
+  /**
+   * The key in the framework's own spelling: TRL a `GRPOConfig` field name (`epsilon_high`);
+   * verl a dotted Hydra path (`actor_rollout_ref.actor.clip_ratio_low`); OpenRLHF a flag with its
+   * dashes (`--eps_clip_low_high`, `--actor.eps_clip_low_high`).
+   */
+  readonly key: string;
+  /**
+   * The default: a JSON literal when the source gives one (Python `None` → null), otherwise
+   * `{ "expr": "<source text of the default>" }` (e.g. a `default_factory`, an interpolation).
+   */
+  readonly default: RecordedValue;
+  /** The declared type as written upstream (annotation, argparse `type=`, or the YAML value's type). */
+  readonly type: string | null;
+  /** Allowed values where upstream declares them (argparse `choices`, a `Literal[...]`), else null. */
+  readonly choices: readonly RecordedValue[] | null;
+  /** Where the key is declared: file path and 1-based line. */
+  readonly at: { readonly path: string; readonly line: number };
+}
+
+/** One release (a tag, or a commit read at a date). */
+export interface RecordedRelease {
+  /** `v1.9.0` for a tag; the 8-hex short commit for an untagged commit. */
+  readonly label: string;
+  /** The tag name, or null for an untagged commit. */
+  readonly tag: string | null;
+  /** Full 40-hex commit. */
+  readonly commit: string;
+  /** Commit date, `YYYY-MM-DD` (committer date). */
+  readonly date: string;
+  /** Every file read for this release, with its hash. */
+  readonly files: readonly RecordedFile[];
+  /** Every config key defined at this release, in source order. */
+  readonly keys: readonly RecordedKey[];
+}
+
+/** A framework's recorded release facts, as written by its recorder under tools/record-releases/. */
+export interface RecordedReleaseFacts {
+  readonly framework: "trl" | "verl" | "openrlhf";
+  /** `owner/name` on GitHub. */
+  readonly repo: string;
+  /** The recorder and the exact command that wrote the data. */
+  readonly recordedBy: { readonly tool: string; readonly command: string };
+  /** Releases in chronological order (oldest first). */
+  readonly releases: readonly RecordedRelease[];
+}

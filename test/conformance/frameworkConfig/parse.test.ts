@@ -1,0 +1,104 @@
+import { describe, expect, test } from "vitest";
+import {
+  parseFrameworkConfig,
+  tokenizeArgs,
+} from "../../../src/conformance/frameworkConfig/parse.js";
+import { ConfigError } from "../../../src/errors.js";
+
+const kv = (p: ReturnType<typeof parseFrameworkConfig>) =>
+  Object.fromEntries(p.entries.map((e) => [e.key, e.value]));
+
+describe("parseFrameworkConfig", () => {
+  test("golden: the three frameworks' forms give the same entries", () => {
+    // TRL: a GRPOConfig YAML, the same as JSON, and as --key value / --key=value arguments.
+    const want = { loss_type: "dapo", epsilon_high: 0.28, beta: 0.01, use_vllm: true };
+    expect(
+      kv(
+        parseFrameworkConfig(
+          "trl",
+          "loss_type: dapo\nepsilon_high: 0.28\nbeta: 0.01\nuse_vllm: true\n",
+        ),
+      ),
+    ).toEqual(want);
+    expect(kv(parseFrameworkConfig("trl", JSON.stringify(want)))).toEqual(want);
+    const args = parseFrameworkConfig(
+      "trl",
+      "trl grpo --loss_type dapo \\\n  --epsilon_high=0.28 --beta 0.01 --use_vllm # colocate\n",
+    );
+    expect(kv(args)).toEqual(want);
+    expect(args.form).toBe("args");
+    expect(args.skipped).toEqual(["trl", "grpo"]);
+    // verl: nested YAML, dotted keys, Hydra overrides after the launcher.
+    const verl = {
+      "actor_rollout_ref.actor.loss_agg_mode": "seq-mean-token-mean",
+      "actor_rollout_ref.actor.policy_loss.loss_mode": "gspo",
+      "algorithm.adv_estimator": "grpo",
+    };
+    const nested =
+      "actor_rollout_ref:\n  actor:\n    loss_agg_mode: seq-mean-token-mean\n    policy_loss:\n      loss_mode: gspo\nalgorithm:\n  adv_estimator: grpo\n";
+    expect(kv(parseFrameworkConfig("verl", nested))).toEqual(verl);
+    expect(kv(parseFrameworkConfig("verl", JSON.stringify(verl)))).toEqual(verl);
+    const ov = parseFrameworkConfig(
+      "verl",
+      "python3 -m verl.trainer.main_ppo \\\n actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean \\\n +actor_rollout_ref.actor.policy_loss.loss_mode=gspo algorithm.adv_estimator=grpo\n",
+    );
+    expect(kv(ov)).toEqual(verl);
+    expect(ov.skipped).toEqual(["python3", "-m", "verl.trainer.main_ppo"]);
+    // OpenRLHF: an arguments file (nargs 2 is a list) and a flag → value mapping, dashes kept.
+    const orl = {
+      "--advantage_estimator": "group_norm",
+      "--eps_clip_low_high": [0.2, 0.28],
+      "--use_kl_loss": true,
+    };
+    expect(
+      kv(
+        parseFrameworkConfig(
+          "openrlhf",
+          "--advantage_estimator group_norm\n--eps_clip_low_high 0.2 0.28\n--use_kl_loss\n",
+        ),
+      ),
+    ).toEqual(orl);
+    expect(
+      kv(
+        parseFrameworkConfig(
+          "openrlhf",
+          '"--advantage_estimator": group_norm\n"--eps_clip_low_high": [0.2, 0.28]\n"--use_kl_loss": true\n',
+        ),
+      ),
+    ).toEqual(orl);
+  });
+
+  test("golden: values are YAML scalars; None is null; the last of two equal keys wins in its first place", () => {
+    const p = parseFrameworkConfig(
+      "trl",
+      "--delta None --epsilon 1e-1 --loss_type 'dr_grpo' --delta 2",
+    );
+    expect(p.entries.map((e) => [e.key, e.value])).toEqual([
+      ["delta", 2],
+      ["epsilon", 0.1],
+      ["loss_type", "dr_grpo"],
+    ]);
+    expect(kv(parseFrameworkConfig("trl", "--delta None"))).toEqual({ delta: null });
+    expect(tokenizeArgs("a \"b c\" 'd#e' f#g # comment\nh", "x")).toEqual([
+      "a",
+      "b c",
+      "d#e",
+      "f#g",
+      "h",
+    ]);
+  });
+
+  test("rejects: malformed text with a ConfigError naming the source", () => {
+    const bad = (fw: "trl" | "verl" | "openrlhf", text: string, re: RegExp) => {
+      const run = () => parseFrameworkConfig(fw, text, { source: "grpo.yaml" });
+      expect(run).toThrow(ConfigError);
+      expect(run).toThrow(re);
+    };
+    bad("trl", "--loss_type 'dapo", /grpo\.yaml has an unterminated ' quote/);
+    bad("trl", "loss_type: [dapo\n", /must be YAML or JSON/);
+    bad("trl", "- 1\n- 2\n", /must be a mapping/);
+    bad("verl", "a.b=1 c", /verl overrides must be key=value/);
+    bad("trl", "--epsilon .inf", /must be finite/);
+    bad("trl", "a: 1\na: 2\n", /must be YAML or JSON/);
+  });
+});

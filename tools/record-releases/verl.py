@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Record verl release facts: every leaf key of the PPO trainer config, with its default.
+
+Facts only (key names, literal defaults, line numbers, file hashes); no upstream code is copied.
+For each release the recorder reads ONE file at the release's commit:
+  verl/trainer/config/_generated_ppo_trainer.yaml  (the fully expanded config), if present,
+  else verl/trainer/config/ppo_trainer.yaml        (v0.4.1: a flat file with no Hydra defaults list).
+
+Usage:
+  /usr/bin/python3 tools/record-releases/verl.py --git DIR --out FILE
+"""
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+
+import yaml
+
+REPO = "verl-project/verl"
+TOOL = "tools/record-releases/verl.py"
+
+# (label, tag or None, revision to resolve). Sorted chronologically by committer date below.
+RELEASES = [
+    ("v0.4.1", "v0.4.1", "v0.4.1"),
+    ("v0.5.0", "v0.5.0", "v0.5.0"),
+    ("v0.6.0", "v0.6.0", "v0.6.0"),
+    ("v0.6.1", "v0.6.1", "v0.6.1"),
+    ("v0.7.0", "v0.7.0", "v0.7.0"),
+    ("v0.7.1", "v0.7.1", "v0.7.1"),
+    ("v0.8.0", "v0.8.0", "v0.8.0"),
+    ("v0.9.0", "v0.9.0", "v0.9.0"),
+    ("74a718a4", None, "74a718a492092312f1004fe25369975137388849"),
+    ("1dda039b", None, "1dda039b9c6311889a9c9a26040677e1254814f9"),
+]
+
+GENERATED = "verl/trainer/config/_generated_ppo_trainer.yaml"
+SOURCE = "verl/trainer/config/ppo_trainer.yaml"
+
+# OmegaConf (which Hydra uses to load these files) reads `1e-6` as a float; plain YAML 1.1 reads it
+# as a string because it has no dot. Apply the OmegaConf reading to plain (unquoted) scalars only.
+EXP_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+
+STR_TAG = "tag:yaml.org,2002:str"
+TYPE_NAMES = {
+    type(None): "null",
+    bool: "bool",
+    int: "int",
+    float: "float",
+    str: "str",
+    list: "list",
+    dict: "dict",
+}
+
+
+def git(gitdir, *args):
+    return subprocess.run(["git", "--git-dir", gitdir, *args], check=True, capture_output=True).stdout
+
+
+def file_exists(gitdir, commit, path):
+    out = git(gitdir, "ls-tree", "--name-only", commit, "--", path).decode()
+    return out.strip() == path
+
+
+def to_recorded(value):
+    """Map a constructed YAML value to a RecordedValue (interpolations become {"expr": text})."""
+    if isinstance(value, str):
+        return {"expr": value} if "${" in value else value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"non-finite float {value!r} is not representable")
+        return value
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, list):
+        return [to_recorded(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_recorded(v) for k, v in value.items()}
+    raise ValueError(f"unsupported YAML value {value!r} ({type(value).__name__})")
+
+
+def construct(loader, node):
+    """Construct a node's value, applying the OmegaConf float reading to plain scalars."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == STR_TAG and node.style is None and EXP_FLOAT.match(node.value):
+            return float(node.value.replace("_", ""))
+        return loader.construct_object(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return [construct(loader, n) for n in node.value]
+    if isinstance(node, yaml.MappingNode):
+        out = {}
+        for k, v in node.value:
+            out[loader.construct_object(k, deep=True)] = construct(loader, v)
+        return out
+    raise ValueError(f"unsupported node {node!r}")
+
+
+def leaf_keys(text, path):
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if not isinstance(root, yaml.MappingNode):
+        raise ValueError(f"{path}: top level is not a mapping")
+    keys = []
+
+    def walk(node, prefix):
+        seen = set()
+        for knode, vnode in node.value:
+            if not isinstance(knode, yaml.ScalarNode):
+                raise ValueError(f"{path}: non-scalar key at line {knode.start_mark.line + 1}")
+            name = knode.value
+            if name in seen:
+                raise ValueError(f"{path}: duplicate key {name!r} at line {knode.start_mark.line + 1}")
+            seen.add(name)
+            dotted = prefix + [name]
+            if not prefix and name == "defaults":
+                raise ValueError(f"{path}: has a Hydra defaults list; this recorder does not resolve it")
+            if isinstance(vnode, yaml.MappingNode) and vnode.value:
+                walk(vnode, dotted)
+                continue
+            value = construct(loader, vnode)
+            keys.append(
+                {
+                    "key": ".".join(dotted),
+                    "default": to_recorded(value),
+                    "type": "yaml:" + TYPE_NAMES[type(value)],
+                    "choices": None,
+                    "at": {"path": path, "line": knode.start_mark.line + 1},
+                }
+            )
+
+    walk(root, [])
+    return keys
+
+
+def record_release(gitdir, label, tag, rev):
+    commit = git(gitdir, "rev-parse", "--verify", rev + "^{commit}").decode().strip()
+    if tag is None and commit != rev:
+        raise ValueError(f"{label}: {rev} resolved to {commit}")
+    date = git(gitdir, "log", "-1", "--format=%cs", commit).decode().strip()
+    stamp = int(git(gitdir, "log", "-1", "--format=%ct", commit).decode().strip())
+    path = GENERATED if file_exists(gitdir, commit, GENERATED) else SOURCE
+    data = git(gitdir, "show", f"{commit}:{path}")
+    release = {
+        "label": label,
+        "tag": tag,
+        "commit": commit,
+        "date": date,
+        "files": [{"path": path, "sha256": hashlib.sha256(data).hexdigest()}],
+        "keys": leaf_keys(data.decode("utf-8"), path),
+    }
+    return stamp, release
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--git", required=True, help="bare git directory of verl-project/verl")
+    ap.add_argument("--out", required=True, help="TypeScript file to write")
+    args = ap.parse_args(argv)
+
+    recorded = [record_release(args.git, *r) for r in RELEASES]
+    recorded.sort(key=lambda sr: sr[0])
+    obj = {
+        "framework": "verl",
+        "repo": REPO,
+        "recordedBy": {
+            "tool": TOOL,
+            "command": f"/usr/bin/python3 {TOOL} --git {args.git} --out {args.out}",
+        },
+        "releases": [r for _, r in recorded],
+    }
+    text = (
+        f"// GENERATED by {TOOL} from {REPO}; facts only (key names, literal defaults, hashes). Do not edit.\n"
+        'import type { RecordedReleaseFacts } from "../types.js";\n'
+        "\n"
+        f"export const VERL_FACTS: RecordedReleaseFacts = {json.dumps(obj, indent=1, ensure_ascii=False)};\n"
+    )
+    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
