@@ -80,7 +80,7 @@ describe("npm package", () => {
       unknown
     >;
     expect(pkg.repository).toMatchObject({ type: "git" });
-    expect(Object.keys(pkg.dependencies as object).sort()).toEqual(["fflate", "pure-rand"]);
+    expect(Object.keys(pkg.dependencies as object).sort()).toEqual(["fflate", "pure-rand", "yaml"]);
     expect(existsSync(join(installed, "..", "@vscode", "tree-sitter-wasm"))).toBe(false);
   });
 
@@ -114,6 +114,8 @@ describe("npm package", () => {
       [["demo-run", join(cwd, "demo"), "--steps", "30"], 0],
       [["diagnose", join(cwd, "demo")], 1],
       [["frameworks"], 0],
+      [["explain", "--framework", "trl@v1.9.0", "--", "--loss_type", "cispo"], 0],
+      [["history", "trl", "--key", "loss_type"], 0],
       [["deviations"], 0],
       [["drift", "--checkout", checkout, "--framework", "trl"], 1],
       [["contract", "check", "--contract", "papo-g-adapter", "--checkout", checkout], 1],

@@ -38,7 +38,7 @@ export interface ConfigDiff {
  * @param loss - Both losses on one batch, or null.
  * @returns The diff.
  * @derivation docs/conformance/explain.md#diff
- * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > diffExplanations > golden: TRL v1.8.0 → v1.9.0 changes only num_items_in_batch's clamp on the default config
+ * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > diffExplanations > golden: TRL v0.19.0 → v1.9.0 changes the default loss_type and the aggregation
  * @since 0.2.0
  */
 export function diffExplanations(

@@ -3,11 +3,12 @@
  * registered algorithm and every difference from its paper's config, and the pitfalls
  * (docs/conformance/explain.md). Browser-safe.
  */
-import { fmtValue, mustBe } from "../../core/message.js";
+import { mustBe } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
+import { resolveOpenRlhf } from "./openrlhf.js";
 import { type ConfigForm, type ParsedFrameworkConfig, parseFrameworkConfig } from "./parse.js";
 import { findRelease } from "./releases.js";
 import type { FrameworkResolution } from "./resolution.js";
@@ -65,7 +66,7 @@ export interface ResolveOptions {
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown release.
  * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean) or a bad value.
  * @derivation docs/conformance/explain.md
- * @enforcedBy test/conformance/frameworkConfig/trl.fixtures.test.ts > TRL releases > conformance: every recorded case replays through its resolved config
+ * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > golden: TRL v1.9.0's default is dapo with an on-policy ratio
  * @since 0.2.0
  */
 export function resolveFrameworkConfig(
@@ -102,17 +103,8 @@ export function resolveFrameworkConfig(
       });
     case "verl":
       return resolveVerl(r, parsed);
-    default:
-      throw new ConfigError(
-        "resolveFrameworkConfig",
-        "ref",
-        mustBe(
-          "resolveFrameworkConfig",
-          "ref",
-          "a release whose loss polgrad resolves (trl@…)",
-          fmtValue(ref),
-        ),
-      );
+    case "openrlhf":
+      return resolveOpenRlhf(r, parsed);
   }
 }
 

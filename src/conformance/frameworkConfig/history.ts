@@ -116,8 +116,9 @@ function semanticsAt(framework: ConfigFramework, label: string, key: string): st
     const res = resolveFrameworkConfig(`${framework}@${label}`);
     const texts = res.algebra.filter((a) => comps.includes(a.component)).map((a) => a.text);
     return texts.length === 0 ? null : texts.join("; ");
-  } catch {
-    // A release whose loss polgrad does not resolve: the recorded default only.
-    return null;
+  } catch (e) {
+    // A release whose default config polgrad does not resolve: the recorded default only.
+    if (e instanceof ConfigError) return null;
+    throw e;
   }
 }

@@ -146,7 +146,7 @@ function rowsOf(b: FrameworkBatch, s: number, e: number): FrameworkBatch {
  * @returns The loss, its gradient w.r.t. logprobs, the per-token objective, the ratio and the micro-batch losses.
  * @throws {ConfigError} E_CONFIG when B does not divide into the micro-batches.
  * @derivation docs/conformance/explain.md#evaluation
- * @enforcedBy test/conformance/frameworkConfig/trl.fixtures.test.ts > TRL releases > conformance: every recorded case replays through its resolved config
+ * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > golden: TRL v1.9.0's default is dapo with an on-policy ratio
  * @since 0.2.0
  */
 export function evaluateResolution(

@@ -92,7 +92,7 @@ const ALL_RELEASE_LOSS_KEYS: ReadonlySet<string> = new Set(
  * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a value of the wrong type,
  *   or a combination the release rejects or polgrad does not model.
  * @derivation docs/conformance/explain.md#trl
- * @enforcedBy test/conformance/frameworkConfig/trl.fixtures.test.ts > TRL releases > conformance: every recorded case replays through its resolved config
+ * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > golden: TRL v1.9.0's default is dapo with an on-policy ratio
  * @since 0.2.0
  */
 export function resolveTrl(
@@ -120,7 +120,7 @@ export function resolveTrl(
   const P = c.int("num_processes");
 
   const lossType = era.hardCoded ?? c.str("loss_type", era.lossTypes);
-  if (c.has("use_liger_loss") && c.bool("use_liger_loss"))
+  if (c.has("use_liger_loss") && c.raw("use_liger_loss") !== null && c.bool("use_liger_loss"))
     throw configError(
       fn,
       "use_liger_loss",

@@ -139,7 +139,7 @@ function bad(fn: string, key: string, rule: string, got: RecordedValue): ConfigE
  * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a bad value, or a loss
  *   mode polgrad does not model (clip_cov, kl_cov: covariance-selected tokens).
  * @derivation docs/conformance/explain.md#verl
- * @enforcedBy test/conformance/frameworkConfig/verl.fixtures.test.ts > verl releases > conformance: every recorded case replays through its resolved config
+ * @enforcedBy test/conformance/frameworkConfig/pinReplay.test.ts > verl releases > conformance: the recorded token-mean, cispo and k-free fixtures at 1dda039b replay through resolved overrides
  * @since 0.2.0
  */
 export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): FrameworkResolution {

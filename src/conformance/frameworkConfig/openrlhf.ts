@@ -1,0 +1,364 @@
+/**
+ * OpenRLHF's PPO command line (`openrlhf.cli.train_ppo_ray`, flags in the release's own spelling)
+ * resolved against one recorded release into our algebra (docs/conformance/explain.md#openrlhf).
+ * What a batch file stands for: one optimizer-step window on one rank (train_batch_size rows,
+ * dp 1): from v0.10.4 the loss is the exact token mean (GSPO: sample mean) over the window; before,
+ * each micro-batch of `micro_train_batch_size` rows is a mean of its own, and the window's loss is
+ * the mean of the micro-batch means.
+ */
+import { fmtValue, safeText } from "../../core/message.js";
+import { ConfigError } from "../../errors.js";
+import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
+import type { RecordedValue } from "../releases/types.js";
+import type { ParsedFrameworkConfig } from "./parse.js";
+import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef } from "./releases.js";
+import type {
+  FrameworkResolution,
+  LossPlan,
+  ResolutionWarning,
+  ResolvedSetting,
+} from "./resolution.js";
+import { type MergedConfig, mergeConfig } from "./resolveShared.js";
+
+/** Each concept's flag: the flat spelling (≤ v0.10.1) and the dotted one (v0.10.2+). */
+const FLAGS: Readonly<
+  Record<string, { readonly flat: string; readonly dotted: string; readonly role: string }>
+> = {
+  eps_clip: {
+    flat: "--eps_clip",
+    dotted: "--actor.eps_clip",
+    role: "the clip ε (both sides unless eps_clip_low_high)",
+  },
+  eps_clip_low_high: {
+    flat: "--eps_clip_low_high",
+    dotted: "--actor.eps_clip_low_high",
+    role: "ε_low ε_high of the clip",
+  },
+  dual_clip: {
+    flat: "--dual_clip",
+    dotted: "--actor.dual_clip",
+    role: "the dual clip's c for A < 0 (None: off)",
+  },
+  policy_loss_type: {
+    flat: "--policy_loss_type",
+    dotted: "--actor.policy_loss_type",
+    role: "ppo (token ratio) or gspo (sequence ratio, sample mean)",
+  },
+  use_kl_loss: {
+    flat: "--use_kl_loss",
+    dotted: "--algo.kl.use_loss",
+    role: "KL to the reference in the loss (else in the reward)",
+  },
+  init_kl_coef: {
+    flat: "--init_kl_coef",
+    dotted: "--algo.kl.init_coef",
+    role: "the KL coefficient kl_ctl",
+  },
+  kl_estimator: {
+    flat: "--kl_estimator",
+    dotted: "--algo.kl.estimator",
+    role: "k1, k2 or k3 (float32)",
+  },
+  kl_target: {
+    flat: "--kl_target",
+    dotted: "--algo.kl.target",
+    role: "adaptive KL controller target (None: fixed)",
+  },
+  entropy_coef: {
+    flat: "--entropy_loss_coef",
+    dotted: "--actor.entropy_coef",
+    role: "entropy bonus coefficient (None: off)",
+  },
+  is_enable: {
+    flat: "--enable_vllm_is_correction",
+    dotted: "--algo.advantage.is_correction_enable",
+    role: "vLLM importance-sampling correction",
+  },
+  is_threshold: {
+    flat: "--vllm_is_truncated_threshold",
+    dotted: "--algo.advantage.is_correction_threshold",
+    role: "the IS correction's bounds",
+  },
+  is_type: {
+    flat: "--vllm_is_correction_type",
+    dotted: "--algo.advantage.is_correction_type",
+    role: "tis (clamp), icepop (zero outside), seq-mask-tis (mask rows by the geometric mean)",
+  },
+  use_icepop: {
+    flat: "--use_icepop",
+    dotted: "--use_icepop",
+    role: "IcePop: zero IS weights outside the bounds (v0.9.1–v0.9.2)",
+  },
+  micro_train_batch_size: {
+    flat: "--micro_train_batch_size",
+    dotted: "--train.micro_batch_size",
+    role: "rows per micro-batch (a mean of its own before v0.10.4)",
+  },
+  train_batch_size: {
+    flat: "--train_batch_size",
+    dotted: "--train.batch_size",
+    role: "rows per optimizer step (the window)",
+  },
+  dynamic_batch: {
+    flat: "--use_dynamic_batch",
+    dotted: "--train.dynamic_batch_enable",
+    role: "token-budget micro-batches",
+  },
+  advantage_estimator: {
+    flat: "--advantage_estimator",
+    dotted: "--algo.advantage.estimator",
+    role: "the advantage estimator (the batch carries its advantages)",
+  },
+  n_samples_per_prompt: {
+    flat: "--n_samples_per_prompt",
+    dotted: "--rollout.n_samples_per_prompt",
+    role: "samples per prompt (the batch carries its advantages)",
+  },
+};
+
+const CONCEPTS = Object.keys(FLAGS);
+const ALL_FLAGS = new Set(
+  CONCEPTS.flatMap((k) => [FLAGS[k]?.flat as string, FLAGS[k]?.dotted as string]),
+);
+const ALL_RELEASE_LOSS_KEYS: ReadonlySet<string> = new Set(
+  RELEASE_FACTS.openrlhf.releases
+    .flatMap((r) => r.keys.map((k) => k.key))
+    .filter((k) => ALL_FLAGS.has(k)),
+);
+const NO_WORLD: ReadonlySet<string> = new Set();
+
+function bad(fn: string, key: string, rule: string, got: RecordedValue): ConfigError {
+  return new ConfigError(fn, key, `${fn}: ${safeText(key)} must be ${rule}; got ${fmtValue(got)}`);
+}
+
+/**
+ * Resolve an OpenRLHF command line against a release.
+ *
+ * @param r - The release (findRelease("openrlhf@…")).
+ * @param parsed - The parsed arguments (flags with their dashes).
+ * @returns The resolution.
+ * @throws {ConfigError} E_CONFIG for an unknown loss flag (did-you-mean), a bad value, or a setting
+ *   this resolver does not model (the float32 KL loss: use the framework model `openrlhf@…:kl:<kind>`;
+ *   dynamic batching before v0.10.3).
+ * @derivation docs/conformance/explain.md#openrlhf
+ * @enforcedBy test/conformance/frameworkConfig/pinReplay.test.ts > OpenRLHF releases > conformance: the recorded PolicyLoss fixtures replay through the resolved command lines
+ * @since 0.2.0
+ */
+export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): FrameworkResolution {
+  const fn = r.ref;
+  const at = (l: string) => atOrAfter(r, l);
+  const rk = keysOf(r.release);
+  const flag = (concept: string): string => {
+    const f = FLAGS[concept] as { flat: string; dotted: string };
+    return rk.has(f.dotted) ? f.dotted : f.flat;
+  };
+  const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
+    lossKeys: new Set(CONCEPTS.map(flag)),
+    anyReleaseLossKeys: ALL_RELEASE_LOSS_KEYS,
+    worldKeys: NO_WORLD,
+  });
+  const has = (concept: string) => c.has(flag(concept));
+  const warnings: ResolutionWarning[] = [];
+  const type = has("policy_loss_type")
+    ? c.str(flag("policy_loss_type"), ["ppo", "gspo"] as const)
+    : "ppo";
+  const eps = c.num(flag("eps_clip"), { min: 0 });
+  const pair = has("eps_clip_low_high") ? c.raw(flag("eps_clip_low_high")) : null;
+  let lo = eps;
+  let hi = eps;
+  if (pair !== null && pair !== undefined) {
+    if (
+      !Array.isArray(pair) ||
+      pair.length !== 2 ||
+      pair.some((x) => typeof x !== "number" || !(x >= 0))
+    )
+      throw bad(fn, flag("eps_clip_low_high"), "two numbers ≥ 0 (nargs=2: low high)", pair);
+    [lo, hi] = pair as [number, number];
+  } else if (has("eps_clip_low_high"))
+    c.derive(flag("eps_clip_low_high"), [eps, eps], "derived", "(eps_clip, eps_clip) when None");
+  const dual = has("dual_clip") ? c.num(flag("dual_clip"), { nullable: true, gt: 1 }) : null;
+  const useKl = has("use_kl_loss") && c.bool(flag("use_kl_loss"));
+  const klCoef = has("init_kl_coef") ? c.num(flag("init_kl_coef")) : 0;
+  if (useKl && klCoef > 0)
+    throw bad(
+      fn,
+      flag("use_kl_loss"),
+      "off here: OpenRLHF's KL loss is computed in float32 (compute_approx_kl casts), which this resolver does not compose with the policy term yet; evaluate it with the framework model openrlhf@<label>:kl:<k1|k2|k3>",
+      true,
+    );
+  const ent = has("entropy_coef") ? c.num(flag("entropy_coef"), { nullable: true }) : null;
+  const dynamic = has("dynamic_batch") && c.bool(flag("dynamic_batch"));
+  const micro = c.int(flag("micro_train_batch_size"));
+  // The window: v0.10.4+ one exact mean over the optimizer step; before, a mean of micro-batch means.
+  const exactWindow = at("v0.10.4");
+  if (dynamic && !at("v0.10.3"))
+    throw bad(
+      fn,
+      flag("dynamic_batch"),
+      "off before v0.10.3 (each micro-batch is weighted by its share of the window's samples, a packing the batch file does not record)",
+      true,
+    );
+  const gspo = type === "gspo";
+  const sampleMean = gspo && at("v0.8.9");
+  const isCorrection = isCorrectionOf(fn, c, r, flag, has, gspo);
+  const config: PolicyLossConfig = {
+    ratio: gspo ? "sequence" : "token",
+    surrogate: "pg_clip",
+    clip: { epsLow: lo, epsHigh: hi, ratioCap: dual },
+    aggregation: sampleMean ? "seq_mean_token_mean" : "token_mean",
+    emptyRows: sampleMean ? "drop" : "count",
+    ...(!gspo && at("v0.10.3")
+      ? { ratioClamp: { level: "token", lower: -20, upper: 20 } as const }
+      : {}),
+    ...(isCorrection === null ? {} : { isCorrection }),
+    ...(ent === null || ent === 0
+      ? {}
+      : {
+          entropyBonus: {
+            coef: ent,
+            aggregation: sampleMean ? "seq_mean_token_mean" : "token_mean",
+          },
+        }),
+  };
+  const split = !exactWindow && !dynamic && micro > 0;
+  if (split && micro === 1 && !gspo)
+    warnings.push({
+      code: "openrlhf-micro-batch-one",
+      message: `micro_train_batch_size = 1 (the default from v0.10.0): before v0.10.4 every micro-batch is one row, so the window's "token mean" is the mean of per-row token means, the seq-mean-token-mean of GRPO`,
+    });
+  const plan: LossPlan = {
+    config,
+    microBatches: split ? { rows: micro } : 1,
+    divideBy: split ? "micro_batches" : 1,
+    onPolicy: false,
+    ...(split && !sampleMean
+      ? { divisor: (m) => ({ value: m.N, name: "Σ action_mask of the micro-batch" }) }
+      : {}),
+    klInObjective: false,
+    batchMeaning:
+      exactWindow || dynamic
+        ? "one optimizer-step window on one rank (train_batch_size rows, dp 1), normalised by the window's tokens (GSPO: non-empty samples)"
+        : `one optimizer-step window on one rank, split into micro-batches of micro_train_batch_size = ${micro} rows, each its own mean, the window the mean of the micro-batch means`,
+  };
+  const settings: ResolvedSetting[] = [];
+  for (const concept of CONCEPTS) {
+    const key = flag(concept);
+    if (!c.has(key)) continue;
+    const eff =
+      concept === "advantage_estimator" ||
+      concept === "n_samples_per_prompt" ||
+      concept === "train_batch_size" ||
+      concept === "kl_target"
+        ? false
+        : concept === "init_kl_coef" || concept === "kl_estimator"
+          ? useKl
+          : concept === "is_threshold" || concept === "is_type" || concept === "use_icepop"
+            ? isCorrection !== null
+            : concept === "micro_train_batch_size"
+              ? split
+              : true;
+    settings.push(c.setting(key, (FLAGS[concept] as { role: string }).role, eff));
+  }
+  return {
+    framework: "openrlhf",
+    ref: r.ref,
+    release: {
+      label: r.release.label,
+      tag: r.release.tag,
+      commit: r.release.commit,
+      date: r.release.date,
+    },
+    repo: r.facts.repo,
+    settings,
+    ignored,
+    skipped: parsed.skipped,
+    plan,
+    algebra: [
+      {
+        component: "ratio",
+        text: gspo
+          ? "s_b = exp(Σ_t m·(lp − old) / L_b) (GSPO)"
+          : `r = exp(${at("v0.10.3") ? "clamp(lp − old, ±20)" : "lp − old"}) per token`,
+      },
+      {
+        component: "surrogate",
+        text: `ℓ = −min(r·A, clamp(r, 1 − ${lo}, 1 + ${hi})·A)${dual === null ? "" : `, for A < 0 min(−${dual}·A, ℓ) (dual clip)`}`,
+      },
+      {
+        component: "aggregation",
+        text: `${sampleMean ? "mean over non-empty samples of Σ_t m·ℓ / L_b" : "Σ m·ℓ / Σ m"} ${exactWindow || dynamic ? "over the window" : "per micro-batch, then the mean of the micro-batch means"}`,
+      },
+      {
+        component: "kl",
+        text: useKl
+          ? "kl_ctl = 0: none"
+          : "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)",
+      },
+      ...(isCorrection === null
+        ? []
+        : [
+            {
+              component: "is_correction",
+              text: `vLLM IS weight exp(old − rollout), ${isCorrection.mode ?? "truncate"} to [${isCorrection.lower ?? "−"}, ${isCorrection.cap ?? "∞"}]${isCorrection.rowMask == null ? "" : `, rows masked when their geometric-mean weight leaves [${isCorrection.rowMask.lower}, ${isCorrection.rowMask.cap}]`}, as data`,
+            },
+          ]),
+      {
+        component: "entropy_bonus",
+        text: config.entropyBonus == null ? "none" : `− ${config.entropyBonus.coef}·mean entropy`,
+      },
+      {
+        component: "advantage",
+        text: "from the batch (OpenRLHF: --advantage_estimator; not recomputed here)",
+      },
+    ],
+    warnings,
+  };
+}
+
+function isCorrectionOf(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  flag: (concept: string) => string,
+  has: (concept: string) => boolean,
+  gspo: boolean,
+): ISCorrectionConfig | null {
+  if (!has("is_enable") || !c.bool(flag("is_enable"))) return null;
+  const at = (l: string) => atOrAfter(r, l);
+  // From v0.8.10 the correction applies to ppo only (GSPO then takes its ratio against the rollout).
+  if (gspo)
+    throw bad(
+      fn,
+      flag("is_enable"),
+      "off with policy_loss_type gspo here (GSPO's ratio against the rollout logprobs is not resolved yet)",
+      true,
+    );
+  const t = c.raw(flag("is_threshold"));
+  if (!at("v0.9.1")) {
+    if (typeof t !== "number" || !(t > 0))
+      throw bad(fn, flag("is_threshold"), "a number > 0", t ?? null);
+    return { level: "token", mode: "truncate", cap: t };
+  }
+  if (!Array.isArray(t) || t.length !== 2 || t.some((x) => typeof x !== "number" || !(x >= 0)))
+    throw bad(fn, flag("is_threshold"), "two numbers ≥ 0 (low high)", t ?? null);
+  const [lower, cap] = t as [number, number];
+  const kind = has("is_type")
+    ? c.str(
+        flag("is_type"),
+        at("v0.9.4")
+          ? (["tis", "icepop", "seq-mask-tis"] as const)
+          : (["tis", "icepop", "mis"] as const),
+      )
+    : has("use_icepop") && c.bool(flag("use_icepop"))
+      ? "icepop"
+      : "tis";
+  if (kind === "tis") return { level: "token", mode: "truncate", lower, cap };
+  if (kind === "icepop") return { level: "token", mode: "mask", lower, cap };
+  return {
+    level: "token",
+    mode: "truncate",
+    lower: null,
+    cap: null,
+    rowMask: { level: "geometric", lower, cap },
+  };
+}

@@ -1,0 +1,104 @@
+import { describe, expect, test } from "vitest";
+import { diffExplanations } from "../../../src/conformance/frameworkConfig/diff.js";
+import { explainFrameworkConfig } from "../../../src/conformance/frameworkConfig/explain.js";
+import { keyHistory } from "../../../src/conformance/frameworkConfig/history.js";
+import { evaluateResolution } from "../../../src/conformance/frameworkConfig/resolution.js";
+import { ConfigError } from "../../../src/errors.js";
+import { BUILTIN_WITH_REF } from "./_releaseFixtures.js";
+
+describe("explainFrameworkConfig", () => {
+  test("golden: TRL v1.9.0's default is dapo with an on-policy ratio", () => {
+    const e = explainFrameworkConfig("trl@v1.9.0");
+    const r = e.resolution;
+    expect(r.settings.find((s) => s.key === "loss_type")).toMatchObject({
+      value: "dapo",
+      source: "default",
+    });
+    expect(r.plan.onPolicy).toBe(true);
+    // On-policy the ratio is 1 and the clip cannot bind: ℓ = −A per token, token mean over N = 20:
+    // −(1.5·2 − 0.8·4 + 0.6·6 − 1.2·8) / 20 = −(3 − 3.2 + 3.6 − 9.6) / 20 = 6.2 / 20 = 0.31.
+    expect(evaluateResolution(r, BUILTIN_WITH_REF).loss).toBeCloseTo(0.31, 15);
+    expect(e.nearest.differences[0]?.component).toBe("old_logprobs");
+    // A user's epsilon then has no effect, and the explanation says so.
+    const w = explainFrameworkConfig("trl@v1.9.0", "epsilon_high: 0.28\n").resolution.warnings;
+    expect(w.map((x) => x.code)).toContain("trl-on-policy-clip-inert");
+  });
+
+  test("golden: TRL cispo with the default epsilon_high warns that every weight is capped at 0.2", () => {
+    const r = explainFrameworkConfig(
+      "trl@v1.9.0",
+      "--loss_type cispo --num_iterations 2",
+    ).resolution;
+    expect(r.plan.onPolicy).toBe(false);
+    expect(r.plan.config.cispo).toEqual({ cap: 0.2 });
+    expect(r.warnings.map((x) => x.code)).toContain("trl-cispo-default-cap");
+  });
+
+  test("golden: OpenRLHF before v0.10.4 averages micro-batch means; the default micro-batch of 1 row (v0.10.0+) makes token-mean a mean of row means", () => {
+    const old = explainFrameworkConfig("openrlhf@v0.10.3").resolution;
+    const now = explainFrameworkConfig("openrlhf@v0.11.0").resolution;
+    expect(old.warnings.map((x) => x.code)).toContain("openrlhf-micro-batch-one");
+    const lo = evaluateResolution(old, BUILTIN_WITH_REF);
+    const hi = evaluateResolution(now, BUILTIN_WITH_REF);
+    expect(lo.microBatches).toHaveLength(4);
+    // Four one-row token means averaged = the seq-mean-token-mean of the same clipped loss.
+    const seq = explainFrameworkConfig(
+      "openrlhf@v0.11.0",
+      "--actor.policy_loss_type ppo",
+    ).resolution;
+    expect(hi.loss).not.toBeCloseTo(lo.loss, 6);
+    expect(seq.plan.config.aggregation).toBe("token_mean");
+  });
+
+  test("rejects: an unknown loss key with did-you-mean, a wrong type, an unmodelled mode", () => {
+    expect(() => explainFrameworkConfig("trl@v1.9.0", "--epsilon_hgh 0.3")).toThrow(
+      /did you mean "epsilon_high"/,
+    );
+    expect(() => explainFrameworkConfig("trl@v0.14.0", "--loss_type dapo")).toThrow(
+      /not defined at trl@v0\.14\.0/,
+    );
+    expect(() => explainFrameworkConfig("trl@v1.9.0", "--beta high")).toThrow(ConfigError);
+    expect(() =>
+      explainFrameworkConfig(
+        "verl@1dda039b",
+        "actor_rollout_ref.actor.policy_loss.loss_mode=clip_cov",
+      ),
+    ).toThrow(/covariance/);
+    // Keys that do not touch the loss are listed, not rejected.
+    expect(explainFrameworkConfig("trl@v1.9.0", "report_to: wandb\n").resolution.ignored).toEqual([
+      { key: "report_to", value: "wandb" },
+    ]);
+  });
+});
+
+describe("keyHistory", () => {
+  test("golden: TRL's loss_type appears at v0.16 and its default changes to dapo", () => {
+    const h = keyHistory("trl", "loss_type");
+    const changed = h.rows.filter((r) => r.changed).map((r) => r.label);
+    // v0.16.0: the hard-coded loss becomes a clipped token mean (no loss_type key yet);
+    // v0.17.0: loss_type appears, default bnpo (the same token mean, divisors clamped);
+    // v0.22.0: the default becomes dapo (num_items_in_batch).
+    for (const l of ["v0.16.0", "v0.17.0", "v0.22.0"]) expect(changed).toContain(l);
+    expect(h.rows.find((r) => r.label === "v0.15.2")?.semantics).toMatch(/seq_mean_token_mean/);
+    expect(h.rows.find((r) => r.label === "v0.16.0")?.semantics).toMatch(/token_mean/);
+    expect(h.rows.find((r) => r.label === "f2cd5771")).toMatchObject({
+      default: "dapo",
+      defined: true,
+    });
+    expect(h.rows.find((r) => r.label === "v1.9.0")?.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("diffExplanations", () => {
+  test("golden: TRL v0.19.0 → v1.9.0 changes the default loss_type and the aggregation", () => {
+    const a = explainFrameworkConfig("trl@v0.19.0");
+    const b = explainFrameworkConfig("trl@v1.9.0");
+    const d = diffExplanations(a, b, { a: "trl@v0.19.0", b: "trl@v1.9.0" });
+    expect(d.settings.find((s) => s.key === "loss_type")).toEqual({
+      key: "loss_type",
+      a: "bnpo",
+      b: "dapo",
+    });
+    expect(d.algebra.map((x) => x.component)).toContain("aggregation");
+  });
+});
