@@ -78,6 +78,33 @@ export {
   type TrackedFramework,
 } from "./conformance/drift.js";
 export {
+  type ConfigDiff,
+  diffExplanations,
+} from "./conformance/frameworkConfig/diff.js";
+export {
+  compareWithAlgorithm,
+  type Explanation,
+  explainFrameworkConfig,
+  explainResolution,
+  type NearestAlgorithm,
+  type ResolveOptions,
+  resolveFrameworkConfig,
+} from "./conformance/frameworkConfig/explain.js";
+export { type KeyHistory, keyHistory } from "./conformance/frameworkConfig/history.js";
+export {
+  type ConfigEntry,
+  type ParsedFrameworkConfig,
+  parseFrameworkConfig,
+} from "./conformance/frameworkConfig/parse.js";
+export { findRelease, type ReleaseRef } from "./conformance/frameworkConfig/releases.js";
+export {
+  evaluateResolution,
+  type FrameworkResolution,
+  type LossPlan,
+  type ResolutionResult,
+  type ResolvedSetting,
+} from "./conformance/frameworkConfig/resolution.js";
+export {
   canonicalFrameworkModelId,
   FRAMEWORK_MODEL_IDS,
   FRAMEWORK_MODELS,
