@@ -251,19 +251,27 @@ function policyOnly(values: OptionValues, what: string): void {
   }
 }
 
+/** `--framework` brings its own settings: `--config`, `--algorithm` and `--norm-len` are usage errors. */
+function noSettingsWith(values: OptionValues, rule: string): void {
+  const fn = "polgrad loss";
+  const given = ["config", "algorithm", "norm-len"].filter((k) => values[k] !== undefined);
+  if (given.length > 0)
+    throw new UsageError(
+      fn,
+      "--framework",
+      `${fn}: --framework ${rule}; got ${given.map((g) => `--${g}`).join(" and ")}`,
+    );
+}
+
 async function runFramework(
   values: OptionValues,
   io: Parameters<Command["run"]>[2],
 ): Promise<number> {
   const fn = "polgrad loss";
-  const given = ["config", "algorithm"].filter((k) => values[k] !== undefined);
-  if (given.length > 0 || values["norm-len"] !== undefined) {
-    throw new UsageError(
-      fn,
-      "--framework",
-      `${fn}: --framework takes no --config, --algorithm or --norm-len (a model's settings are frozen at its pin); got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
-    );
-  }
+  noSettingsWith(
+    values,
+    "takes no --config, --algorithm or --norm-len (a model's settings are frozen at its pin)",
+  );
   policyOnly(values, "a framework model");
   const { getFrameworkModel } = await import("../../conformance/frameworks/registry.js");
   const model = getFrameworkModel(values.framework as string);
@@ -294,13 +302,10 @@ async function runFrameworkConfig(
   io: Parameters<Command["run"]>[2],
 ): Promise<number> {
   const fn = "polgrad loss";
-  const given = ["config", "algorithm"].filter((k) => values[k] !== undefined);
-  if (given.length > 0 || values["norm-len"] !== undefined)
-    throw new UsageError(
-      fn,
-      "--framework",
-      `${fn}: --framework with a release takes its settings from --framework-config, not from --config, --algorithm or --norm-len; got ${[...given, ...(values["norm-len"] !== undefined ? ["norm-len"] : [])].map((g) => `--${g}`).join(" and ")}`,
-    );
+  noSettingsWith(
+    values,
+    "with a release takes its settings from --framework-config, not from --config, --algorithm or --norm-len",
+  );
   policyOnly(values, "a framework config");
   const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
   const res = await resolveCliFrameworkConfig(fn, values, [], io, {

@@ -11,7 +11,7 @@ import { ConfigError } from "../../errors.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef } from "./releases.js";
+import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -261,14 +261,7 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   }
   return {
     framework: "openrlhf",
-    ref: r.ref,
-    release: {
-      label: r.release.label,
-      tag: r.release.tag,
-      commit: r.release.commit,
-      date: r.release.date,
-    },
-    repo: r.facts.repo,
+    ...releaseHeader(r),
     settings,
     ignored,
     skipped: parsed.skipped,

@@ -94,3 +94,13 @@ export function atOrAfter(r: ReleaseRef, label: string): boolean {
   if (i < 0) throw new Error(`internal: no recorded release ${label}`);
   return r.index >= i;
 }
+
+/** The release fields every resolution carries: its reference, the release's identity, the repository. */
+export function releaseHeader(r: ReleaseRef): {
+  readonly ref: string;
+  readonly release: Pick<RecordedRelease, "label" | "tag" | "commit" | "date">;
+  readonly repo: string;
+} {
+  const { label, tag, commit, date } = r.release;
+  return { ref: r.ref, release: { label, tag, commit, date }, repo: r.facts.repo };
+}

@@ -179,16 +179,17 @@ export function evaluateResolution(
   const ratio = new Float64Array(batch.B * T);
   const micro: { rows: readonly [number, number]; loss: number }[] = [];
   const entropies = entropiesOf(fn, inputs, cfg, batch);
+  // The global normaliser comes from the whole batch's counts: the same for every micro-batch.
+  const global = plan.global?.(whole) ?? null;
   let loss = 0;
   for (let k = 0; k < K; k++) {
     const s = k * size;
     const e = s + size;
     const sub = rowsOf(batch, s, e);
     const subBatch: FrameworkBatch = plan.onPolicy ? { ...sub, old: sub.lp } : sub;
-    const global = plan.global?.(whole) ?? undefined;
     const divisor = plan.divisor?.(sub, whole) ?? undefined;
     const r = evaluateOnAlgebra(subBatch, cfg, {
-      ...(global === undefined || global === null ? {} : { global }),
+      ...(global === null ? {} : { global }),
       ...(divisor === undefined || divisor === null ? {} : { divisor }),
       klInObjective: plan.klInObjective,
       ...(entropies === null ? {} : { entropies: entropies.subarray(s * T, e * T) }),

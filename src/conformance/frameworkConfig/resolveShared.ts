@@ -185,7 +185,9 @@ export function mergeConfig(
       user.set(e.key, e);
       continue;
     }
-    const near = closestNames(e.key, lossHere).filter((k) => k !== e.key && nearEnough(e.key, k));
+    // A typo of a loss key: within closestNames' edit limit (a third of its length); keys under
+    // four characters are never taken for typos.
+    const near = closestNames(e.key, lossHere).filter((k) => k !== e.key && e.key.length >= 4);
     if (o.anyReleaseLossKeys.has(e.key) || near.length > 0) {
       const why = o.anyReleaseLossKeys.has(e.key)
         ? `a key that affects the loss at other releases but is not defined at ${ref}`
@@ -199,10 +201,4 @@ export function mergeConfig(
     ignored.push({ key: e.key, value: e.value });
   }
   return { merged: new MergedConfig(fn, user, releaseKeys), ignored };
-}
-
-function nearEnough(a: string, b: string): boolean {
-  // A typo of a loss key: within a third of its length (closestNames' limit), and not a mere
-  // shared prefix of a different word (keys shorter than 4 characters never match).
-  return a.length >= 4 && b.length >= 4;
 }

@@ -10,7 +10,7 @@ import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { keysOf, RELEASE_FACTS, type ReleaseRef } from "./releases.js";
+import { keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -336,12 +336,9 @@ export function resolveTrl(
         deviation: "trl-dapo-generation-batch-normaliser",
       });
   }
-  const release = r.release;
   return {
     framework: "trl",
-    ref: r.ref,
-    release: { label: release.label, tag: release.tag, commit: release.commit, date: release.date },
-    repo: r.facts.repo,
+    ...releaseHeader(r),
     settings,
     ignored,
     skipped: parsed.skipped,

@@ -13,7 +13,7 @@ import type { KLLossConfig } from "../../kl/estimator.js";
 import type { EntropyBonusConfig, PolicyLossConfig } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef } from "./releases.js";
+import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -370,14 +370,7 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
     );
   return {
     framework: "verl",
-    ref: r.ref,
-    release: {
-      label: r.release.label,
-      tag: r.release.tag,
-      commit: r.release.commit,
-      date: r.release.date,
-    },
-    repo: r.facts.repo,
+    ...releaseHeader(r),
     settings,
     ignored,
     skipped: parsed.skipped,
