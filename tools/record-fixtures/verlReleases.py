@@ -1124,6 +1124,23 @@ def case_specs(ld: Loaded, registry: dict, agg_modes: list[str]) -> list[tuple[s
             A + "kl_loss_type": "low_var_kl", A + "kl_loss_coef": 0.01, A + "entropy_coeff": 0.001,
             **lp_key, RC + "rollout_is": "token", RC + "rollout_is_threshold": 2.0,
         }, ["random0", "random1", "random_empty"]))
+    # Every loss-relevant key at once (issue 14's acceptance), bounds on the batches' kink list:
+    # clip 0.2/0.28 (0.8, 1.28), dual clip 3.0, IS 2.0, rejection 0.95_1.05. The engine takes
+    # loss_scale_factor; the old actor never passes it to agg_loss (inert there) and splits into
+    # micro-batches of 2 rows.
+    every = {
+        A + "policy_loss.loss_mode": "vanilla", A + "loss_agg_mode": "seq-mean-token-sum-norm",
+        A + "loss_scale_factor": 16, A + "clip_ratio": 0.25, A + "clip_ratio_low": 0.2,
+        A + "clip_ratio_high": 0.28, A + "clip_ratio_c": 3.0, A + "use_kl_loss": True, A + "kl_loss_type": "k2",
+        A + "kl_loss_coef": 0.05, A + "entropy_coeff": 0.002, A + "ppo_micro_batch_size_per_gpu": 2,
+        A + "ppo_epochs": 1, A + "use_dynamic_bsz": False,
+        **lp_key, RC + "rollout_is": "token", RC + "rollout_is_threshold": 2.0,
+        RC + "rollout_is_batch_normalize": False, RC + "rollout_rs": "token_k1",
+        RC + "rollout_rs_threshold": "0.95_1.05",
+    }
+    if "sapo" in registry:
+        every.update({A + "tau_pos": 2.0, A + "tau_neg": 3.0})
+    specs.append(("every_loss_key", every, ["random0", "random1", "random_empty"]))
     return specs
 
 

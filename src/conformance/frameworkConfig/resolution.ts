@@ -68,6 +68,12 @@ export interface LossPlan {
     readonly value: number;
     readonly name: string;
   } | null;
+  /**
+   * token_sum_norm's length is the batch's padded width T (verl's seq-mean-token-sum-norm when
+   * loss_scale_factor is null, and always in the old actor, where loss_scale_factor never reaches
+   * agg_loss): `config.normLen` is left unset and taken from the batch at evaluation.
+   */
+  readonly normLenFromWidth?: boolean;
   /** The per-token KL term is part of the reported per-token objective (TRL's per_token_loss). */
   readonly klInObjective: boolean;
   /** What the batch file stands for under this plan (stated in the explanation). */
@@ -138,7 +144,7 @@ function rowsOf(b: FrameworkBatch, s: number, e: number): FrameworkBatch {
  * (old := logprobs when on-policy; the plan's global normaliser) and divided by `plan.divideBy`;
  * the loss is the sum over micro-batches, the gradient the micro-batches' gradients in place.
  *
- * Formula: loss = Σ_k L_k(rows of k) / divideBy.
+ * Formula: loss = Σ_k L_k(rows of k) / divideBy (normLen := T when `plan.normLenFromWidth`).
  *
  * @param res - The resolution (from `resolveFrameworkConfig`).
  * @param inputs - The batch (PolicyLossInputs; `refLogprobs` when the config has a KL term,
@@ -155,13 +161,13 @@ export function evaluateResolution(
 ): ResolutionResult {
   const fn = res.ref;
   const { plan } = res;
-  const cfg = plan.config;
   const batch = prepareBatch(fn, inputs, {
     old: !plan.onPolicy,
     advantages: true,
-    ref: cfg.kl != null,
-    rollout: cfg.isCorrection != null,
+    ref: plan.config.kl != null,
+    rollout: plan.config.isCorrection != null || (plan.config.rejection ?? null) !== null,
   });
+  const cfg = plan.normLenFromWidth === true ? { ...plan.config, normLen: batch.T } : plan.config;
   const whole = { N: batch.N, B: batch.B };
   const split = plan.microBatches;
   const K = typeof split === "number" ? split : batch.B / split.rows;

@@ -10,7 +10,12 @@
 import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { KLLossConfig } from "../../kl/estimator.js";
-import type { EntropyBonusConfig, PolicyLossConfig } from "../../losses/config.js";
+import type {
+  EntropyBonusConfig,
+  ISCorrectionConfig,
+  PolicyLossConfig,
+  RejectionRule,
+} from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
 import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
@@ -20,7 +25,7 @@ import type {
   ResolutionWarning,
   ResolvedSetting,
 } from "./resolution.js";
-import { mergeConfig } from "./resolveShared.js";
+import { type MergedConfig, mergeConfig } from "./resolveShared.js";
 
 const A = "actor_rollout_ref.actor.";
 
@@ -53,7 +58,12 @@ const ROLE: Readonly<Record<string, string>> = {
   "algorithm.rollout_correction.rollout_is":
     "rollout importance-sampling weights (token / sequence)",
   "algorithm.rollout_correction.rollout_is_threshold": "the IS weights' upper clamp",
+  "algorithm.rollout_correction.rollout_is_batch_normalize":
+    "the IS weights rescaled to mean 1 over the batch",
   "algorithm.rollout_correction.rollout_rs": "rollout rejection sampling",
+  "algorithm.rollout_correction.rollout_rs_threshold": "the rejection rules' bounds",
+  "actor_rollout_ref.rollout.calculate_log_probs":
+    "the rollout engine returns its logprobs (the rollout correction needs them)",
   "algorithm.rollout_correction.bypass_mode": "bypass: old logprobs from the rollout engine",
   "trainer.n_gpus_per_node":
     "GPUs per node (the batch is taken as one whole mini-batch on one rank)",
@@ -306,11 +316,21 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
         "use_dynamic_bsz packs micro-batches by a token budget: each micro-batch's loss is weighted by its rows / B, and token-mean then depends on the packing, which a batch file does not record; evaluated as one micro-batch",
     });
   const onPolicy = era.onPolicyShortcut && trainBatch === mini && epochs === 1;
+  const rollout = rolloutCorrectionOf(fn, c, r, warnings);
+  if (rollout.isCorrection?.normalize === true && split && (micro as number) > 0)
+    throw bad(
+      fn,
+      "algorithm.rollout_correction.rollout_is_batch_normalize",
+      "false when the old actor splits the mini-batch into micro-batches here (verl normalises the IS weights over the whole batch before the split; polgrad would normalise each micro-batch)",
+      true,
+    );
   const config: PolicyLossConfig = {
     ...policy,
     ...agg.cfg,
     kl,
     ...(entropyBonus === null ? {} : { entropyBonus }),
+    ...(rollout.isCorrection === null ? {} : { isCorrection: rollout.isCorrection }),
+    ...(rollout.rejection === null ? {} : { rejection: rollout.rejection }),
   };
   const plan: LossPlan = {
     config,
@@ -318,6 +338,7 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
     divideBy: split ? "micro_batches" : 1,
     onPolicy,
     ...(agg.global === null || agg.global === undefined ? {} : { global: agg.global }),
+    ...(agg.normLenFromWidth === true ? { normLenFromWidth: true } : {}),
     klInObjective: true,
     batchMeaning: era.engine
       ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${mini * n} in the config), normalised by its global counts`
@@ -336,38 +357,30 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
           : key.endsWith("dro_beta")
             ? lossMode === "dro"
             : key.endsWith("loss_scale_factor")
-              ? policyMode === "seq-mean-token-sum-norm"
-              : key.endsWith("clip_ratio_c")
-                ? lossMode === "vanilla" || lossMode.startsWith("dppo")
-                : key.startsWith("algorithm.") ||
-                    key.startsWith("trainer.") ||
-                    key === "data.train_batch_size" ||
-                    key.endsWith("ppo_mini_batch_size") ||
-                    key === "actor_rollout_ref.rollout.n"
-                  ? false
-                  : true;
+              ? era.engine && policyMode === "seq-mean-token-sum-norm"
+              : key.startsWith("algorithm.rollout_correction.") ||
+                  key === "actor_rollout_ref.rollout.calculate_log_probs"
+                ? rollout.effective.has(key)
+                : key.endsWith("ppo_micro_batch_size_per_gpu")
+                  ? split
+                  : key.endsWith("use_dynamic_bsz")
+                    ? !era.engine
+                    : key.endsWith("ppo_epochs")
+                      ? era.onPolicyShortcut
+                      : key === `${A}clip_ratio`
+                        ? c.raw(`${A}clip_ratio_low`) === null ||
+                          c.raw(`${A}clip_ratio_high`) === null
+                        : key.endsWith("clip_ratio_c")
+                          ? lossMode === "vanilla" || lossMode.startsWith("dppo")
+                          : key.startsWith("algorithm.") ||
+                              key.startsWith("trainer.") ||
+                              key === "data.train_batch_size" ||
+                              key.endsWith("ppo_mini_batch_size") ||
+                              key === "actor_rollout_ref.rollout.n"
+                            ? false
+                            : true;
     push(key, eff);
   }
-  if (
-    c.has("algorithm.rollout_correction.rollout_is") &&
-    c.raw("algorithm.rollout_correction.rollout_is") !== null
-  )
-    throw bad(
-      fn,
-      "algorithm.rollout_correction.rollout_is",
-      "null (rollout IS weights are not resolved from a verl config yet; use polgrad's is_correction config)",
-      c.raw("algorithm.rollout_correction.rollout_is") ?? null,
-    );
-  if (
-    c.has("algorithm.rollout_correction.rollout_rs") &&
-    c.raw("algorithm.rollout_correction.rollout_rs") !== null
-  )
-    throw bad(
-      fn,
-      "algorithm.rollout_correction.rollout_rs",
-      "null (rollout rejection is not resolved from a verl config yet; use polgrad's rejection config)",
-      c.raw("algorithm.rollout_correction.rollout_rs") ?? null,
-    );
   return {
     framework: "verl",
     ...releaseHeader(r),
@@ -389,6 +402,7 @@ function aggregationOf(
 ): {
   cfg: Pick<PolicyLossConfig, "aggregation" | "normLen" | "emptyRows">;
   global: LossPlan["global"] | null;
+  normLenFromWidth?: true;
 } {
   // geo_mean takes a plain mean over the rows (every row), no global normaliser.
   if (plainMean)
@@ -426,22 +440,17 @@ function aggregationOf(
           `${A}loss_agg_mode`,
           `${fn}: ${A}loss_agg_mode must be a mode polgrad resolves at this release; got "seq-mean-token-sum-norm" (before v0.7.1 it is ΣΣ m·ℓ / T with no row division, not yet in the resolver)`,
         );
-      return era.engine
+      // The engine divides by loss_scale_factor (null: the padded width T); the old actor never
+      // passes loss_scale_factor to agg_loss, so there it is always T.
+      return era.engine && lsf !== null
         ? {
-            cfg: {
-              aggregation: "token_sum_norm",
-              ...(lsf === null ? {} : { normLen: lsf }),
-              emptyRows: "drop",
-            },
+            cfg: { aggregation: "token_sum_norm", normLen: lsf, emptyRows: "drop" },
             global: rowsGlobal,
           }
         : {
-            cfg: {
-              aggregation: "token_sum_norm",
-              ...(lsf === null ? {} : { normLen: lsf }),
-              emptyRows: "drop",
-            },
-            global: null,
+            cfg: { aggregation: "token_sum_norm", emptyRows: "drop" },
+            global: era.engine ? rowsGlobal : null,
+            normLenFromWidth: true,
           };
     default:
       throw new ConfigError(
@@ -519,4 +528,187 @@ function describeVerl(
     },
   ];
   return out;
+}
+
+const RC = "algorithm.rollout_correction.";
+const RS_OPTIONS: ReadonlySet<string> = new Set([
+  "token_k1",
+  "token_k2",
+  "token_k3",
+  "seq_sum_k1",
+  "seq_sum_k2",
+  "seq_sum_k3",
+  "seq_mean_k1",
+  "seq_mean_k2",
+  "seq_mean_k3",
+  "seq_max_k2",
+  "seq_max_k3",
+]);
+
+/** A positive float as Python's float() reads a threshold string, or NaN. */
+function positive(text: string): number {
+  const t = text.trim();
+  const v = t === "" ? Number.NaN : Number(t);
+  return Number.isFinite(v) && v > 0 ? v : Number.NaN;
+}
+
+/**
+ * verl's rollout correction (algorithm.rollout_correction, v0.7.1+), computed by the trainer once
+ * for the whole batch before the actor update (rollout_corr_helper.py): IS weights
+ * exp(clamp(old − rollout, ±20)) per token, or exp(clamp(Σ_t, ±20)) per row, truncated at the
+ * threshold (v0.8.0+: a `lower_upper` string masks outside [lower, upper] instead, IcePop), as
+ * data; rejection rules `rollout_rs` take tokens or rows out of the mask.
+ */
+function rolloutCorrectionOf(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  warnings: ResolutionWarning[],
+): {
+  isCorrection: ISCorrectionConfig | null;
+  rejection: RejectionRule[] | null;
+  effective: ReadonlySet<string>;
+} {
+  const none = { isCorrection: null, rejection: null, effective: new Set<string>() };
+  if (c.has(`${RC}bypass_mode`) && c.bool(`${RC}bypass_mode`))
+    throw bad(
+      fn,
+      `${RC}bypass_mode`,
+      "false (bypass mode takes old_log_prob from the rollout engine and switches the policy loss by rollout_correction.loss_type; not resolved yet)",
+      true,
+    );
+  const level = c.has(`${RC}rollout_is`)
+    ? c.str(`${RC}rollout_is`, ["token", "sequence"] as const, { nullable: true })
+    : null;
+  const rs = c.has(`${RC}rollout_rs`) ? (c.raw(`${RC}rollout_rs`) ?? null) : null;
+  if (level === null && rs === null) return none;
+  const key = level !== null ? `${RC}rollout_is` : `${RC}rollout_rs`;
+  if (!atOrAfter(r, "v0.7.1"))
+    throw bad(
+      fn,
+      key,
+      "null at this release (before v0.7.1 the rollout correction has other rules: rollout_rs_threshold_lower, rollout_token_veto_threshold; not resolved)",
+      level ?? rs,
+    );
+  const clp = "actor_rollout_ref.rollout.calculate_log_probs";
+  if (c.has(clp) && !c.bool(clp)) {
+    warnings.push({
+      code: "verl-rollout-correction-skipped",
+      message: `${key} is set but ${clp} is false: the batch has no rollout_log_probs, and ray_trainer skips the rollout correction without a word (no IS weights, no rejection)`,
+    });
+    return { ...none, effective: new Set([clp]) };
+  }
+  const effective = new Set<string>([clp]);
+  let isCorrection: ISCorrectionConfig | null = null;
+  if (level !== null) {
+    const tk = `${RC}rollout_is_threshold`;
+    const t = c.raw(tk) ?? null;
+    let upper = Number.NaN;
+    let lower: number | null = null;
+    if (t === null) {
+      warnings.push({
+        code: "verl-rollout-is-no-threshold",
+        message: `${RC}rollout_is is ${level} but rollout_is_threshold is null: verl computes no IS weights`,
+      });
+    } else if (typeof t === "number" && typeof t !== "boolean") upper = t > 0 ? t : Number.NaN;
+    else if (typeof t === "string" && atOrAfter(r, "v0.8.0")) {
+      const parts = t.trim().split("_");
+      if (parts.length === 1) upper = positive(parts[0] as string);
+      else {
+        const i = t.indexOf("_");
+        lower = positive(t.slice(0, i));
+        upper = positive(t.slice(i + 1));
+        if (!(lower <= upper)) upper = Number.NaN;
+      }
+    }
+    if (t !== null && (!Number.isFinite(upper) || (lower !== null && !Number.isFinite(lower))))
+      throw bad(
+        fn,
+        tk,
+        atOrAfter(r, "v0.8.0")
+          ? 'a number > 0, or a "lower_upper" string with 0 < lower ≤ upper'
+          : "a number > 0",
+        t,
+      );
+    if (t !== null) {
+      const nk = `${RC}rollout_is_batch_normalize`;
+      const normalize = c.has(nk) && c.bool(nk);
+      isCorrection = {
+        level,
+        cap: upper,
+        lower,
+        mode: lower === null ? "truncate" : "mask",
+        logClamp: 20,
+        ...(normalize ? { normalize: true } : {}),
+      };
+      for (const k of ["rollout_is", "rollout_is_threshold", "rollout_is_batch_normalize"])
+        effective.add(`${RC}${k}`);
+    }
+  }
+  let rejection: RejectionRule[] | null = null;
+  if (rs !== null) {
+    const rk = `${RC}rollout_rs`;
+    const options =
+      typeof rs === "string"
+        ? rs
+            .split(",")
+            .map((x) => x.trim())
+            .filter((x) => x !== "")
+        : [];
+    const unknown = options.filter((o) => !RS_OPTIONS.has(o));
+    if (options.length === 0 || unknown.length > 0)
+      throw bad(
+        fn,
+        rk,
+        `a comma-separated list of ${[...RS_OPTIONS].join(", ")}${unknown.length > 0 ? ` (unknown: ${unknown.join(", ")})` : ""}`,
+        rs,
+      );
+    const tk = `${RC}rollout_rs_threshold`;
+    const spec = c.raw(tk) ?? null;
+    if (spec === null)
+      throw bad(fn, tk, "set when rollout_rs is set (verl raises ValueError)", null);
+    const raw =
+      typeof spec === "number"
+        ? [String(spec)]
+        : typeof spec === "string"
+          ? spec
+              .split(",")
+              .map((x) => x.trim())
+              .filter((x) => x !== "")
+          : [];
+    if (raw.length === 0 || (raw.length !== 1 && raw.length !== options.length))
+      throw bad(
+        fn,
+        tk,
+        `one threshold for every option or exactly ${options.length} (one per rollout_rs option)`,
+        spec,
+      );
+    const specs = raw.length === 1 ? options.map(() => raw[0] as string) : raw;
+    rejection = options.map((o, j) => {
+      const s = specs[j] as string;
+      const estimator = o.slice(-2) as "k1" | "k2" | "k3";
+      const statistic = o.slice(0, -3) as RejectionRule["statistic"];
+      if (estimator === "k1") {
+        const i = s.indexOf("_");
+        const upper = positive(i < 0 ? s : s.slice(i + 1));
+        const lower = i < 0 ? 1 / upper : positive(s.slice(0, i));
+        if (!Number.isFinite(upper) || !Number.isFinite(lower))
+          throw bad(fn, tk, `positive bounds for ${o} ("lower_upper" or one upper u: [1/u, u])`, s);
+        return { statistic, estimator, lower, upper, logClamp: 20 };
+      }
+      const upper = s.includes("_") ? Number.NaN : positive(s);
+      if (!Number.isFinite(upper))
+        throw bad(fn, tk, `one positive upper bound for ${o} (no "_")`, s);
+      return { statistic, estimator, upper, logClamp: 20 };
+    });
+    effective.add(rk).add(tk);
+    if (isCorrection !== null && (isCorrection.level === "sequence" || isCorrection.normalize))
+      throw bad(
+        fn,
+        rk,
+        "null with sequence-level or batch-normalised IS weights here (verl forms those weights on the mask before rejection; polgrad's kernel forms them on the mask the loss sees)",
+        rs,
+      );
+  }
+  return { isCorrection, rejection, effective };
 }

@@ -49,7 +49,10 @@ export function evaluateOnAlgebra(
       advantages: matrix(batch.adv),
       responseMask: { rows, cols, data: batch.m },
       refLogprobs: config.kl == null ? null : matrix(batch.ref),
-      rolloutLogprobs: config.isCorrection == null ? null : matrix(batch.rollout),
+      rolloutLogprobs:
+        config.isCorrection == null && (config.rejection ?? null) === null
+          ? null
+          : matrix(batch.rollout),
       ...(o.entropies === undefined ? {} : { entropies: matrix(o.entropies) }),
     },
     o.global === undefined ? {} : { global: o.global },

@@ -33,12 +33,15 @@ export interface ReleaseCase {
         readonly response_mask: boolean[][];
         readonly entropies?: FixtureNumber[][];
       };
-  readonly loss: FixtureNumber;
-  readonly grad_logprobs: FixtureNumber[][];
+  readonly loss?: FixtureNumber;
+  readonly grad_logprobs?: FixtureNumber[][];
+  /** Each micro-batch's rows (an explicit list of row indices, in order) and its backward loss. */
   readonly micro_batches?: readonly {
-    readonly rows: readonly [number, number];
+    readonly rows: readonly number[];
     readonly loss: FixtureNumber;
   }[];
+  /** Upstream raised for this config (no numbers recorded): the message. */
+  readonly upstream_raises?: string;
 }
 
 /** A fixture file. */
