@@ -1117,7 +1117,16 @@ def case_specs(ld: Loaded, registry: dict, agg_modes: list[str]) -> list[tuple[s
         ("rollout_correction.rollout_is=sequence", {**lp_key, RC + "rollout_is": "sequence"}, rnd),
         ("rollout_correction.rollout_rs=token_k1",
          {**lp_key, RC + "rollout_rs": "token_k1", RC + "rollout_rs_threshold": "0.95_1.05"}, rnd),
+        ("rollout_correction.rollout_is=token,rollout_is_batch_normalize=true",
+         {**lp_key, RC + "rollout_is": "token", RC + "rollout_is_batch_normalize": True}, rnd),
+        ("rollout_correction.rollout_is=sequence,rollout_is_batch_normalize=true",
+         {**lp_key, RC + "rollout_is": "sequence", RC + "rollout_is_batch_normalize": True}, rnd),
     ]
+    if ld.rel.path == "engine":
+        # v0.8.0+: a "lower_upper" threshold masks the weights outside the bounds (IcePop); the
+        # batches keep every rollout IS ratio 1e-9 away from 0.95 and 1.05.
+        specs.append(("rollout_correction.rollout_is=token,rollout_is_threshold=0.95_1.05",
+                      {**lp_key, RC + "rollout_is": "token", RC + "rollout_is_threshold": "0.95_1.05"}, rnd))
     if ld.rel.label == "1dda039b":
         specs.append(("combined", {
             A + "loss_agg_mode": "seq-mean-token-mean", A + "clip_ratio_high": 0.28, A + "use_kl_loss": True,
