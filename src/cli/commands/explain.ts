@@ -37,7 +37,11 @@ function explanationJson(
   evaluated: {
     batch: string;
     loss: number;
-    microBatches: readonly { rows: readonly [number, number]; loss: number }[];
+    microBatches: readonly {
+      rows: readonly [number, number];
+      loss: number;
+      float32Bound: number;
+    }[];
   } | null,
 ): unknown {
   const r = e.resolution;

@@ -327,7 +327,12 @@ async function runFrameworkConfig(
       batchMeaning: res.plan.batchMeaning,
     },
     config: policyLossConfigToJson(res.plan.config),
-    ...r,
+    loss: r.loss,
+    gradLogprobs: r.gradLogprobs,
+    perTokenObjective: r.perTokenObjective,
+    ratio: r.ratio,
+    microBatches: r.microBatches,
+    terms: r.terms.map(({ gradLogprobs: _g, ...t }) => t),
   };
   return emit(
     values,

@@ -9,12 +9,14 @@
 import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
+import { openRlhfKlPoint } from "../frameworks/openrlhf.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
 import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
+  PlanTerm,
   ResolutionWarning,
   ResolvedSetting,
 } from "./resolution.js";
@@ -178,14 +180,10 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
     c.derive(flag("eps_clip_low_high"), [eps, eps], "derived", "(eps_clip, eps_clip) when None");
   const dual = has("dual_clip") ? c.num(flag("dual_clip"), { nullable: true, gt: 1 }) : null;
   const useKl = has("use_kl_loss") && c.bool(flag("use_kl_loss"));
-  const klCoef = has("init_kl_coef") ? c.num(flag("init_kl_coef")) : 0;
-  if (useKl && klCoef > 0)
-    throw bad(
-      fn,
-      flag("use_kl_loss"),
-      "off here: OpenRLHF's KL loss is computed in float32 (compute_approx_kl casts), which this resolver does not compose with the policy term yet; evaluate it with the framework model openrlhf@<label>:kl:<k1|k2|k3>",
-      true,
-    );
+  const klCoef = has("init_kl_coef") ? c.num(flag("init_kl_coef"), { min: 0 }) : 0;
+  const klKind = has("kl_estimator")
+    ? c.str(flag("kl_estimator"), ["k1", "k2", "k3"] as const)
+    : "k1";
   const ent = has("entropy_coef") ? c.num(flag("entropy_coef"), { nullable: true }) : null;
   const dynamic = has("dynamic_batch") && c.bool(flag("dynamic_batch"));
   const micro = c.int(flag("micro_train_batch_size"));
@@ -200,13 +198,16 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
     );
   const gspo = type === "gspo";
   const sampleMean = gspo && at("v0.8.9");
-  const isCorrection = isCorrectionOf(fn, c, r, flag, has, gspo);
+  // From v0.8.10 the vLLM IS correction weighs ppo only; GSPO takes its ratio against the rollout.
+  const isOn = has("is_enable") && c.bool(flag("is_enable"));
+  const isRolloutRatio = isOn && gspo && at("v0.8.10");
+  const isCorrection = isRolloutRatio ? null : isCorrectionOf(fn, c, r, flag, has);
   const config: PolicyLossConfig = {
     ratio: gspo ? "sequence" : "token",
     surrogate: "pg_clip",
     clip: { epsLow: lo, epsHigh: hi, ratioCap: dual },
     aggregation: sampleMean ? "seq_mean_token_mean" : "token_mean",
-    emptyRows: sampleMean ? "drop" : "count",
+    emptyRows: gspo && !at("v0.10.3") ? "reject" : sampleMean ? "drop" : "count",
     ...(!gspo && at("v0.10.3")
       ? { ratioClamp: { level: "token", lower: -20, upper: 20 } as const }
       : {}),
@@ -220,20 +221,42 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
           },
         }),
   };
-  const split = !exactWindow && !dynamic && micro > 0;
-  if (split && micro === 1 && !gspo)
+  // The micro-batches of micro_train_batch_size rows (dynamic batching packs by tokens instead,
+  // which a batch file does not record: evaluated as one window).
+  const split = !dynamic && micro > 0;
+  if (split && !exactWindow && micro === 1 && !gspo)
     warnings.push({
       code: "openrlhf-micro-batch-one",
       message: `micro_train_batch_size = 1 (the default from v0.10.0): before v0.10.4 every micro-batch is one row, so the window's "token mean" is the mean of per-row token means, the seq-mean-token-mean of GRPO`,
     });
+  // v0.10.4+: every micro-batch is normalised by the window's counts (upstream divides by
+  // float32(count) / gas and DeepSpeed by gas: the window's exact mean when count / gas is a
+  // float32); before, by its own counts, and DeepSpeed divides each by gas.
+  const windowGlobal: LossPlan["global"] = sampleMean
+    ? (w) => ({ rows: w.nonEmpty })
+    : (w) => ({ tokens: w.N });
+  const klTerm =
+    useKl && klCoef > 0
+      ? openRlhfKlTerm(klKind, klCoef, exactWindow || dynamic, at("v0.8.6"))
+      : null;
   const plan: LossPlan = {
     config,
     microBatches: split ? { rows: micro } : 1,
-    divideBy: split ? "micro_batches" : 1,
+    divideBy: split && !exactWindow ? "micro_batches" : 1,
     onPolicy: false,
-    ...(split && !sampleMean
+    ...(exactWindow || dynamic ? { global: windowGlobal } : {}),
+    ...(split && !exactWindow && !sampleMean
       ? { divisor: (m) => ({ value: m.N, name: "Σ action_mask of the micro-batch" }) }
       : {}),
+    ...(gspo && isRolloutRatio ? { oldStream: "rollout" as const } : {}),
+    ...(split
+      ? {
+          emptyMicroBatch: at("v0.9.8")
+            ? "OpenRLHF's ppo_train raises ZeroDivisionError merging the status of a micro-batch with no action token"
+            : "a micro-batch with no action token is 0/0 = NaN in OpenRLHF's masked_mean",
+        }
+      : {}),
+    ...(klTerm === null ? {} : { terms: [klTerm] }),
     klInObjective: false,
     batchMeaning:
       exactWindow || dynamic
@@ -250,13 +273,15 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
       concept === "train_batch_size" ||
       concept === "kl_target"
         ? false
-        : concept === "init_kl_coef" || concept === "kl_estimator"
-          ? useKl
-          : concept === "is_threshold" || concept === "is_type" || concept === "use_icepop"
-            ? isCorrection !== null
-            : concept === "micro_train_batch_size"
-              ? split
-              : true;
+        : concept === "eps_clip"
+          ? pair === null || pair === undefined
+          : concept === "init_kl_coef" || concept === "kl_estimator"
+            ? useKl
+            : concept === "is_threshold" || concept === "is_type" || concept === "use_icepop"
+              ? isCorrection !== null
+              : concept === "micro_train_batch_size"
+                ? split
+                : true;
     settings.push(c.setting(key, (FLAGS[concept] as { role: string }).role, eff));
   }
   return {
@@ -270,7 +295,7 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
       {
         component: "ratio",
         text: gspo
-          ? "s_b = exp(Σ_t m·(lp − old) / L_b) (GSPO)"
+          ? `s_b = exp(Σ_t m·(lp − ${isRolloutRatio ? "rollout" : "old"}) / L_b) (GSPO${isRolloutRatio ? ": with the IS correction the ratio is against the vLLM logprobs" : ""})`
           : `r = exp(${at("v0.10.3") ? "clamp(lp − old, ±20)" : "lp − old"}) per token`,
       },
       {
@@ -283,9 +308,11 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
       },
       {
         component: "kl",
-        text: useKl
-          ? "kl_ctl = 0: none"
-          : "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)",
+        text: !useKl
+          ? "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)"
+          : klTerm === null
+            ? "init_kl_coef = 0: none"
+            : `+ ${klCoef}·mean(${klKind}(lp − ref))${at("v0.8.6") ? " clamped to ±10" : ""}, in float32 (compute_approx_kl casts both streams), with the policy term's normaliser`,
       },
       ...(isCorrection === null
         ? []
@@ -314,18 +341,9 @@ function isCorrectionOf(
   r: ReleaseRef,
   flag: (concept: string) => string,
   has: (concept: string) => boolean,
-  gspo: boolean,
 ): ISCorrectionConfig | null {
   if (!has("is_enable") || !c.bool(flag("is_enable"))) return null;
   const at = (l: string) => atOrAfter(r, l);
-  // From v0.8.10 the correction applies to ppo only (GSPO then takes its ratio against the rollout).
-  if (gspo)
-    throw bad(
-      fn,
-      flag("is_enable"),
-      "off with policy_loss_type gspo here (GSPO's ratio against the rollout logprobs is not resolved yet)",
-      true,
-    );
   const t = c.raw(flag("is_threshold"));
   if (!at("v0.9.1")) {
     if (typeof t !== "number" || !(t > 0))
@@ -353,5 +371,67 @@ function isCorrectionOf(
     lower: null,
     cap: null,
     rowMask: { level: "geometric", lower, cap },
+  };
+}
+
+const f32 = Math.fround;
+
+/**
+ * OpenRLHF's KL loss term `kl_loss · kl_ctl` of one micro-batch, as upstream computes it in float32
+ * (compute_approx_kl casts both streams with `.float()`): k = clamp(k_kind(f32(lp) − f32(ref)), ±10)
+ * per token (openRlhfKlPoint), kl_loss = f32(Σ m·k) / a with a = the micro-batch's token count
+ * (before v0.10.4) or f32(f32(N_window) / gas) (v0.10.4+, the window's), times f32(kl_ctl) in
+ * float32, then DeepSpeed's 1/gas in float64. The gradient is autograd's float32 chain:
+ * g = f32(f32(f32(1/gas)·f32(kl_ctl)) / a), then the estimator's derivative. The float32 sum is the
+ * correctly rounded sum, where torch's vectorised float32 sum may differ by an ulp.
+ */
+function openRlhfKlTerm(
+  kind: "k1" | "k2" | "k3",
+  klCtl: number,
+  window: boolean,
+  clamp: boolean,
+): PlanTerm {
+  return {
+    name: `kl_loss·kl_ctl (${kind}, float32)`,
+    float32: true,
+    readsRef: true,
+    evaluate(micro, { whole, microBatches: K }) {
+      const a = window ? f32(f32(whole.N) / K) : micro.N;
+      const c = f32(klCtl);
+      const g = f32(f32(f32(1 / K) * c) / a);
+      const grad = new Float64Array(micro.m.length);
+      let sum = 0;
+      let comp = 0;
+      // The float32 roundings upstream may do differently (u = 2⁻²⁴): torch's exp is within an
+      // ulp, not correctly rounded (k3: |Δe| ≤ u·e, through e − 1 + x and the gradient g − g·e);
+      // its float32 sum runs in another order (≤ n·u·Σ|k|). Everything else is one IEEE operation
+      // on the same float32 operands, bit for bit.
+      const u = 2 ** -24;
+      let absSum = 0;
+      let dv = 0;
+      let dg2 = 0;
+      let n = 0;
+      for (let i = 0; i < micro.m.length; i++) {
+        if (micro.m[i] !== 1) continue;
+        const pt = openRlhfKlPoint(kind, micro.lp[i] as number, micro.ref[i] as number, g, clamp);
+        const t = sum + pt.value;
+        comp += Math.abs(sum) >= Math.abs(pt.value) ? sum - t + pt.value : pt.value - t + sum;
+        sum = t;
+        grad[i] = pt.grad;
+        absSum += Math.abs(pt.value);
+        n++;
+        if (kind === "k3") {
+          const e = f32(Math.exp(-f32(f32(micro.lp[i] as number) - f32(micro.ref[i] as number))));
+          dv += 2 * u * (e + Math.abs(pt.value));
+          const dd = 2 * u * (Math.abs(g) * e + Math.abs(pt.grad));
+          dg2 += dd * dd;
+        }
+      }
+      const klLoss = f32(f32(sum + comp) / a);
+      const loss = f32(klLoss * c) / K;
+      const lossBound =
+        ((dv + n * u * absSum) / a + 4 * u * Math.abs(klLoss)) * (c / K) + 2 * u * Math.abs(loss);
+      return { loss, grad, lossBound, gradBound: Math.sqrt(dg2) };
+    },
   };
 }

@@ -6,9 +6,10 @@
  * (docs/conformance/explain.md). Browser-safe.
  */
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
+import { mustBe } from "../../core/message.js";
 import type { Matrix } from "../../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMatrix } from "../../core/validate.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, MaskError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { type FrameworkBatch, prepareBatch } from "../frameworks/batch.js";
@@ -42,6 +43,37 @@ export interface ResolutionWarning {
   readonly deviation?: string;
 }
 
+/** The whole batch's counts, for global normalisers: tokens N, rows B, rows with a token. */
+export interface WholeCounts {
+  readonly N: number;
+  readonly B: number;
+  readonly nonEmpty: number;
+}
+
+/**
+ * A term upstream adds to each micro-batch's loss outside our algebra, evaluated by its own model
+ * (OpenRLHF's KL loss, computed in float32). Its loss and gradient are the micro-batch's final
+ * contributions (after any division the trainer applies).
+ */
+export interface PlanTerm {
+  readonly name: string;
+  /** Upstream computes it in float32 (its values carry float32 rounding). */
+  readonly float32: boolean;
+  /** It reads refLogprobs. */
+  readonly readsRef: boolean;
+  evaluate(
+    micro: FrameworkBatch,
+    ctx: { readonly whole: WholeCounts; readonly microBatches: number },
+  ): {
+    readonly loss: number;
+    readonly grad: Float64Array;
+    /** A bound on |loss − upstream's| from the float32 roundings upstream does differently (0: none). */
+    readonly lossBound: number;
+    /** A bound on the Euclidean norm of grad − upstream's, likewise. */
+    readonly gradBound: number;
+  };
+}
+
 /** The trainer plumbing around the per-micro-batch loss. */
 export interface LossPlan {
   /** The loss of one micro-batch in our algebra. */
@@ -59,11 +91,11 @@ export interface LossPlan {
   /** The loss is on-policy: old_logprobs := logprobs (the batch's old logprobs are not read). */
   readonly onPolicy: boolean;
   /** A global normaliser for every micro-batch, from the whole batch's counts (tokens N, rows B). */
-  readonly global?: (whole: { readonly N: number; readonly B: number }) => GlobalNormalizer | null;
+  readonly global?: (whole: WholeCounts) => GlobalNormalizer | null;
   /** The divisor upstream divides by, named, checked positive (upstream: 0/0 = NaN). */
   readonly divisor?: (
     micro: FrameworkBatch,
-    whole: { readonly N: number; readonly B: number },
+    whole: WholeCounts,
   ) => {
     readonly value: number;
     readonly name: string;
@@ -74,6 +106,16 @@ export interface LossPlan {
    * agg_loss): `config.normLen` is left unset and taken from the batch at evaluation.
    */
   readonly normLenFromWidth?: boolean;
+  /** The policy ratio is taken against the rollout logprobs (old_logprobs := rolloutLogprobs: OpenRLHF's GSPO with the vLLM IS correction). */
+  readonly oldStream?: "rollout";
+  /**
+   * What upstream does with a micro-batch that has no response token (OpenRLHF: 0/0, or a
+   * ZeroDivisionError merging its status); evaluation raises a MaskError saying so. Absent: the
+   * plan's loss handles it.
+   */
+  readonly emptyMicroBatch?: string;
+  /** Terms added outside the algebra, per micro-batch. */
+  readonly terms?: readonly PlanTerm[];
   /** The per-token KL term is part of the reported per-token objective (TRL's per_token_loss). */
   readonly klInObjective: boolean;
   /** What the batch file stands for under this plan (stated in the explanation). */
@@ -105,11 +147,32 @@ export interface ResolutionResult {
   readonly gradLogprobs: Matrix;
   readonly perTokenObjective: Matrix;
   readonly ratio: Matrix;
-  /** Each micro-batch's rows `[start, end)` and its loss (already divided by `divideBy`). */
+  /** The plan's extra terms summed over micro-batches (included in `loss` and `gradLogprobs`). */
+  readonly terms: readonly {
+    readonly name: string;
+    readonly float32: boolean;
+    readonly loss: number;
+    readonly gradLogprobs: Matrix;
+    /** Bounds on the differences from upstream's float32 arithmetic (see PlanTerm.evaluate). */
+    readonly lossBound: number;
+    readonly gradBound: number;
+  }[];
+  /**
+   * Each micro-batch's rows `[start, end)`, its loss (already divided by `divideBy`, terms
+   * included) and the bound on its difference from upstream's float32 terms (0 when none).
+   */
   readonly microBatches: readonly {
     readonly rows: readonly [number, number];
     readonly loss: number;
+    readonly float32Bound: number;
   }[];
+}
+
+interface TermAcc {
+  loss: number;
+  grad: Float64Array;
+  lossBound: number;
+  gradBound: number;
 }
 
 function rowsOf(b: FrameworkBatch, s: number, e: number): FrameworkBatch {
@@ -161,14 +224,18 @@ export function evaluateResolution(
 ): ResolutionResult {
   const fn = res.ref;
   const { plan } = res;
+  const terms = plan.terms ?? [];
   const batch = prepareBatch(fn, inputs, {
-    old: !plan.onPolicy,
+    old: !plan.onPolicy && plan.oldStream === undefined,
     advantages: true,
-    ref: plan.config.kl != null,
-    rollout: plan.config.isCorrection != null || (plan.config.rejection ?? null) !== null,
+    ref: plan.config.kl != null || terms.some((t) => t.readsRef),
+    rollout:
+      plan.config.isCorrection != null ||
+      (plan.config.rejection ?? null) !== null ||
+      plan.oldStream === "rollout",
   });
   const cfg = plan.normLenFromWidth === true ? { ...plan.config, normLen: batch.T } : plan.config;
-  const whole = { N: batch.N, B: batch.B };
+  const whole: WholeCounts = { N: batch.N, B: batch.B, nonEmpty: batch.nonEmpty };
   const split = plan.microBatches;
   const K = typeof split === "number" ? split : batch.B / split.rows;
   if (!Number.isInteger(K) || batch.B % K !== 0)
@@ -183,16 +250,37 @@ export function evaluateResolution(
   const grad = new Float64Array(batch.B * T);
   const obj = new Float64Array(batch.B * T);
   const ratio = new Float64Array(batch.B * T);
-  const micro: { rows: readonly [number, number]; loss: number }[] = [];
+  const micro: { rows: readonly [number, number]; loss: number; float32Bound: number }[] = [];
   const entropies = entropiesOf(fn, inputs, cfg, batch);
   // The global normaliser comes from the whole batch's counts: the same for every micro-batch.
   const global = plan.global?.(whole) ?? null;
+  const termAcc: TermAcc[] = terms.map(() => ({
+    loss: 0,
+    grad: new Float64Array(batch.B * T),
+    lossBound: 0,
+    gradBound: 0,
+  }));
   let loss = 0;
   for (let k = 0; k < K; k++) {
     const s = k * size;
     const e = s + size;
     const sub = rowsOf(batch, s, e);
-    const subBatch: FrameworkBatch = plan.onPolicy ? { ...sub, old: sub.lp } : sub;
+    if (sub.N === 0 && plan.emptyMicroBatch !== undefined)
+      throw new MaskError(
+        fn,
+        "responseMask",
+        mustBe(
+          fn,
+          "responseMask",
+          `a response token in every micro-batch (${plan.emptyMicroBatch})`,
+          `none in micro-batch ${k} (rows ${s}..${e - 1})`,
+        ),
+      );
+    const subBatch: FrameworkBatch = plan.onPolicy
+      ? { ...sub, old: sub.lp }
+      : plan.oldStream === "rollout"
+        ? { ...sub, old: sub.rollout }
+        : sub;
     const divisor = plan.divisor?.(sub, whole) ?? undefined;
     const r = evaluateOnAlgebra(subBatch, cfg, {
       ...(global === null ? {} : { global }),
@@ -207,8 +295,24 @@ export function evaluateResolution(
       obj[s * T + i] = r.perTokenObjective.data[i] as number;
       ratio[s * T + i] = r.ratio.data[i] as number;
     }
-    micro.push({ rows: [s, e], loss: lk });
-    loss += lk;
+    let lt = lk;
+    let f32Part = 0;
+    terms.forEach((t, j) => {
+      const x = t.evaluate(sub, { whole, microBatches: K });
+      const acc = termAcc[j] as TermAcc;
+      acc.loss += x.loss;
+      for (let i = 0; i < size * T; i++) {
+        const v = x.grad[i] as number;
+        grad[s * T + i] = (grad[s * T + i] as number) + v;
+        acc.grad[s * T + i] = v;
+      }
+      lt += x.loss;
+      f32Part += x.lossBound;
+      acc.lossBound += x.lossBound;
+      acc.gradBound = Math.hypot(acc.gradBound, x.gradBound);
+    });
+    micro.push({ rows: [s, e], loss: lt, float32Bound: f32Part });
+    loss += lt;
   }
   const mat = (data: Float64Array) => ({ rows: batch.B, cols: T, data });
   return {
@@ -216,6 +320,17 @@ export function evaluateResolution(
     gradLogprobs: mat(grad),
     perTokenObjective: mat(obj),
     ratio: mat(ratio),
+    terms: terms.map((t, j) => {
+      const acc = termAcc[j] as TermAcc;
+      return {
+        name: t.name,
+        float32: t.float32,
+        loss: acc.loss,
+        gradLogprobs: mat(acc.grad),
+        lossBound: acc.lossBound,
+        gradBound: acc.gradBound,
+      };
+    }),
     microBatches: micro,
   };
 }

@@ -123,14 +123,15 @@ const f32 = Math.fround;
 /**
  * One `compute_approx_kl` value and its gradient contribution, in float32 as upstream computes it
  * (`.float()` on both streams): x = f32(lp) − f32(ref); k1 = x, k2 = x²/2, k3 = e^{−x} − 1 + x;
- * clamp to [−10, 10]. `g` is the float32 upstream gradient of the token (f32(1/N)); the returned
- * ∂ is the float32 value autograd produces (0 where the clamp binds).
+ * clamp to [−10, 10] (`clamp`; OpenRLHF v0.8.6+). `g` is the float32 upstream gradient of the
+ * token (f32(1/N)); the returned ∂ is the float32 value autograd produces (0 where the clamp binds).
  */
 export function openRlhfKlPoint(
   kind: OpenRlhfKlKind,
   lp: number,
   ref: number,
   g: number,
+  clamp = true,
 ): { value: number; grad: number } {
   const x = f32(f32(lp) - f32(ref));
   let v: number;
@@ -151,6 +152,8 @@ export function openRlhfKlPoint(
       break;
     }
   }
+  // The ±10 output clamp exists from v0.8.6.
+  if (!clamp) return { value: v, grad: d };
   const pass = v >= -KL_CLAMP && v <= KL_CLAMP;
   return { value: Math.min(Math.max(v, -KL_CLAMP), KL_CLAMP), grad: pass ? d : 0 };
 }
