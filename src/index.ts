@@ -57,6 +57,16 @@ export {
   type ComparisonReport,
   compareLosses,
 } from "./conformance/compare.js";
+export {
+  DEVIATION_PAIRS,
+  type DeviationPair,
+  type DeviationReport,
+  type DeviationReportOptions,
+  deviationReport,
+  deviationReportSummary,
+  type MeasuredPair,
+  measureDeviationPairs,
+} from "./conformance/deviationPairs.js";
 export { DEVIATIONS, type Deviation, type DeviationMeasurement } from "./conformance/deviations.js";
 export {
   type DefinitionDrift,

@@ -13,6 +13,7 @@ import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
 import { getAlgorithm } from "../registry/registry.js";
+import { pyExp, pyFixed } from "../report/format.js";
 import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "./nearestMatch.js";
 import {
   checkShapes,
@@ -373,7 +374,7 @@ export function assertConforms(
   if (!conforms)
     throw new VerificationError(
       FN,
-      `polgrad conformance violation: max loss rel diff ${maxLoss.toExponential(3)} (loss_rtol ${lossRtol.toExponential(1)}), max grad rel diff ${maxGrad.toExponential(3)} (grad_rtol ${gradRtol.toExponential(1)})\n${conformanceSummary(report)}`,
+      `polgrad conformance violation: max loss rel diff ${pyExp(maxLoss, 3)} (loss_rtol ${pyExp(lossRtol, 1)}), max grad rel diff ${pyExp(maxGrad, 3)} (grad_rtol ${pyExp(gradRtol, 1)})\n${conformanceSummary(report)}`,
       w.seed,
       report,
     );
@@ -401,7 +402,7 @@ function configLine(c: PolicyLossConfig): string {
  */
 export function conformanceSummary(r: ConformanceReport): string {
   const lines = [
-    `conformance over ${r.cases} seeded cases: max loss rel diff ${r.maxLossRelDiff.toExponential(3)}, max grad rel diff ${r.maxGradRelDiff.toExponential(3)}, min grad cosine ${r.gradCosineMin.toFixed(9)}, worst-case seed ${r.worstCase.seed} (case ${r.worstCase.index}, shape [${r.worstCase.shape.join(", ")}])`,
+    `conformance over ${r.cases} seeded cases: max loss rel diff ${pyExp(r.maxLossRelDiff, 3)}, max grad rel diff ${pyExp(r.maxGradRelDiff, 3)}, min grad cosine ${pyFixed(r.gradCosineMin, 9)}, worst-case seed ${r.worstCase.seed} (case ${r.worstCase.index}, shape [${r.worstCase.shape.join(", ")}])`,
     ...r.notes,
     `replay: ${r.replay}`,
   ];

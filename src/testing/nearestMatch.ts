@@ -8,6 +8,7 @@
 import { AGGREGATIONS } from "../aggregate/aggregation.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
+import { pyExp } from "../report/format.js";
 import type { TestBatch } from "./randomBatches.js";
 
 /** A loss on one case: value and gradient w.r.t. logprobs, row-major `[B, T]`. */
@@ -273,7 +274,7 @@ export function nearestMatch(
     `${m.changes.join(" and ")}${m.scale === 1 ? "" : `, times ${fmt(m.scale)}`}`;
   const text =
     match !== null
-      ? `diagnosis: the implementation matches the reference with ${describe(match)} (max loss rel diff ${match.maxLossRelDiff.toExponential(3)}, max grad rel diff ${match.maxGradRelDiff.toExponential(3)}; ${scored.length} candidates tried)`
-      : `diagnosis: no configuration one change of aggregation, normaliser, ratio, clip, surrogate or KL away from the reference (or an aggregation change with one other) matches (${scored.length} candidates tried); nearest: ${nearest.map((m) => `${describe(m)} (max loss rel diff ${m.maxLossRelDiff.toExponential(3)})`).join("; ")}`;
+      ? `diagnosis: the implementation matches the reference with ${describe(match)} (max loss rel diff ${pyExp(match.maxLossRelDiff, 3)}, max grad rel diff ${pyExp(match.maxGradRelDiff, 3)}; ${scored.length} candidates tried)`
+      : `diagnosis: no configuration one change of aggregation, normaliser, ratio, clip, surrogate or KL away from the reference (or an aggregation change with one other) matches (${scored.length} candidates tried); nearest: ${nearest.map((m) => `${describe(m)} (max loss rel diff ${pyExp(m.maxLossRelDiff, 3)})`).join("; ")}`;
   return { match, nearest, candidates: scored.length, text };
 }

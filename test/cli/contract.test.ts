@@ -375,7 +375,11 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["history", "trl", "--key", "los_type"]),
     row(2, () => ["history", "nope"]),
   ],
-  deviations: [row(0, () => ["deviations", "--json"])],
+  deviations: [
+    row(0, () => ["deviations", "--json"]),
+    row(0, () => ["deviations", "--pairs"]),
+    row(0, () => ["deviations", "--pairs", "--json"], true),
+  ],
   drift: [
     row(1, () => ["drift", "--checkout", F.drift, "--framework", "verl", "--json"], true),
     row(2, () => ["drift", "--framework", "verl"]),
