@@ -164,6 +164,15 @@ export {
   type PythonDefinition,
   type PythonParameter,
 } from "./conformance/python/index.js";
+export {
+  checkVectors,
+  type EmittedVectors,
+  type EmitVectorsOptions,
+  emitVectors,
+  type VectorStream,
+  type VectorsManifest,
+  type VectorsReport,
+} from "./conformance/vectors.js";
 export { verlGrpoAdvantages, verlRlooAdvantages } from "./conformance/verlAdvantages.js";
 export {
   ADAPTER_CONTRACTS,

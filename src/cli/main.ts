@@ -22,6 +22,7 @@ import { explainCommand } from "./commands/explain.js";
 import { frameworksCommand } from "./commands/frameworks.js";
 import { historyCommand } from "./commands/history.js";
 import { lossCommand } from "./commands/loss.js";
+import { vectorsCommand } from "./commands/vectors.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
 import { processIO, readProcessStdin, renderError } from "./output.js";
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   historyCommand,
   frameworksCommand,
   deviationsCommand,
+  vectorsCommand,
   driftCommand,
   contractCommand,
   contractsCommand,

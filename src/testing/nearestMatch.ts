@@ -9,7 +9,6 @@ import { AGGREGATIONS } from "../aggregate/aggregation.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { pyExp } from "../report/format.js";
-import type { TestBatch } from "./randomBatches.js";
 
 /** A loss on one case: value and gradient w.r.t. logprobs, row-major `[B, T]`. */
 export interface CaseResult {
@@ -41,7 +40,7 @@ export interface MismatchDiagnosis {
 
 interface Candidate {
   readonly changes: readonly string[];
-  readonly run: (b: TestBatch, inputs: PolicyLossInputs) => CaseResult;
+  readonly run: (b: { readonly shape: readonly [number, number] }, inputs: PolicyLossInputs) => CaseResult;
 }
 
 const fmt = (x: number) => (Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6))));
@@ -228,7 +227,10 @@ function relDiffs(
  */
 export function nearestMatch(
   implementation: readonly CaseResult[],
-  cases: readonly { readonly batch: TestBatch; readonly inputs: PolicyLossInputs }[],
+  cases: readonly {
+    readonly batch: { readonly shape: readonly [number, number] };
+    readonly inputs: PolicyLossInputs;
+  }[],
   reference: PolicyLossConfig,
   o: { readonly lossRtol: number; readonly gradRtol: number; readonly withKl: boolean },
 ): MismatchDiagnosis {

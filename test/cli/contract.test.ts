@@ -37,6 +37,8 @@ const F = {
   rollout: join(dir, "rollout.json"),
   grpoYaml: join(dir, "grpo.yaml"),
   verlArgs: join(dir, "verl.args"),
+  vec: join(dir, "vectors"),
+  vecOut: join(dir, "vectors-emit"),
 };
 const CFG =
   '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.28},"aggregation":"seq_mean_token_mean","kl":{"kind":"k3","coef":0.04}}';
@@ -69,6 +71,8 @@ beforeAll(async () => {
     }),
   );
   writeFileSync(F.cfg, CFG);
+  // A vectors folder for the check rows (emit's own rows write F.vecOut).
+  await runMain(["vectors", "emit", "--algorithm", "ppo", "--cases", "2", "--out", F.vec]);
   writeFileSync(
     F.grpoYaml,
     "loss_type: dapo\nepsilon_high: 0.28\nbeta: 0.01\nnum_iterations: 2\nreport_to: wandb\n",
@@ -374,6 +378,66 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["history", "openrlhf", "--json"]),
     row(2, () => ["history", "trl", "--key", "los_type"]),
     row(2, () => ["history", "nope"]),
+  ],
+  vectors: [
+    row(0, () => [
+      "vectors",
+      "emit",
+      "--algorithm",
+      "grpo",
+      "--cases",
+      "2",
+      "--seed",
+      "3",
+      "--shapes",
+      "3x5",
+      "--loss-rtol",
+      "1e-10",
+      "--grad-rtol",
+      "1e-10",
+      "--out",
+      F.vecOut,
+    ]),
+    row(
+      0,
+      () => [
+        "vectors",
+        "emit",
+        "--framework",
+        "verl@1dda039b:vanilla:token-mean",
+        "--cases",
+        "1",
+        "--out",
+        F.vecOut,
+        "--json",
+      ],
+      true,
+    ),
+    row(0, () => ["vectors", "emit", "--config", CFG, "--cases", "1", "--out", F.vecOut]),
+    row(0, () => [
+      "vectors",
+      "emit",
+      "--algorithm",
+      "dr_grpo",
+      "--norm-len",
+      "16",
+      "--cases",
+      "1",
+      "--out",
+      F.vecOut,
+    ]),
+    row(
+      0,
+      () => ["vectors", "check", F.vec, "--outputs", join(F.vec, "expected.safetensors"), "--json"],
+      true,
+    ),
+    row(1, () => ["vectors", "check", F.vec, "--outputs", join(F.vec, "inputs.safetensors")]),
+    row(2, () => ["vectors", "emit", "--out", F.vecOut]),
+    row(2, () => ["vectors", "emit", "--algorithm", "grpo", "--shapes", "4by8", "--out", F.vecOut]),
+    row(2, () => ["vectors", "check", F.vec]),
+    row(2, () => ["vectors", "check", F.missing, "--outputs", F.batch]),
+    row(2, () => ["vectors", "check", F.vec, "--outputs", F.batch, "--cases", "3"]),
+    row(2, () => ["vectors", "nope"]),
   ],
   deviations: [
     row(0, () => ["deviations", "--json"]),

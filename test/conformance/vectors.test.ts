@@ -1,0 +1,115 @@
+/**
+ * emitVectors / checkVectors (docs/vectors.md): the emitted folder round-trips through
+ * safetensors bytes, the reference's own outputs conform, a wrong implementation fails with its
+ * diagnosis, a missing output is named.
+ */
+import { describe, expect, test } from "vitest";
+import { checkVectors, emitVectors } from "../../src/conformance/vectors.js";
+import { ConfigError } from "../../src/errors.js";
+import { parseSafetensors } from "../../src/io/safetensors.js";
+import type { TensorToWrite } from "../../src/io/writeSafetensors.js";
+import { encodeSafetensors } from "../../src/io/writeSafetensors.js";
+import { policyLoss } from "../../src/losses/policyLoss.js";
+
+const set = (m: ReadonlyMap<string, TensorToWrite>, path: string) =>
+  parseSafetensors(encodeSafetensors(m), path);
+
+describe("vectors", () => {
+  test("conformance: emit then check: the reference's own outputs conform, a token mean for GRPO fails with its diagnosis", () => {
+    const v = emitVectors("grpo", { cases: 6 });
+    expect(v.manifest.inputs.streams).toEqual([
+      "logprobs",
+      "old_logprobs",
+      "advantages",
+      "response_mask",
+      "ref_logprobs",
+    ]);
+    expect(v.manifest.cases.map((c) => c.name)).toEqual([
+      "case_000",
+      "case_001",
+      "case_002",
+      "case_003",
+      "case_004",
+      "case_005",
+    ]);
+    expect(v.inputs.get("case_001.advantages")?.shape).toEqual([2]);
+    expect(v.inputs.get("case_000.response_mask")?.dtype).toBe("BOOL");
+    const inputs = set(v.inputs, "inputs.safetensors");
+    const expected = set(v.expected, "expected.safetensors");
+    // The expected values are the reference's own outputs: they conform exactly.
+    const ok = checkVectors(v.manifest, inputs, expected, expected);
+    expect(ok.conforms).toBe(true);
+    expect(ok.maxLossRelDiff).toBe(0);
+    // A token-mean implementation (GRPO's clip and KL, the wrong aggregation).
+    const wrong = new Map<string, TensorToWrite>();
+    for (const c of v.manifest.cases) {
+      const [B, T] = c.shape;
+      const rows = (s: string) => {
+        const d = inputs.tensors.get(`${c.name}.${s}`)?.data as Float64Array;
+        return Array.from({ length: B }, (_, b) => Array.from(d.subarray(b * T, (b + 1) * T)));
+      };
+      const r = policyLoss(
+        {
+          ratio: "token",
+          surrogate: "pg_clip",
+          clip: { epsLow: 0.2, epsHigh: 0.2 },
+          aggregation: "token_mean",
+          kl: { kind: "k3", coef: 0.04 },
+        },
+        {
+          logprobs: rows("logprobs"),
+          oldLogprobs: rows("old_logprobs"),
+          advantages: Array.from(inputs.tensors.get(`${c.name}.advantages`)?.data as Float64Array),
+          responseMask: rows("response_mask").map((r) => r.map((x) => x === 1)),
+          refLogprobs: rows("ref_logprobs"),
+        },
+      );
+      wrong.set(`${c.name}.loss`, { dtype: "F64", shape: [1], data: [r.loss] });
+      wrong.set(`${c.name}.grad_logprobs`, {
+        dtype: "F64",
+        shape: [B, T],
+        data: r.gradLogprobs.data,
+      });
+    }
+    const bad = checkVectors(v.manifest, inputs, expected, set(wrong, "outputs.safetensors"));
+    expect(bad.conforms).toBe(false);
+    expect(bad.diagnosis?.match?.changes).toEqual([
+      "aggregation token_mean (reference seq_mean_token_mean)",
+    ]);
+    // A missing output is named, not a crash.
+    wrong.delete("case_002.grad_logprobs");
+    const missing = checkVectors(v.manifest, inputs, expected, set(wrong, "outputs.safetensors"));
+    expect(missing.conforms).toBe(false);
+    expect(missing.problems).toEqual([
+      "case_002.grad_logprobs must be present in outputs.safetensors; got absent",
+    ]);
+  });
+
+  test("identity: a framework model reference carries the streams it reads and its own expected values", () => {
+    const v = emitVectors("verl@1dda039b:vanilla:token-mean", { cases: 2, shapes: [[3, 5]] });
+    expect(v.manifest.reference).toMatchObject({
+      kind: "framework",
+      name: "verl@1dda039b:vanilla:token-mean",
+      config: null,
+    });
+    expect(v.manifest.inputs.streams).toEqual([
+      "logprobs",
+      "old_logprobs",
+      "advantages",
+      "response_mask",
+    ]);
+    expect(v.manifest.cases[0]?.shape).toEqual([3, 5]);
+  });
+
+  test("reject: a manifest that is not polgrad-vectors v1, a token_sum_norm reference without its budget", () => {
+    const v = emitVectors("grpo", { cases: 1 });
+    const e = set(v.expected, "e");
+    expect(() =>
+      checkVectors({ ...v.manifest, version: 2 as 1 }, set(v.inputs, "i"), e, e),
+    ).toThrow(ConfigError);
+    expect(() => emitVectors("dr_grpo", { cases: 1 })).toThrow(/options.normLen must be given/);
+    expect(emitVectors("dr_grpo", { cases: 1, normLen: 16 }).manifest.reference.notes).toContain(
+      "normLen: 16 (given)",
+    );
+  });
+});
