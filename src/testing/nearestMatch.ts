@@ -40,7 +40,10 @@ export interface MismatchDiagnosis {
 
 interface Candidate {
   readonly changes: readonly string[];
-  readonly run: (b: { readonly shape: readonly [number, number] }, inputs: PolicyLossInputs) => CaseResult;
+  readonly run: (
+    b: { readonly shape: readonly [number, number] },
+    inputs: PolicyLossInputs,
+  ) => CaseResult;
 }
 
 const fmt = (x: number) => (Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6))));
