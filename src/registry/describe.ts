@@ -1,26 +1,38 @@
 /**
  * Plain-text rendering of a registered algorithm: one fact per line, in polgrad's line order, with
- * JS number formatting and snake_case wire names (docs/derivations/variants.md#describe-format).
+ * polgrad's Python reprs for the constants (`10.0`, `1e-08`, `None`, `GroupNormConfig(…)`) and
+ * snake_case wire names (docs/derivations/variants.md#describe-format).
  */
 import { Aggregation } from "../aggregate/aggregation.js";
+import { pyValue } from "../core/pyRepr.js";
 import { getAlgorithm } from "./registry.js";
 import type { AlgorithmSpec } from "./spec.js";
 
+/** A constant as polgrad's describe() prints it: Python's repr (`0.2`, `10.0`, `1e-08`, `None`). */
 function fmt(x: unknown): string {
-  if (x === null || x === undefined) return "none";
-  return String(x);
+  return pyValue(x);
 }
 
 function snake(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/** Keys whose values polgrad holds as Python ints. */
+const INT_KEYS = new Set(["normLen"]);
+
 function fmtConfig(config: object | null): string {
-  if (config === null) return "none";
+  if (config === null) return "None";
   return Object.entries(config)
-    .map(([k, v]) => `${snake(k)}=${fmt(v)}`)
+    .map(([k, v]) => `${snake(k)}=${pyValue(v, INT_KEYS.has(k))}`)
     .join(", ");
 }
+
+/** polgrad's advantage config dataclasses, by estimator family. */
+const ADVANTAGE_CLASS: Readonly<Record<string, string>> = {
+  grpo: "GroupNormConfig",
+  gae: "GAEConfig",
+  reinforce_pp: "ReinforcePPConfig",
+};
 
 function render(spec: AlgorithmSpec): string {
   const loss = spec.loss;
@@ -49,10 +61,10 @@ function render(spec: AlgorithmSpec): string {
   }
   const normLen = loss.normLen ?? null;
   if (loss.aggregation === Aggregation.TOKEN_SUM_NORM) {
-    lines.push(`aggregation: ${loss.aggregation} (norm_len=${fmt(normLen)})`);
+    lines.push(`aggregation: ${loss.aggregation} (norm_len=${pyValue(normLen, true)})`);
     if (normLen === null) {
       lines.push(
-        "norm_len is none: set it to the generation budget before calling policyLoss, which " +
+        "norm_len is None: set it to the generation budget before calling policyLoss, which " +
           "throws ConfigError until then ({ ...spec.loss, normLen: <generation budget> } in " +
           'TypeScript, or "norm_len" in the CLI config JSON)',
       );
@@ -92,9 +104,12 @@ function render(spec: AlgorithmSpec): string {
       );
     }
   }
-  lines.push(`advantage: ${spec.advantage} (${fmtConfig(spec.advantageConfig)})`);
+  const cls = ADVANTAGE_CLASS[spec.advantage];
+  lines.push(
+    `advantage: ${spec.advantage} (${spec.advantageConfig === null || cls === undefined ? "None" : `${cls}(${fmtConfig(spec.advantageConfig)})`})`,
+  );
   const source =
-    spec.citation.arxiv !== null ? `arXiv ${spec.citation.arxiv}` : fmt(spec.citation.url);
+    spec.citation.arxiv !== null ? `arXiv ${spec.citation.arxiv}` : String(spec.citation.url);
   lines.push(`citation: ${spec.citation.title} (${source})`);
   lines.push(`notes: ${spec.notes}`);
   return lines.join("\n");
@@ -104,8 +119,9 @@ function render(spec: AlgorithmSpec): string {
  * Describe a registered algorithm in plain text, one fact per line: surrogate and ratio; clip
  * bounds; aggregation (plus, when a token_sum_norm entry ships `normLen` null, how to set it);
  * the KL placement with estimator and coefficient; the TIS correction if any; the advantage
- * estimator and its config; the citation; the notes. Numbers use JS formatting (`10`, `1e-8`),
- * absent values print as `none`, mode values and config keys are snake_case wire names.
+ * estimator and its config; the citation; the notes. Constants print as polgrad prints them, in
+ * Python's repr (`cap=10.0`, `eps=1e-08`, `ratio_cap=None`, `GroupNormConfig(center=True,
+ * scale='std', eps=0.0001, unbiased=True)`); mode values and config keys are snake_case wire names.
  *
  * @param name - The registry key, one of `ALGORITHM_NAMES`.
  * @returns 7 to 9 newline-joined lines; meant for people, not for parsing.

@@ -1,12 +1,12 @@
 /** Render a {@link ClipReport} as terminal text (pure: returns text, prints nothing). */
 
 import type { ClipReport } from "../diagnostics/clipping.js";
-import { sig4 } from "./format.js";
+import { g4 } from "./format.js";
 
 /**
  * Render the clip census in four lines: the band, the A > 0 and A < 0 quadrants with what happens
- * to their gradient, and the killed share. Numbers carry 4 significant digits via `toPrecision(4)`;
- * unlike Python's `.4g` this keeps trailing zeros (`0.8000`, not `0.8`).
+ * to their gradient, and the killed share. Numbers print as Python's `.4g` (g4), as polgrad's
+ * summary() does: `[0.8, 1.3]`, not `[0.8000, 1.300]`.
  *
  * @param report - The result of clipReport.
  * @returns Four lines, each ending with a newline.
@@ -16,10 +16,10 @@ import { sig4 } from "./format.js";
  */
 export function renderClipText(report: ClipReport): string {
   const lines = [
-    `PG_CLIP band [1 - eps_low, 1 + eps_high] = [${sig4(1 - report.epsLow)}, ${sig4(1 + report.epsHigh)}]; fractions are of all response tokens`,
-    `A > 0: clipped high ${sig4(report.fracPosAdvClippedHigh)} (gradient killed), clipped low ${sig4(report.fracPosAdvClippedLow)} (gradient flows)`,
-    `A < 0: clipped low ${sig4(report.fracNegAdvClippedLow)} (gradient killed), clipped high ${sig4(report.fracNegAdvClippedHigh)} (gradient flows unless dual-clip caps it)`,
-    `gradient killed on ${sig4(report.gradientKilledFrac)} of response tokens`,
+    `PG_CLIP band [1 - eps_low, 1 + eps_high] = [${g4(1 - report.epsLow)}, ${g4(1 + report.epsHigh)}]; fractions are of all response tokens`,
+    `A > 0: clipped high ${g4(report.fracPosAdvClippedHigh)} (gradient killed), clipped low ${g4(report.fracPosAdvClippedLow)} (gradient flows)`,
+    `A < 0: clipped low ${g4(report.fracNegAdvClippedLow)} (gradient killed), clipped high ${g4(report.fracNegAdvClippedHigh)} (gradient flows unless dual-clip caps it)`,
+    `gradient killed on ${g4(report.gradientKilledFrac)} of response tokens`,
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -5,12 +5,12 @@
 
 import type { EntropyReport } from "../diagnostics/entropy.js";
 import type { TrendReport } from "../diagnostics/trend.js";
-import { sig4 } from "./format.js";
+import { g4 } from "./format.js";
 
 /**
  * Render the entropy estimate in two lines: the pooled estimate with its token count and
  * estimator, then the range of the per-sequence estimates. Numbers carry 4 significant digits via
- * `toPrecision(4)` (trailing zeros kept, unlike Python's `.4g`); counts print exactly.
+ * Python's `.4g` (g4), as polgrad's summary() does; counts print exactly.
  *
  * @param report - The result of tokenEntropyEstimate.
  * @returns Two lines, each ending with a newline.
@@ -26,8 +26,8 @@ export function renderEntropyText(report: EntropyReport): string {
     hi = Math.max(hi, h);
   }
   const lines = [
-    `token entropy estimate: ${sig4(report.entropyEstimate)} nats over n_tokens=${report.nTokens} (estimator=${report.estimator})`,
-    `per-sequence entropy: min=${sig4(lo)} max=${sig4(hi)} (B=${report.perSeqEntropy.length})`,
+    `token entropy estimate: ${g4(report.entropyEstimate)} nats over n_tokens=${report.nTokens} (estimator=${report.estimator})`,
+    `per-sequence entropy: min=${g4(lo)} max=${g4(hi)} (B=${report.perSeqEntropy.length})`,
   ];
   return `${lines.join("\n")}\n`;
 }
@@ -46,8 +46,8 @@ export function renderEntropyText(report: EntropyReport): string {
  */
 export function renderTrendText(report: TrendReport, label = "entropy"): string {
   const lines = [
-    `${label} trend: Theil-Sen slope=${sig4(report.slope)} per step`,
-    `CUSUM stat=${sig4(report.cusumStat)} vs threshold=${sig4(report.threshold)} (alpha=${String(report.alpha)}, n_perm=${report.nPerm})`,
+    `${label} trend: Theil-Sen slope=${g4(report.slope)} per step`,
+    `CUSUM stat=${g4(report.cusumStat)} vs threshold=${g4(report.threshold)} (alpha=${String(report.alpha)}, n_perm=${report.nPerm})`,
     report.changepointIndex === null
       ? "changepoint: none detected"
       : `changepoint: detected at step ${report.changepointIndex}`,

@@ -1,12 +1,11 @@
 /** Render an {@link ESSReport} as terminal text (pure: returns text, prints nothing). */
 
 import type { ESSReport } from "../diagnostics/ess.js";
-import { sig4 } from "./format.js";
+import { g4 } from "./format.js";
 
 /**
  * Render the ESS summary in two lines: the ESS of n and its ratio, then the log-weight moments.
- * Numbers carry 4 significant digits via `toPrecision(4)`; unlike Python's `.4g` this keeps
- * trailing zeros (`1.800`, not `1.8`). Integers (`n`) print exactly.
+ * Numbers print as Python's `.4g` (g4), as polgrad's summary() does: `1.8`, not `1.800`. Integers (`n`) print exactly.
  *
  * @param report - The result of importanceEss.
  * @returns Two lines, each ending with a newline.
@@ -16,8 +15,8 @@ import { sig4 } from "./format.js";
  */
 export function renderEssText(report: ESSReport): string {
   const lines = [
-    `importance ESS (${report.level} level): ESS=${sig4(report.ess)} of n=${report.n} (ESS/n=${sig4(report.essRatio)})`,
-    `log-weights: mean=${sig4(report.logWeightMean)} std=${sig4(report.logWeightStd)} min=${sig4(report.logWeightMin)} max=${sig4(report.logWeightMax)}`,
+    `importance ESS (${report.level} level): ESS=${g4(report.ess)} of n=${report.n} (ESS/n=${g4(report.essRatio)})`,
+    `log-weights: mean=${g4(report.logWeightMean)} std=${g4(report.logWeightStd)} min=${g4(report.logWeightMin)} max=${g4(report.logWeightMax)}`,
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -368,10 +368,10 @@ describe("clipReport", () => {
 describe("renderClipText", () => {
   test("golden: four lines of the six-token census", () => {
     const r = clipReport(SIX.ratio, SIX.advantages, SIX.responseMask, { ...BAND, ratioCap: 3 });
-    // 1 − 0.2 and 1 + 0.3 print as 0.8000 and 1.300 (toPrecision(4) keeps trailing zeros);
-    // fractions 1/6, 1/6 | 1/6, 2/6 | 4/6.
+    // 1 − 0.2 and 1 + 0.3 print as 0.8 and 1.3 (Python's .4g drops trailing zeros, as polgrad's
+    // summary()); fractions 1/6, 1/6 | 1/6, 2/6 | 4/6 print 0.1667, 0.3333, 0.6667.
     expect(renderClipText(r).split("\n")).toEqual([
-      "PG_CLIP band [1 - eps_low, 1 + eps_high] = [0.8000, 1.300]; fractions are of all response tokens",
+      "PG_CLIP band [1 - eps_low, 1 + eps_high] = [0.8, 1.3]; fractions are of all response tokens",
       "A > 0: clipped high 0.1667 (gradient killed), clipped low 0.1667 (gradient flows)",
       "A < 0: clipped low 0.1667 (gradient killed), clipped high 0.3333 (gradient flows unless dual-clip caps it)",
       "gradient killed on 0.6667 of response tokens",

@@ -157,7 +157,7 @@ describe("renderEntropyText", () => {
     );
     expect(renderEntropyText(r).split("\n")).toEqual([
       "token entropy estimate: 2.333 nats over n_tokens=3 (estimator=mc_cross_entropy)",
-      "per-sequence entropy: min=1.500 max=4.000 (B=2)",
+      "per-sequence entropy: min=1.5 max=4 (B=2)",
       "",
     ]);
   });

@@ -24,10 +24,10 @@ describe("renderMismatchText", () => {
     const lines = renderMismatchText(r).split("\n");
     expect(lines).toEqual([
       "logprob mismatch (Δ = trainer - rollout) over n_tokens=3",
-      "gap: mean=0.2000 std=0.8000 |max|=1.000 ppl_ratio=0.8187",
-      "gap quantiles: q01=-0.5840 q05=-0.5200 q25=-0.2000 q50=0.2000 q75=0.6000 q95=0.9200 q99=0.9840",
-      "KL(rollout‖trainer) (tokens ~ rollout): k1=-0.2000 k2=0.2333 k3=0.2962; trainer→rollout k3=0.2029",
-      "sequence log-ratio: mean=0.3000 std=0.9899 |max|=1.000",
+      "gap: mean=0.2 std=0.8 |max|=1 ppl_ratio=0.8187",
+      "gap quantiles: q01=-0.584 q05=-0.52 q25=-0.2 q50=0.2 q75=0.6 q95=0.92 q99=0.984",
+      "KL(rollout‖trainer) (tokens ~ rollout): k1=-0.2 k2=0.2333 k3=0.2962; trainer→rollout k3=0.2029",
+      "sequence log-ratio: mean=0.3 std=0.9899 |max|=1",
       "catastrophic tokens: 1",
       "",
     ]);
