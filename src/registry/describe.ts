@@ -129,7 +129,7 @@ function render(spec: AlgorithmSpec): string {
  * @derivation docs/derivations/variants.md#describe-format
  * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > golden: grpo renders seven lines in polgrad's order
  * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > property: every entry states its aggregation, clip, kl, advantage, citation and notes
- * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > golden: dr_grpo states norm_len none and how to set it
+ * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > golden: dr_grpo states norm_len None and how to set it
  * @enforcedBy test/registry/describeAlgorithm.test.ts > describeAlgorithm > rejects: an unknown name
  * @since 0.1.0
  */
