@@ -13,7 +13,7 @@ import { ConfigError, MaskError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { type FrameworkBatch, prepareBatch } from "../frameworks/batch.js";
-import { evaluateOnAlgebra } from "../frameworks/onAlgebra.js";
+import { evaluateOnAlgebra, readsRollout } from "../frameworks/onAlgebra.js";
 import type { RecordedRelease, RecordedValue } from "../releases/types.js";
 import type { ConfigFramework } from "./parse.js";
 
@@ -229,10 +229,7 @@ export function evaluateResolution(
     old: !plan.onPolicy && plan.oldStream === undefined,
     advantages: true,
     ref: plan.config.kl != null || terms.some((t) => t.readsRef),
-    rollout:
-      plan.config.isCorrection != null ||
-      (plan.config.rejection ?? null) !== null ||
-      plan.oldStream === "rollout",
+    rollout: readsRollout(plan.config) || plan.oldStream === "rollout",
   });
   const cfg = plan.normLenFromWidth === true ? { ...plan.config, normLen: batch.T } : plan.config;
   const whole: WholeCounts = { N: batch.N, B: batch.B, nonEmpty: batch.nonEmpty };

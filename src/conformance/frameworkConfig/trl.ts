@@ -10,7 +10,7 @@ import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
+import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -234,7 +234,12 @@ export function resolveTrl(
       ? {
           offPolicyMask: {
             threshold: c.num("off_policy_mask_threshold", { nullable: true }) as number,
-            sampling: isCorr ? ("rollout" as const) : ("old" as const),
+            // From v0.28 vLLM's sampling logprobs reach _compute_loss whenever vLLM generates (IS
+            // correction or not) and OPSM prefers them; before, or without vLLM, the old logprobs.
+            sampling:
+              (useVllm && atOrAfter(r, "v0.28.0")) || isCorr
+                ? ("rollout" as const)
+                : ("old" as const),
           },
         }
       : {}),
@@ -287,7 +292,14 @@ export function resolveTrl(
   push("beta");
   push("use_bias_correction_kl", beta !== 0);
   push("importance_sampling_level");
-  push("num_iterations");
+  // num_iterations matters only where it decides whether the old logprobs are real.
+  const onPolicyAtOneIteration = !oldLogpsComputed(era, {
+    G,
+    spg: era.splitsGeneration ? spg : G,
+    iters: 1,
+    vllmIs: isCorr,
+  });
+  push("num_iterations", onPolicyAtOneIteration !== onPolicy);
   push("gradient_accumulation_steps");
   push("steps_per_generation");
   push("generation_batch_size", false);
@@ -480,9 +492,20 @@ function isCorrectionOf(
         "sequence_mask",
       ] as const)
     : "token_truncate";
-  const max = c.has("vllm_importance_sampling_clip_max")
-    ? c.num("vllm_importance_sampling_clip_max", { nullable: true, gt: 0 })
-    : c.num("vllm_importance_sampling_cap", { nullable: true, gt: 0 });
+  // v1.6+: GRPOConfig.__post_init__ sets clip_max = the deprecated cap whenever cap is not None.
+  const capSet =
+    c.has("vllm_importance_sampling_cap") && c.raw("vllm_importance_sampling_cap") !== null;
+  const max =
+    c.has("vllm_importance_sampling_clip_max") && !capSet
+      ? c.num("vllm_importance_sampling_clip_max", { nullable: true, gt: 0 })
+      : c.num("vllm_importance_sampling_cap", { nullable: true, gt: 0 });
+  if (capSet && c.has("vllm_importance_sampling_clip_max"))
+    c.derive(
+      "vllm_importance_sampling_clip_max",
+      max,
+      "derived",
+      "vllm_importance_sampling_clip_max = vllm_importance_sampling_cap when cap is set (GRPOConfig.__post_init__, cap deprecated)",
+    );
   const min = c.has("vllm_importance_sampling_clip_min")
     ? c.num("vllm_importance_sampling_clip_min", { nullable: true, min: 0 })
     : null;
@@ -571,7 +594,7 @@ function describeTrl(
   if (cfg.offPolicyMask != null)
     out.push({
       component: "off_policy_mask",
-      text: `A < 0 tokens of rows with mean(old − lp) > ${cfg.offPolicyMask.threshold} get weight 0`,
+      text: `A < 0 tokens of rows with mean(${cfg.offPolicyMask.sampling === "rollout" ? "vLLM sampling logprobs" : "old"} − lp) > ${cfg.offPolicyMask.threshold} get weight 0`,
     });
   out.push({
     component: "advantage",

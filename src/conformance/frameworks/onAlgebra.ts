@@ -21,6 +21,15 @@ export interface FrameworkDivisor {
   readonly name: string;
 }
 
+/** Whether a config reads the rollout logprobs (IS correction, rejection, a rollout-sampled OPSM). @internal */
+export function readsRollout(config: PolicyLossConfig): boolean {
+  return (
+    config.isCorrection != null ||
+    (config.rejection ?? null) !== null ||
+    config.offPolicyMask?.sampling === "rollout"
+  );
+}
+
 /**
  * Evaluate `config` on the validated batch under the model's id. With `klInObjective` the
  * per-token KL term (coef·k, the config's clamps) is added to `perTokenObjective`, as frameworks
@@ -49,10 +58,7 @@ export function evaluateOnAlgebra(
       advantages: matrix(batch.adv),
       responseMask: { rows, cols, data: batch.m },
       refLogprobs: config.kl == null ? null : matrix(batch.ref),
-      rolloutLogprobs:
-        config.isCorrection == null && (config.rejection ?? null) === null
-          ? null
-          : matrix(batch.rollout),
+      rolloutLogprobs: readsRollout(config) ? matrix(batch.rollout) : null,
       ...(o.entropies === undefined ? {} : { entropies: matrix(o.entropies) }),
     },
     o.global === undefined ? {} : { global: o.global },

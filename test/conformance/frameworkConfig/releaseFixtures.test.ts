@@ -103,8 +103,10 @@ for (const fw of FRAMEWORKS) {
       expect(bad).toEqual([]);
       expect(cases.length).toBeGreaterThan(0);
     });
-    test(`coverage: every key the ${fw} every_loss_key cases set away from its default and mark effective changes the resolved loss (none is silently inert)`, () => {
-      const every = cases.filter((c) => c.name.includes("/every_loss_key/"));
+    test(`coverage: every key the ${fw} every_loss_key and combined cases set away from its default and mark effective changes the resolved loss (none is silently inert)`, () => {
+      const every = cases.filter(
+        (c) => c.name.includes("/every_loss_key/") || c.name.includes("/combined/"),
+      );
       const planOf = (r: ReturnType<typeof resolveCase>) =>
         JSON.stringify({
           ...r.plan,
