@@ -498,6 +498,15 @@ export {
   getAlgorithm,
   type KLPlacement,
 } from "./registry/index.js";
+export { type SummarizableResult, summarize } from "./report/summarize.js";
+export {
+  assertConforms,
+  type ConformanceReport,
+  type ConformsOptions,
+  conformanceSummary,
+  randomBatches,
+  type TestBatch,
+} from "./testing/index.js";
 export {
   BUILTIN_BATCH,
   type WhichCrossCheck,

@@ -48,8 +48,6 @@ import {
   withPapoSettings,
 } from "../losses/papoConfig.js";
 
-export { readJsonFile } from "./readJsonFile.js";
-
 /** The JSON form of a {@link PolicyLossConfig}: polgrad's snake_case keys, nulls explicit. */
 export interface PolicyLossConfigJson {
   readonly ratio: string;

@@ -5,7 +5,7 @@
  * then `npm install` in an empty folder runs every command. Uses the built dist/ (`npm test`
  * builds first); packs with --ignore-scripts so the build is not repeated.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -93,6 +93,25 @@ describe("npm package", () => {
     expect(links.filter((l) => !existsSync(join(installed, l)))).toEqual([]);
   });
 
+  test("golden: the polgrad/testing subpath imports from the installed package and certifies a loss", () => {
+    // An app that depends on the tarball: its own node_modules/polgrad, imported by name.
+    const app = join(installed, "..", "..");
+    const script = [
+      'import { assertConforms, randomBatches } from "polgrad/testing";',
+      'import { policyLoss } from "polgrad";',
+      'const cfg = { ratio: "token", surrogate: "pg_clip", clip: { epsLow: 0.2, epsHigh: 0.2 }, aggregation: "token_mean" };',
+      "const r = assertConforms((i) => policyLoss(cfg, i), cfg, { nCases: 4 });",
+      "console.log(r.conforms, randomBatches(1, [[2, 3]])[0].shape.join('x'));",
+    ].join("\n");
+    const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: app,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(out.stderr).toBe("");
+    expect(out.stdout).toBe("true 2x3\n");
+  });
+
   test("golden: every command runs from the installed package", () => {
     // As npx would: the installed package's bin entry.
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
@@ -117,6 +136,21 @@ describe("npm package", () => {
       [["explain", "--framework", "trl@v1.9.0", "--", "--loss_type", "cispo"], 0],
       [["history", "trl", "--key", "loss_type"], 0],
       [["deviations"], 0],
+      [["deviations", "--pairs"], 0],
+      [
+        ["vectors", "emit", "--algorithm", "grpo", "--cases", "2", "--out", join(cwd, "vectors")],
+        0,
+      ],
+      [
+        [
+          "vectors",
+          "check",
+          join(cwd, "vectors"),
+          "--outputs",
+          join(cwd, "vectors", "expected.safetensors"),
+        ],
+        0,
+      ],
       [["drift", "--checkout", checkout, "--framework", "trl"], 1],
       [["contract", "check", "--contract", "papo-g-adapter", "--checkout", checkout], 1],
       [["contracts"], 0],

@@ -75,7 +75,7 @@ export async function readConfigValue(
         mustBe(fn, "--config", "a JSON object or @file.json", `${fmtValue(raw)} (no file name)`),
       );
     }
-    const { readJsonFile } = await import("../../io/configJson.js");
+    const { readJsonFile } = await import("../../io/readJsonFile.js");
     return { json: readJsonFile(path, fn), source: path };
   }
   const { parseStrictJson } = await import("../../io/_internal/strictJson.js");

@@ -187,19 +187,8 @@ async function check(
   const r = checkVectors(manifest, inputs, expected, outputs);
   if (values.json) writeJson(io, "vectors", { check: r });
   else {
-    const { pyExp, pyFixed } = await import("../../report/format.js");
-    const lines = [
-      `${r.conforms ? "conforms" : "DOES NOT CONFORM"}: ${r.cases} cases of ${dir} (${r.reference.kind} ${r.reference.name ?? "config"}), outputs ${values.outputs}`,
-      `max loss rel diff ${pyExp(r.maxLossRelDiff, 3)} (loss_rtol ${pyExp(r.tolerances.lossRtol, 1)}), max grad rel diff ${pyExp(r.maxGradRelDiff, 3)} (grad_rtol ${pyExp(r.tolerances.gradRtol, 1)}), min grad cosine ${pyFixed(r.gradCosineMin, 9)}`,
-      ...(r.worstCase === null
-        ? []
-        : [
-            `worst case: ${r.worstCase.name} (seed ${r.worstCase.seed}, shape [${r.worstCase.shape.join(", ")}])`,
-          ]),
-      ...r.problems.map((p) => `missing or misshapen: ${p}`),
-      ...(r.diagnosis === null ? [] : [r.diagnosis.text]),
-    ];
-    io.stdout(`${lines.join("\n")}\n`);
+    const { renderVectorsText } = await import("../../report/summarize.js");
+    io.stdout(`${renderVectorsText(r, { dir, outputs: values.outputs })}\n`);
   }
   return r.conforms ? 0 : 1;
 }

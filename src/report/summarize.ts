@@ -1,0 +1,114 @@
+/**
+ * `summarize(result)`: polgrad's `result.summary()` for the TypeScript result objects, by their
+ * shape (docs/report.md). The per-type renderers are exported beside it (`polgrad/report`).
+ * Browser-safe.
+ */
+import type { ComparisonReport } from "../conformance/compare.js";
+import type { DeviationReport } from "../conformance/deviationPairs.js";
+import { deviationReportSummary } from "../conformance/deviationPairs.js";
+import type { VectorsReport } from "../conformance/vectors.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import type { ClipReport } from "../diagnostics/clipping.js";
+import type { EntropyReport } from "../diagnostics/entropy.js";
+import type { ESSReport } from "../diagnostics/ess.js";
+import type { LengthBiasReport } from "../diagnostics/lengthBias.js";
+import type { MismatchReport } from "../diagnostics/mismatch.js";
+import type { TrendReport } from "../diagnostics/trend.js";
+import { ConfigError } from "../errors.js";
+import { type ConformanceReport, conformanceSummary } from "../testing/assertConforms.js";
+import { renderClipText } from "./clipText.js";
+import { renderEntropyText, renderTrendText } from "./entropyText.js";
+import { renderEssText } from "./essText.js";
+import { pyExp, pyFixed } from "./format.js";
+import { renderLengthBiasText } from "./lengthBiasText.js";
+import { renderMismatchText } from "./mismatchText.js";
+
+/** Every result `summarize` knows. */
+export type SummarizableResult =
+  | ESSReport
+  | ClipReport
+  | EntropyReport
+  | TrendReport
+  | MismatchReport
+  | LengthBiasReport
+  | ConformanceReport
+  | DeviationReport
+  | ComparisonReport
+  | VectorsReport;
+
+const has = (x: object, ...keys: string[]) => keys.every((k) => k in x);
+
+/**
+ * A vectors check report as text: the verdict, the differences, the worst case, every missing
+ * output, the diagnosis (what `polgrad vectors check` prints).
+ *
+ * @param r - The report of checkVectors.
+ * @param where - The folder and outputs file, for the first line.
+ * @returns The lines, newline-joined (no trailing newline).
+ * @derivation docs/vectors.md#check
+ * @enforcedBy test/report/summarize.test.ts > summarize > golden: each result type gives its polgrad summary lines
+ * @since 0.2.0
+ */
+export function renderVectorsText(
+  r: VectorsReport,
+  where: { dir: string; outputs: string } = { dir: "the vectors", outputs: "the outputs" },
+): string {
+  return [
+    `${r.conforms ? "conforms" : "DOES NOT CONFORM"}: ${r.cases} cases of ${where.dir} (${r.reference.kind} ${r.reference.name ?? "config"}), outputs ${where.outputs}`,
+    `max loss rel diff ${pyExp(r.maxLossRelDiff, 3)} (loss_rtol ${pyExp(r.tolerances.lossRtol, 1)}), max grad rel diff ${pyExp(r.maxGradRelDiff, 3)} (grad_rtol ${pyExp(r.tolerances.gradRtol, 1)}), min grad cosine ${pyFixed(r.gradCosineMin, 9)}`,
+    ...(r.worstCase === null
+      ? []
+      : [
+          `worst case: ${r.worstCase.name} (seed ${r.worstCase.seed}, shape [${r.worstCase.shape.join(", ")}])`,
+        ]),
+    ...r.problems.map((p) => `missing or misshapen: ${p}`),
+    ...(r.diagnosis === null ? [] : [r.diagnosis.text]),
+  ].join("\n");
+}
+
+/**
+ * The summary polgrad's `summary()` prints for a result, recognised by its fields: an ESS, clip,
+ * entropy, trend, mismatch or length-bias report (Python's `.4g`), a conformance report
+ * (assertConforms), a deviation or comparison report (polgrad's header `conformance over N seeded
+ * cases: …` and notes), or a vectors check report.
+ *
+ * @param result - The result object.
+ * @returns Its summary lines, newline-joined, without a trailing newline (as polgrad's).
+ * @throws {ConfigError} E_CONFIG for an object summarize does not know.
+ * @derivation docs/report.md
+ * @enforcedBy test/report/summarize.test.ts > summarize > golden: each result type gives its polgrad summary lines
+ * @since 0.2.0
+ */
+export function summarize(result: SummarizableResult): string {
+  const r = result as unknown;
+  if (r === null || typeof r !== "object")
+    throw new ConfigError(
+      "summarize",
+      "result",
+      mustBe("summarize", "result", "a polgrad result object", fmtValue(r)),
+    );
+  const x = r as object;
+  const strip = (s: string) => s.replace(/\n$/, "");
+  if (has(x, "essRatio", "logWeightMean")) return strip(renderEssText(x as ESSReport));
+  if (has(x, "gradientKilledFrac")) return strip(renderClipText(x as ClipReport));
+  if (has(x, "entropyEstimate", "perSeqEntropy"))
+    return strip(renderEntropyText(x as EntropyReport));
+  if (has(x, "cusumStat", "slope")) return strip(renderTrendText(x as TrendReport));
+  if (has(x, "gapQuantiles")) return strip(renderMismatchText(x as MismatchReport));
+  if (has(x, "slopeSe", "ciLow", "intercept"))
+    return strip(renderLengthBiasText(x as LengthBiasReport));
+  if (has(x, "worstCase", "replay")) return conformanceSummary(x as ConformanceReport);
+  if (has(x, "problems", "tolerances", "reference")) return renderVectorsText(x as VectorsReport);
+  if (has(x, "worstCaseSeed", "maxLossRelDiff"))
+    return deviationReportSummary({ notes: [], ...(x as ComparisonReport) });
+  throw new ConfigError(
+    "summarize",
+    "result",
+    mustBe(
+      "summarize",
+      "result",
+      "an ESS, clip, entropy, trend, mismatch, length-bias, conformance, deviation, comparison or vectors report",
+      `an object with keys ${Object.keys(x).slice(0, 6).join(", ")}`,
+    ),
+  );
+}
