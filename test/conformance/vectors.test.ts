@@ -85,6 +85,86 @@ describe("vectors", () => {
     ]);
   });
 
+  test("conformance: vectors check diagnoses a KL term with the wrong sign and a Dr.GRPO budget of the padded width", () => {
+    const GRPO = {
+      ratio: "token",
+      surrogate: "pg_clip",
+      clip: { epsLow: 0.2, epsHigh: 0.2 },
+      aggregation: "seq_mean_token_mean",
+    } as const;
+    const outputsOf = (
+      v: ReturnType<typeof emitVectors>,
+      f: (
+        i: Parameters<typeof policyLoss>[1],
+        T: number,
+      ) => { loss: number; gradLogprobs: { data: ArrayLike<number> } },
+    ) => {
+      const inputs = set(v.inputs, "inputs.safetensors");
+      const out = new Map<string, TensorToWrite>();
+      for (const c of v.manifest.cases) {
+        const [B, T] = c.shape;
+        const rows = (s: string) => {
+          const d = inputs.tensors.get(`${c.name}.${s}`)?.data as Float64Array;
+          return Array.from({ length: B }, (_, b) => Array.from(d.subarray(b * T, (b + 1) * T)));
+        };
+        const r = f(
+          {
+            logprobs: rows("logprobs"),
+            oldLogprobs: rows("old_logprobs"),
+            advantages: Array.from(
+              inputs.tensors.get(`${c.name}.advantages`)?.data as Float64Array,
+            ),
+            responseMask: rows("response_mask").map((r) => r.map((x) => x === 1)),
+            ...(v.manifest.inputs.streams.includes("ref_logprobs")
+              ? { refLogprobs: rows("ref_logprobs") }
+              : {}),
+          },
+          T,
+        );
+        out.set(`${c.name}.loss`, { dtype: "F64", shape: [], data: [r.loss] });
+        out.set(`${c.name}.grad_logprobs`, {
+          dtype: "F64",
+          shape: [B, T],
+          data: r.gradLogprobs.data,
+        });
+      }
+      return checkVectors(v.manifest, inputs, set(v.expected, "e"), set(out, "outputs"));
+    };
+    // GRPO with its k3 KL at 0.04, implemented as L_surrogate − 0.04·KL: 2·L(no KL) − L(KL).
+    const kl = emitVectors({ ...GRPO, kl: { kind: "k3", coef: 0.04 } }, { cases: 6 });
+    const flipped = outputsOf(kl, (i) => {
+      const w = policyLoss({ ...GRPO, kl: { kind: "k3", coef: 0.04 } }, i);
+      const wo = policyLoss(GRPO, i);
+      return {
+        loss: 2 * wo.loss - w.loss,
+        gradLogprobs: {
+          data: Array.from(
+            w.gradLogprobs.data,
+            (g, k) => 2 * (wo.gradLogprobs.data[k] as number) - g,
+          ),
+        },
+      };
+    });
+    expect(flipped.conforms).toBe(false);
+    expect(flipped.diagnosis?.match?.changes).toEqual([
+      "the KL term subtracted, coefficient −0.04 (reference +0.04)",
+    ]);
+    // Dr.GRPO with max_completion_length 16, implemented with the padded width T.
+    const dr = emitVectors({ ...GRPO, aggregation: "token_sum_norm", normLen: 16 }, { cases: 6 });
+    const width = outputsOf(dr, (i, T) =>
+      policyLoss({ ...GRPO, aggregation: "token_sum_norm", normLen: T }, i),
+    );
+    expect(width.conforms).toBe(false);
+    expect(width.diagnosis?.match?.changes).toEqual([
+      "aggregation token_sum_norm with normLen = the padded width T (reference normLen 16)",
+    ]);
+    // The correct one conforms.
+    expect(
+      outputsOf(dr, (i) => policyLoss({ ...GRPO, aggregation: "token_sum_norm", normLen: 16 }, i))
+        .conforms,
+    ).toBe(true);
+  });
+
   test("identity: a framework model reference carries the streams it reads and its own expected values", () => {
     const v = emitVectors("verl@1dda039b:vanilla:token-mean", { cases: 2, shapes: [[3, 5]] });
     expect(v.manifest.reference).toMatchObject({
