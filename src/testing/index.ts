@@ -13,6 +13,7 @@ export {
 export { type CandidateMatch, type MismatchDiagnosis, nearestMatch } from "./nearestMatch.js";
 export {
   DEFAULT_TEST_SHAPES,
+  polgradBatches,
   type RandomBatchOptions,
   randomBatches,
   type TestBatch,

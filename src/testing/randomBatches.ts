@@ -167,3 +167,14 @@ function drawCase(
     entropies,
   };
 }
+
+/**
+ * polgrad's pytest fixture `polgrad_batches` returns the `random_batches` function itself; this is
+ * that function under the fixture's name, for a runner's fixture mechanism (vitest's `test.extend`,
+ * docs/testing.md#a-test-runner-fixture).
+ *
+ * @derivation docs/testing.md#a-test-runner-fixture
+ * @enforcedBy test/testing/fixture.test.ts > polgradBatches fixture > golden: a vitest fixture hands the test randomBatches itself
+ * @since 0.2.0
+ */
+export const polgradBatches: typeof randomBatches = randomBatches;
