@@ -507,6 +507,7 @@ export {
   randomBatches,
   type TestBatch,
 } from "./testing/index.js";
+export { VERSION } from "./version.js";
 export {
   BUILTIN_BATCH,
   type WhichCrossCheck,
@@ -514,6 +515,3 @@ export {
   type WhichRow,
   whichTable,
 } from "./which/index.js";
-
-/** The package version. */
-export const VERSION: string = "0.1.0";

@@ -10,7 +10,6 @@ import type { IoError } from "../errors.js";
 import { ioError } from "./_internal/ioError.js";
 import { BATCH_TENSOR_NAMES, type BatchTensorName, REQUIRED_BATCH_TENSORS } from "./batchNames.js";
 import { ignoredHint, type NameOptions, type NameResolution, resolveNames } from "./names.js";
-import { readTensorsAs } from "./readTensors.js";
 import {
   FLOAT_DTYPES,
   type NamedTensor,
@@ -181,7 +180,8 @@ export function toBatch(tensors: TensorSet, options: ToBatchOptions = {}): Batch
   return toBatchAs("toBatch", tensors, options);
 }
 
-function toBatchAs(fn: string, file: TensorSet, options: ToBatchOptions): Batch {
+/** {@link toBatch} reporting errors as `fn`. @internal */
+export function toBatchAs(fn: string, file: TensorSet, options: ToBatchOptions): Batch {
   const fail: Fail = (arg, rule, actual) => ioError(fn, file.path, arg, rule, actual);
   const { set, names } = resolveNames(fn, file, options);
   const present = [...set.tensors.keys()];
@@ -209,28 +209,6 @@ function toBatchAs(fn: string, file: TensorSet, options: ToBatchOptions): Batch 
     set.tensors.get("response_mask") as NamedTensor,
     logprobs,
   ) as Batch;
-}
-
-/**
- * Read a batch file (any registered format) or a folder of tensor files and validate it as a
- * {@link Batch}.
- *
- * Format: {@link readTensors} then {@link toBatch}; see docs/io.md#batches.
- *
- * @param path - The file or folder path.
- * @param options - `require` (extra required names), `maxBytes` (size limit, checked first) and
- *   the name options (names, rename, strict, responseSlice).
- * @returns The validated batch with its source (path, format, stored dtypes).
- * @throws {IoError} E_IO for any read or validation failure (see {@link readTensors}, {@link toBatch}).
- * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
- * @derivation docs/io.md#batches
- * @enforcedBy test/io/batch.test.ts > readBatch > golden: a json batch with nan and infinity at padding
- * @enforcedBy test/io/batch.test.ts > readBatch > golden: a safetensors batch with f32 logprobs and a bool mask
- * @since 0.1.0
- */
-export function readBatch(path: string, options: ReadBatchOptions = {}): Batch {
-  const fn = "readBatch";
-  return toBatchAs(fn, readTensorsAs(fn, path, options), options);
 }
 
 /** A batch in which every tensor but the mask is optional (the input of `diagnose`). */

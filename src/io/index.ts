@@ -17,7 +17,6 @@ export {
   type BatchTensorName,
   REQUIRED_BATCH_TENSORS,
   type ReadBatchOptions,
-  readBatch,
   type ToBatchOptions,
   toBatch,
 } from "./batch.js";
@@ -29,6 +28,7 @@ export {
 export { contractBatchFromTensors } from "./contractBatch.js";
 export { NPY_READER, parseNpy } from "./npy.js";
 export { NPZ_READER, parseNpz } from "./npz.js";
+export { readBatch } from "./readBatch.js";
 export { readerFor, SNIFF_BYTES, TENSOR_READERS, type TensorReader } from "./readers.js";
 export { readJsonFile } from "./readJsonFile.js";
 export { readSafetensors } from "./readSafetensors.js";

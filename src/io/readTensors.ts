@@ -15,7 +15,7 @@ import {
   type ReadScratch,
   readRange,
 } from "./_internal/files.js";
-import { readerByExtension, readerFor, SNIFF_BYTES, tensorsFromBytesAs } from "./readers.js";
+import { readerByExtension, readerFor, SNIFF_BYTES } from "./readers.js";
 import { readOpenSafetensors } from "./readSafetensors.js";
 import type { NamedTensor, ReadOptions, TensorSet } from "./tensorTypes.js";
 import { DEFAULT_MAX_SAFETENSORS_BYTES } from "./tensorTypes.js";
@@ -115,23 +115,7 @@ function readTensorDirAs(fn: string, dir: string, options: ReadOptions): TensorS
   return { path: dir, format: [...formats][0] as TensorSet["format"], tensors, metadata };
 }
 
-/**
- * Parse the bytes of a batch held in memory (the CLI's `--batch -`), the format sniffed from the
- * first bytes.
- *
- * Format: as {@link readTensors}; `label` names the source in errors (e.g. `<stdin>`).
- *
- * @param bytes - The whole file.
- * @param label - The name of the source in errors. @defaultValue "<bytes>"
- * @returns Every tensor by name, in file order.
- * @throws {IoError} E_IO when no reader recognises the bytes, or any reader error.
- * @derivation docs/io.md#readers
- * @enforcedBy test/io/names.test.ts > readTensorsFromBytes > golden: every format is sniffed from its bytes
- * @since 0.1.0
- */
-export function readTensorsFromBytes(bytes: Uint8Array, label = "<bytes>"): TensorSet {
-  return tensorsFromBytesAs("readTensorsFromBytes", bytes, label);
-}
+export { readTensorsFromBytes } from "./readers.js";
 
 function readTensorFileAs(
   fn: string,

@@ -154,3 +154,21 @@ export function tensorsFromBytesAs(fn: string, bytes: Uint8Array, label: string)
   }
   return reader.parse(fn, bytes, label);
 }
+
+/**
+ * Parse the bytes of a batch held in memory (the CLI's `--batch -`), the format sniffed from the
+ * first bytes.
+ *
+ * Format: as {@link readTensors}; `label` names the source in errors (e.g. `<stdin>`).
+ *
+ * @param bytes - The whole file.
+ * @param label - The name of the source in errors. @defaultValue "<bytes>"
+ * @returns Every tensor by name, in file order.
+ * @throws {IoError} E_IO when no reader recognises the bytes, or any reader error.
+ * @derivation docs/io.md#readers
+ * @enforcedBy test/io/names.test.ts > readTensorsFromBytes > golden: every format is sniffed from its bytes
+ * @since 0.1.0
+ */
+export function readTensorsFromBytes(bytes: Uint8Array, label = "<bytes>"): TensorSet {
+  return tensorsFromBytesAs("readTensorsFromBytes", bytes, label);
+}

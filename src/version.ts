@@ -1,0 +1,2 @@
+/** The package version. */
+export const VERSION: string = "0.1.0";
