@@ -22,6 +22,11 @@ export interface RunStep {
   readonly catastrophicIndices: readonly (readonly [number, number])[];
   readonly entropy: number | null;
   readonly clipKilledFrac: number | null;
+  /** The clip census' four quadrants (ClipReport's fractions of all response tokens): A > 0 with r above / below the band, A < 0 below / above it. */
+  readonly clipPosHighFrac: number | null;
+  readonly clipPosLowFrac: number | null;
+  readonly clipNegLowFrac: number | null;
+  readonly clipNegHighFrac: number | null;
   readonly lengthSlope: number | null;
   readonly lengthCiLow: number | null;
   readonly lengthCiHigh: number | null;

@@ -63,6 +63,10 @@ export function summaryOf(d: BatchDiagnosis): StepSummary {
     catastrophicIndices: (d.mismatch?.catastrophicIndices ?? []).slice(0, KEPT_INDICES),
     entropy: d.entropy?.entropyEstimate ?? null,
     clipKilledFrac: d.clip?.gradientKilledFrac ?? null,
+    clipPosHighFrac: d.clip?.fracPosAdvClippedHigh ?? null,
+    clipPosLowFrac: d.clip?.fracPosAdvClippedLow ?? null,
+    clipNegLowFrac: d.clip?.fracNegAdvClippedLow ?? null,
+    clipNegHighFrac: d.clip?.fracNegAdvClippedHigh ?? null,
     lengthSlope: d.lengthBias?.slope ?? null,
     lengthCiLow: d.lengthBias?.ciLow ?? null,
     lengthCiHigh: d.lengthBias?.ciHigh ?? null,
@@ -183,6 +187,11 @@ export function stepSummary(batch: PartialBatch, options: DiagnoseOptions): Step
   const kept: [number, number][] = [];
   let catastrophic = 0;
   let killed = 0;
+  // The census' quadrants, as clipReport's bits: A > 0 above / below the band, A < 0 above / below.
+  let posHigh = 0;
+  let posLow = 0;
+  let negHigh = 0;
+  let negLow = 0;
   let k = 0;
   let hs = 0;
   let hc = 0;
@@ -210,6 +219,13 @@ export function stepSummary(batch: PartialBatch, options: DiagnoseOptions): Step
           const a = advTok === null ? ab : (advTok[i] as number);
           if (!(Math.abs(a) <= BOUND)) return null;
           if (gradientKilled(r, a, lo, hi, cap)) killed++;
+          if (a > 0) {
+            if (r > hi) posHigh++;
+            if (r < lo) posLow++;
+          } else if (a < 0) {
+            if (r > hi) negHigh++;
+            if (r < lo) negLow++;
+          }
         }
       }
       if (doMis) {
@@ -281,6 +297,10 @@ export function stepSummary(batch: PartialBatch, options: DiagnoseOptions): Step
     catastrophicIndices: kept,
     entropy: sampling === undefined ? null : (hs + hc) / N,
     clipKilledFrac: doClip ? killed / N : null,
+    clipPosHighFrac: doClip ? posHigh / N : null,
+    clipPosLowFrac: doClip ? posLow / N : null,
+    clipNegLowFrac: doClip ? negLow / N : null,
+    clipNegHighFrac: doClip ? negHigh / N : null,
     lengthSlope,
     lengthCiLow,
     lengthCiHigh,
