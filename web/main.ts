@@ -1,0 +1,654 @@
+/**
+ * The polgrad playground (docs/playground.md): an editable ragged batch, the which table, one
+ * chosen configuration's loss, per-token gradient heat map and per-sequence gradient mass. Plain
+ * DOM code over the browser entry; everything runs in this page and nothing is fetched or sent.
+ */
+import {
+  ALGORITHM_NAMES,
+  ALGORITHMS,
+  type AlgorithmName,
+  BUILTIN_BATCH,
+  FRAMEWORK_MODEL_IDS,
+  getFrameworkModel,
+  type MaskLike,
+  type MatrixLike,
+  PolgradError,
+  type PolicyLossConfig,
+  type PolicyLossInputs,
+  policyLoss,
+  readTensorsFromBytes,
+  toBatch,
+  type VectorLike,
+  type WhichReport,
+  whichTable,
+} from "../src/browser.ts";
+
+type Rows = number[][];
+
+/** A batch as plain nested rows: what the editor starts from. */
+interface BaseBatch {
+  readonly label: string;
+  readonly logprobs: Rows;
+  readonly oldLogprobs: Rows;
+  /** `[B]` per-sequence (editable) or `[B, T]` per-token (shown, not editable). */
+  readonly advantages: number[] | Rows;
+  readonly mask: Rows;
+  /** Optional streams passed through unchanged (KL, IS correction, entropy configurations). */
+  readonly extra: Readonly<Partial<Record<"refLogprobs" | "rolloutLogprobs" | "entropies", Rows>>>;
+}
+
+/** What the controls hold. */
+interface Edits {
+  lengths: number[];
+  advantages: number[];
+  gap: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch conversion and the edit rule
+
+function isDense(
+  x: unknown,
+): x is { rows: number; cols: number; data: ArrayLike<number | boolean> } {
+  return typeof x === "object" && x !== null && !Array.isArray(x) && "data" in x && "cols" in x;
+}
+
+/** Nested number rows of a matrix or mask in any of the library's accepted forms. */
+function rowsOf(x: MatrixLike | MaskLike): Rows {
+  if (isDense(x)) {
+    const out: Rows = [];
+    for (let b = 0; b < x.rows; b++) {
+      const row: number[] = [];
+      for (let t = 0; t < x.cols; t++) row.push(Number(x.data[b * x.cols + t]));
+      out.push(row);
+    }
+    return out;
+  }
+  return Array.from(x as ArrayLike<ArrayLike<number | boolean>>, (r) => Array.from(r, Number));
+}
+
+/** `[B]` advantages as a number array, `[B, T]` ones as rows. */
+function advantagesOf(x: VectorLike | MatrixLike): number[] | Rows {
+  if (isDense(x)) return rowsOf(x);
+  const first = (x as ArrayLike<unknown>)[0];
+  if (typeof first === "object" && first !== null) return rowsOf(x as MatrixLike);
+  return Array.from(x as ArrayLike<number>, Number);
+}
+
+function baseFrom(inputs: PolicyLossInputs, label: string): BaseBatch {
+  const extra: Partial<Record<"refLogprobs" | "rolloutLogprobs" | "entropies", Rows>> = {};
+  for (const k of ["refLogprobs", "rolloutLogprobs", "entropies"] as const) {
+    const v = inputs[k];
+    if (v !== undefined && v !== null) extra[k] = rowsOf(v);
+  }
+  return {
+    label,
+    logprobs: rowsOf(inputs.logprobs),
+    oldLogprobs: rowsOf(inputs.oldLogprobs),
+    advantages: advantagesOf(inputs.advantages),
+    mask: rowsOf(inputs.responseMask),
+    extra,
+  };
+}
+
+const countOnes = (row: readonly number[]): number =>
+  row.reduce((a, v) => a + (v === 1 ? 1 : 0), 0);
+
+function isPerSequence(a: number[] | Rows): a is number[] {
+  return a.every((v) => typeof v === "number");
+}
+
+function initialEdits(base: BaseBatch): Edits {
+  return {
+    lengths: base.mask.map(countOnes),
+    advantages: isPerSequence(base.advantages) ? [...base.advantages] : [],
+    gap: 0,
+  };
+}
+
+/**
+ * The batch the page evaluates (docs/playground.md#the-edit-rule):
+ * - a row whose length equals its loaded count of response tokens keeps its loaded mask; a row
+ *   given another length L gets the prefix mask (t < L);
+ * - `[B]` advantages are the edited values; `[B, T]` ones are kept;
+ * - old_logprobs[b, t] − gap at every response token (padding untouched), so the log-ratio
+ *   logprobs − old_logprobs grows by gap there;
+ * - logprobs and the optional streams are kept.
+ */
+function applyEdits(base: BaseBatch, edits: Edits): PolicyLossInputs {
+  const T = base.logprobs[0]?.length ?? 0;
+  const mask = base.mask.map((row, b) => {
+    const L = edits.lengths[b] as number;
+    return L === countOnes(row) ? [...row] : Array.from({ length: T }, (_, t) => (t < L ? 1 : 0));
+  });
+  const oldLogprobs = base.oldLogprobs.map((row, b) =>
+    row.map((v, t) => (mask[b]?.[t] === 1 ? v - edits.gap : v)),
+  );
+  const advantages = isPerSequence(base.advantages) ? [...edits.advantages] : base.advantages;
+  return { ...base.extra, logprobs: base.logprobs, oldLogprobs, advantages, responseMask: mask };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configurations
+
+/** `alg:<name>` or `fw:<model id>`: the value of an option of the configuration select. */
+type Choice = string;
+
+/** A registry entry's loss config, with dr_grpo's open budget set to the padded width T. */
+function algorithmConfig(name: AlgorithmName, T: number): PolicyLossConfig {
+  const loss = ALGORITHMS[name].loss;
+  return loss.aggregation === "token_sum_norm" && (loss.normLen ?? null) === null
+    ? { ...loss, normLen: T }
+    : loss;
+}
+
+interface Evaluated {
+  readonly loss: number;
+  readonly grad: Float64Array;
+  readonly note: string;
+}
+
+function describeConfig(c: PolicyLossConfig): string {
+  const parts = [`ratio ${c.ratio}`, `surrogate ${c.surrogate}`, `aggregation ${c.aggregation}`];
+  if (c.normLen !== undefined && c.normLen !== null) parts.push(`normLen ${c.normLen}`);
+  if (c.kl !== undefined && c.kl !== null) parts.push(`KL ${c.kl.kind} × ${c.kl.coef}`);
+  return parts.join(", ");
+}
+
+function evaluateChoice(choice: Choice, batch: PolicyLossInputs, T: number): Evaluated {
+  if (choice.startsWith("alg:")) {
+    const name = choice.slice(4) as AlgorithmName;
+    const config = algorithmConfig(name, T);
+    const r = policyLoss(config, batch);
+    const budget = config === ALGORITHMS[name].loss ? "" : ` (normLen set to T = ${T})`;
+    return {
+      loss: r.loss,
+      grad: r.gradLogprobs.data,
+      note: `Registry algorithm ${name}: ${describeConfig(config)}${budget}.`,
+    };
+  }
+  const model = getFrameworkModel(choice.slice(3));
+  const r = model.evaluate(batch);
+  return { loss: r.loss, grad: r.gradLogprobs.data, note: model.description };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting and colour
+
+/** A short display form; the full `String(x)` goes in `data-value`. */
+function fmt(x: number): string {
+  if (x === 0) return "0";
+  const a = Math.abs(x);
+  return a >= 1e-3 && a < 1e5 ? String(Number(x.toPrecision(6))) : x.toExponential(3);
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof PolgradError) return `${e.name} (${e.code}): ${e.message}`;
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+/** matplotlib's viridis at 0, 1/8, …, 1 (perceptually uniform, colour-blind safe). */
+const VIRIDIS = [
+  [0x44, 0x01, 0x54],
+  [0x47, 0x2d, 0x7b],
+  [0x3b, 0x52, 0x8b],
+  [0x2c, 0x72, 0x8e],
+  [0x21, 0x91, 0x8c],
+  [0x28, 0xae, 0x80],
+  [0x5e, 0xc9, 0x62],
+  [0xad, 0xdc, 0x30],
+  [0xfd, 0xe7, 0x25],
+] as const;
+
+/** viridis(u) for u in [0, 1], linear between the anchors above, as `rgb(…)`. */
+function viridis(u: number): string {
+  const x = Math.min(1, Math.max(0, Number.isFinite(u) ? u : 0)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+  const f = x - i;
+  const lo = VIRIDIS[i] as readonly number[];
+  const hi = VIRIDIS[i + 1] as readonly number[];
+  const c = lo.map((v, k) => Math.round(v + f * ((hi[k] as number) - v)));
+  return `rgb(${c.join(", ")})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DOM helpers
+
+function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (el === null) throw new Error(`playground: #${id} is missing from index.html`);
+  return el as T;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag: string, attrs: Record<string, string | number> = {}): SVGElement {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+/** A numeric cell: rounded text, the exact value in `data-value`. */
+function numberCell(x: number, attrs: Record<string, string>): HTMLTableCellElement {
+  return el("td", { ...attrs, "data-value": String(x) }, fmt(x));
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+const state: { base: BaseBatch; edits: Edits; choice: Choice; version: number } = {
+  base: baseFrom(BUILTIN_BATCH, "the built-in batch (polgrad which: B = 4, T = 8)"),
+  edits: { lengths: [], advantages: [], gap: 0 },
+  choice: "alg:dr_grpo",
+  version: 0,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+/** The per-row editor; rebuilt only when a new batch is loaded (so typing keeps focus). */
+function renderEditor(): void {
+  const { base, edits } = state;
+  const T = base.logprobs[0]?.length ?? 0;
+  const perSeq = isPerSequence(base.advantages);
+  const body = byId("batch-editor").querySelector("tbody") as HTMLTableSectionElement;
+  body.replaceChildren();
+  base.mask.forEach((_, b) => {
+    const tr = el("tr");
+    tr.append(el("th", { scope: "row", id: `seq-${b}` }, `Sequence ${b}`));
+    const len = el("input", {
+      type: "number",
+      id: `length-${b}`,
+      "data-row": String(b),
+      min: "0",
+      max: String(T),
+      step: "1",
+      "aria-label": `Sequence ${b} length`,
+    });
+    len.value = String(edits.lengths[b]);
+    const adv = el("input", {
+      type: "number",
+      id: `advantage-${b}`,
+      "data-row": String(b),
+      step: "0.1",
+      "aria-label": `Sequence ${b} advantage`,
+    });
+    if (perSeq) adv.value = String(edits.advantages[b]);
+    else {
+      adv.disabled = true;
+      adv.placeholder = "per-token (from file)";
+    }
+    const lenTd = el("td");
+    lenTd.append(len, el("span", { class: "help" }, ` of ${T}`));
+    const advTd = el("td");
+    advTd.append(adv);
+    tr.append(lenTd, advTd);
+    body.append(tr);
+  });
+  byId<HTMLInputElement>("gap").value = String(edits.gap);
+  byId("batch-source").textContent = `Batch: ${base.label}.`;
+}
+
+/** Read every control into `state.edits`; false (and a message) when a value is not usable. */
+function readControls(): boolean {
+  const { base } = state;
+  const T = base.logprobs[0]?.length ?? 0;
+  const problems: string[] = [];
+  const check = (input: HTMLInputElement, ok: (v: number) => boolean, rule: string): number => {
+    const v = input.value.trim() === "" ? Number.NaN : Number(input.value);
+    const good = ok(v);
+    input.setAttribute("aria-invalid", good ? "false" : "true");
+    if (!good) problems.push(`${input.getAttribute("aria-label") ?? input.id} ${rule}`);
+    return v;
+  };
+  const lengths = base.mask.map((_, b) =>
+    check(
+      byId<HTMLInputElement>(`length-${b}`),
+      (v) => Number.isInteger(v) && v >= 0 && v <= T,
+      `must be an integer from 0 to ${T}`,
+    ),
+  );
+  const advantages = isPerSequence(base.advantages)
+    ? base.mask.map((_, b) =>
+        check(byId<HTMLInputElement>(`advantage-${b}`), Number.isFinite, "must be a number"),
+      )
+    : [];
+  const gap = check(byId<HTMLInputElement>("gap"), Number.isFinite, "must be a number");
+  byId("edit-error").textContent = problems.join("; ");
+  if (problems.length > 0) return false;
+  state.edits = { lengths, advantages, gap };
+  return true;
+}
+
+function renderWhich(report: WhichReport): void {
+  const table = byId<HTMLTableElement>("which-table");
+  const head = table.tHead as HTMLTableSectionElement;
+  const body = table.tBodies[0] as HTMLTableSectionElement;
+  const hr = el("tr");
+  hr.append(
+    el("th", { scope: "col" }, "Configuration"),
+    el("th", { scope: "col" }, "Source"),
+    el("th", { scope: "col" }, "Loss"),
+  );
+  for (let b = 0; b < report.batchSize; b++) {
+    hr.append(el("th", { scope: "col" }, `Mass, seq ${b} (L = ${report.lengths[b]})`));
+  }
+  head.replaceChildren(hr);
+  body.replaceChildren(
+    ...report.rows.map((r, i) => {
+      const tr = el("tr", { "data-row": String(i), "data-key": r.key });
+      tr.append(
+        el("th", { scope: "row", "data-row": String(i), "data-col": "label" }, r.label),
+        el("td", { "data-row": String(i), "data-col": "source" }, r.source),
+        numberCell(r.loss, { "data-row": String(i), "data-col": "loss" }),
+      );
+      r.gradMass.forEach((m, b) => {
+        tr.append(numberCell(m, { "data-row": String(i), "data-col": `mass-${b}` }));
+      });
+      return tr;
+    }),
+  );
+  table.dataset.rows = String(report.rows.length);
+}
+
+/** The per-token gradient heat map: |g| as viridis colour, the sign as a glyph, padding hatched. */
+function renderHeatmap(grad: Float64Array, mask: Rows): void {
+  const B = mask.length;
+  const T = mask[0]?.length ?? 0;
+  const cw = 46;
+  const ch = 30;
+  const left = 110;
+  const top = 22;
+  let max = 0;
+  for (let i = 0; i < grad.length; i++) max = Math.max(max, Math.abs(grad[i] as number));
+  const root = svg("svg", {
+    width: left + T * cw + 2,
+    height: top + B * ch + 2,
+    role: "img",
+    "aria-labelledby": "heatmap-caption heatmap-summary",
+    id: "heatmap-svg",
+  });
+  const defs = svg("defs");
+  const pattern = svg("pattern", {
+    id: "hatch",
+    patternUnits: "userSpaceOnUse",
+    width: 6,
+    height: 6,
+    patternTransform: "rotate(45)",
+  });
+  pattern.append(
+    svg("rect", { width: 6, height: 6, fill: "#d9d9d9" }),
+    svg("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#8c8c8c", "stroke-width": 2 }),
+  );
+  defs.append(pattern);
+  root.append(defs);
+  for (let t = 0; t < T; t++) {
+    const label = svg("text", { x: left + t * cw + cw / 2, y: 15, "text-anchor": "middle" });
+    label.textContent = `t${t}`;
+    root.append(label);
+  }
+  let peak = { b: 0, t: 0, v: 0 };
+  for (let b = 0; b < B; b++) {
+    const rowLabel = svg("text", { x: 4, y: top + b * ch + ch / 2 + 5 });
+    rowLabel.textContent = `seq ${b} (L = ${countOnes(mask[b] as number[])})`;
+    root.append(rowLabel);
+    for (let t = 0; t < T; t++) {
+      const g = grad[b * T + t] as number;
+      const pad = mask[b]?.[t] !== 1;
+      const u = max > 0 ? Math.abs(g) / max : 0;
+      if (!pad && Math.abs(g) > Math.abs(peak.v)) peak = { b, t, v: g };
+      const cell = svg("g", {
+        "data-row": b,
+        "data-t": t,
+        "data-value": String(g),
+        "data-padding": String(pad),
+      });
+      cell.append(
+        svg("rect", {
+          x: left + t * cw,
+          y: top + b * ch,
+          width: cw - 2,
+          height: ch - 2,
+          fill: pad ? "url(#hatch)" : viridis(u),
+        }),
+      );
+      const title = svg("title");
+      title.textContent = pad
+        ? `sequence ${b}, token ${t}: padding (gradient ${fmt(g)})`
+        : `sequence ${b}, token ${t}: gradient ${fmt(g)}`;
+      cell.append(title);
+      if (!pad && g !== 0) {
+        const sign = svg("text", {
+          x: left + t * cw + cw / 2 - 1,
+          y: top + b * ch + ch / 2 + 5,
+          "text-anchor": "middle",
+          fill: u > 0.55 ? "#000" : "#fff",
+          "aria-hidden": "true",
+        });
+        sign.textContent = g > 0 ? "+" : "−";
+        cell.append(sign);
+      }
+      root.append(cell);
+    }
+  }
+  const summary = el(
+    "p",
+    { id: "heatmap-summary", class: "help" },
+    max === 0
+      ? "Every gradient is 0."
+      : `Largest |gradient| ${fmt(Math.abs(peak.v))} (sign ${peak.v > 0 ? "+" : "−"}) at sequence ${peak.b}, token ${peak.t}; colour runs from 0 (dark purple) to ${fmt(max)} (yellow).`,
+  );
+  byId("heatmap").replaceChildren(root, summary);
+  renderLegend(max);
+  renderGradTable(grad, mask);
+}
+
+function renderLegend(max: number): void {
+  const w = 220;
+  const legend = svg("svg", { width: w + 150, height: 44, "aria-hidden": "true" });
+  const defs = svg("defs");
+  const lg = svg("linearGradient", { id: "viridis-ramp" });
+  for (let k = 0; k <= 16; k++) {
+    lg.append(svg("stop", { offset: `${(k / 16) * 100}%`, "stop-color": viridis(k / 16) }));
+  }
+  defs.append(lg);
+  legend.append(
+    defs,
+    svg("rect", { x: 0, y: 4, width: w, height: 14, fill: "url(#viridis-ramp)" }),
+  );
+  const lo = svg("text", { x: 0, y: 36 });
+  lo.textContent = "|g| = 0";
+  const hi = svg("text", { x: w, y: 36, "text-anchor": "end" });
+  hi.textContent = fmt(max);
+  legend.append(
+    lo,
+    hi,
+    svg("rect", { x: w + 16, y: 4, width: 22, height: 14, fill: "url(#hatch)" }),
+  );
+  const padText = svg("text", { x: w + 44, y: 16 });
+  padText.textContent = "padding";
+  legend.append(padText);
+  byId("legend").replaceChildren(
+    legend,
+    el(
+      "p",
+      { class: "help" },
+      `Legend: colour is |∂loss/∂logprobs| from 0 to ${fmt(max)} (viridis); + and − mark the sign; hatched grey cells are padding.`,
+    ),
+  );
+}
+
+/** The text alternative of the heat map: every gradient value in a data table. */
+function renderGradTable(grad: Float64Array, mask: Rows): void {
+  const T = mask[0]?.length ?? 0;
+  const table = byId<HTMLTableElement>("grad-table");
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, "Sequence"));
+  for (let t = 0; t < T; t++) head.append(el("th", { scope: "col" }, `t${t}`));
+  const thead = el("thead");
+  thead.append(head);
+  const tbody = el("tbody");
+  mask.forEach((row, b) => {
+    const tr = el("tr");
+    tr.append(el("th", { scope: "row" }, `seq ${b}`));
+    row.forEach((m, t) => {
+      const g = grad[b * T + t] as number;
+      const attrs = { "data-row": String(b), "data-t": String(t) };
+      tr.append(m === 1 ? numberCell(g, attrs) : el("td", { ...attrs, class: "pad" }, "padding"));
+    });
+    tbody.append(tr);
+  });
+  table.replaceChildren(thead, tbody);
+}
+
+/** Per-sequence mass Σ_t |g[b, t]| (the which table's definition) as horizontal bars. */
+function renderMassBars(grad: Float64Array, B: number, T: number): void {
+  const masses = Array.from({ length: B }, (_, b) => {
+    let s = 0;
+    for (let t = 0; t < T; t++) s += Math.abs(grad[b * T + t] as number);
+    return s;
+  });
+  const max = Math.max(0, ...masses);
+  const list = el("ul", { class: "bars", id: "mass-list" });
+  masses.forEach((m, b) => {
+    const li = el("li", { "data-row": String(b), "data-value": String(m) });
+    const bar = el("span", { class: "bar", "aria-hidden": "true" });
+    bar.style.width = `${max > 0 ? (m / max) * 100 : 0}%`;
+    bar.style.background = viridis(0.35);
+    const track = el("span", { class: "track" });
+    track.append(bar);
+    li.append(el("span", { class: "bar-label" }, `seq ${b}`), track, el("span", {}, fmt(m)));
+    list.append(li);
+  });
+  byId("mass-bars").replaceChildren(list);
+}
+
+function clearSelected(): void {
+  byId("selected-loss").textContent = "—";
+  byId("selected-loss").removeAttribute("data-value");
+  byId("heatmap").replaceChildren();
+  byId("legend").replaceChildren();
+  byId("grad-table").replaceChildren();
+  byId("mass-bars").replaceChildren();
+}
+
+/** Recompute everything from the current state. */
+function recompute(): void {
+  const batch = applyEdits(state.base, state.edits);
+  const mask = batch.responseMask as Rows;
+  const B = mask.length;
+  const T = mask[0]?.length ?? 0;
+  try {
+    renderWhich(whichTable(batch));
+    byId("which-error").textContent = "";
+  } catch (e) {
+    byId("which-table").querySelector("tbody")?.replaceChildren();
+    byId("which-error").textContent = errorText(e);
+  }
+  try {
+    const r = evaluateChoice(state.choice, batch, T);
+    const out = byId("selected-loss");
+    out.textContent = fmt(r.loss);
+    out.dataset.value = String(r.loss);
+    byId("config-note").textContent = r.note;
+    byId("config-error").textContent = "";
+    renderHeatmap(r.grad, mask);
+    renderMassBars(r.grad, B, T);
+  } catch (e) {
+    clearSelected();
+    byId("config-note").textContent = "";
+    byId("config-error").textContent = errorText(e);
+  }
+  state.version++;
+  document.body.dataset.version = String(state.version);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring
+
+function renderConfigSelect(): void {
+  const select = byId<HTMLSelectElement>("config");
+  const algs = el("optgroup", { label: "Registry algorithms (policyLoss)" });
+  for (const n of ALGORITHM_NAMES) algs.append(el("option", { value: `alg:${n}` }, n));
+  const fws = el("optgroup", { label: "Framework models (evaluate)" });
+  for (const id of FRAMEWORK_MODEL_IDS) {
+    const needs = getFrameworkModel(id).needs;
+    const text = needs.length > 0 ? `${id} (needs ${needs.join(", ")})` : id;
+    fws.append(el("option", { value: `fw:${id}` }, text));
+  }
+  select.replaceChildren(algs, fws);
+  select.value = state.choice;
+  select.addEventListener("change", () => {
+    state.choice = select.value;
+    recompute();
+  });
+}
+
+function loadBase(base: BaseBatch): void {
+  state.base = base;
+  state.edits = initialEdits(base);
+  renderEditor();
+  readControls();
+  recompute();
+}
+
+/** Parse a picked or dropped file in the page (nothing is uploaded) and make it the batch. */
+async function loadFile(file: File): Promise<void> {
+  const errorBox = byId("file-error");
+  try {
+    const set = readTensorsFromBytes(new Uint8Array(await file.arrayBuffer()), file.name);
+    const batch = toBatch(set);
+    const [B, T] = [batch.logprobs.rows, batch.logprobs.cols];
+    errorBox.textContent = "";
+    loadBase(baseFrom(batch, `${file.name} (${set.format}, B = ${B}, T = ${T})`));
+  } catch (e) {
+    errorBox.textContent = `Could not read ${file.name}: ${errorText(e)}`;
+    state.version++;
+    document.body.dataset.version = String(state.version);
+  }
+}
+
+function wire(): void {
+  const onEdit = (): void => {
+    if (readControls()) recompute();
+  };
+  byId("batch-editor").addEventListener("input", onEdit);
+  byId("gap").addEventListener("input", onEdit);
+  const fileInput = byId<HTMLInputElement>("file");
+  fileInput.addEventListener("change", () => {
+    const f = fileInput.files?.[0];
+    if (f !== undefined) void loadFile(f);
+  });
+  const drop = byId("drop");
+  drop.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    const f = e.dataTransfer?.files[0];
+    if (f !== undefined) void loadFile(f);
+  });
+  byId("reset").addEventListener("click", () => {
+    byId("file-error").textContent = "";
+    fileInput.value = "";
+    loadBase(baseFrom(BUILTIN_BATCH, "the built-in batch (polgrad which: B = 4, T = 8)"));
+  });
+}
+
+renderConfigSelect();
+wire();
+loadBase(state.base);
