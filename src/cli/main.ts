@@ -22,6 +22,7 @@ import { explainCommand } from "./commands/explain.js";
 import { frameworksCommand } from "./commands/frameworks.js";
 import { historyCommand } from "./commands/history.js";
 import { lossCommand } from "./commands/loss.js";
+import { reportCommand } from "./commands/report.js";
 import { vectorsCommand } from "./commands/vectors.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   lossCommand,
   verifyCommand,
   diagnoseCommand,
+  reportCommand,
   demoRunCommand,
   explainCommand,
   historyCommand,

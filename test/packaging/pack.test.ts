@@ -80,7 +80,13 @@ describe("npm package", () => {
       unknown
     >;
     expect(pkg.repository).toMatchObject({ type: "git" });
-    expect(Object.keys(pkg.dependencies as object).sort()).toEqual(["fflate", "pure-rand", "yaml"]);
+    expect(Object.keys(pkg.dependencies as object).sort()).toEqual([
+      "@observablehq/plot",
+      "fflate",
+      "linkedom",
+      "pure-rand",
+      "yaml",
+    ]);
     expect(existsSync(join(installed, "..", "@vscode", "tree-sitter-wasm"))).toBe(false);
   });
 
@@ -132,6 +138,8 @@ describe("npm package", () => {
       [["verify", "--algorithm", "grpo", "--cases", "2"], 0],
       [["demo-run", join(cwd, "demo"), "--steps", "30"], 0],
       [["diagnose", join(cwd, "demo")], 1],
+      [["report", join(cwd, "demo"), "--out", join(cwd, "run.html")], 0],
+      [["report", "--out", join(cwd, "batch.html")], 0],
       [["frameworks"], 0],
       [["explain", "--framework", "trl@v1.9.0", "--", "--loss_type", "cispo"], 0],
       [["history", "trl", "--key", "loss_type"], 0],

@@ -103,6 +103,12 @@ export const diagnoseCommand: Command = {
       description:
         "merge the per-step summaries given as PATHs (--summary-out files) into one report",
     },
+    html: {
+      type: "string",
+      argument: "FILE",
+      description:
+        "also write the self-contained HTML report of the run (per-step traces, alarms; docs/report-html.md)",
+    },
     json: {
       type: "boolean",
       description: "print one JSON document (ok: true iff no alarm fired)",
@@ -176,6 +182,13 @@ export const diagnoseCommand: Command = {
         return 0;
       }
       return printRun(fn, values, io, summarizeRun(part, runOptions));
+    }
+    if (values.html !== undefined) {
+      throw new UsageError(
+        fn,
+        "--html",
+        `${fn}: --html must come with a run folder (for one batch: polgrad report FILE --out FILE.html); got ${safeText(path)}`,
+      );
     }
     if (values.threads !== undefined) {
       throw new UsageError(
@@ -254,6 +267,17 @@ async function printRun(
 ): Promise<number> {
   const notice = runNotice(fn, d);
   if (notice !== "") (io.notice ?? io.stderr)(notice);
+  if (typeof values.html === "string") {
+    const { writeRunReport } = await import("./report.js");
+    // Beside a --json document the line is a notice on stderr (`polgrad diagnose: …`).
+    const notice = io.notice ?? io.stderr;
+    await writeRunReport(
+      fn,
+      values.html,
+      d,
+      values.json ? (t) => notice(`${fn}: ${t}`) : io.stdout,
+    );
+  }
   if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
   else {
     const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");
@@ -305,7 +329,7 @@ async function runMerge(
  * A folder is a run when it holds step entries (step_N, global_step_N/, …) or no tensor file of
  * its own; a folder of tensor files (one `.npy` per tensor) is one batch.
  */
-async function isRunFolder(path: string): Promise<boolean> {
+export async function isRunFolder(path: string): Promise<boolean> {
   let isDir = false;
   try {
     isDir = statSync(path).isDirectory();

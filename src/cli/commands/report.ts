@@ -1,0 +1,139 @@
+/**
+ * `polgrad report [PATH] --out FILE.html` (docs/report-html.md): one self-contained HTML file —
+ * for a batch (or the built-in one), the which table with gradient-mass bars and per-token
+ * gradient heat maps; for a run folder, the per-step traces of every detector with the alarms on
+ * top. Exit 0 when written (a run's alarms are in the page, not the exit code), 2 bad input.
+ */
+import { safeText } from "../../core/message.js";
+import { UsageError } from "../../errors.js";
+import { NAME_OPTIONS, nameOptionsOf, readCliBatch } from "../batchInput.js";
+import type { Command } from "../command.js";
+import { intOption } from "../output.js";
+import { WORLD_OPTIONS } from "./frameworkConfigOption.js";
+
+async function writeHtml(
+  fn: string,
+  path: string,
+  html: string,
+  say: (text: string) => void,
+  what: string,
+): Promise<void> {
+  const { writeFileBytes } = await import("../../io/_internal/files.js");
+  const bytes = new TextEncoder().encode(html);
+  writeFileBytes(fn, path, bytes);
+  say(`wrote ${safeText(path)} (${bytes.length} bytes): ${what}\n`);
+}
+
+/** Write the HTML report of a run diagnosis to `path` and say so with `say` (stdout, or stderr beside a --json document). @internal */
+export async function writeRunReport(
+  fn: string,
+  path: string,
+  d: import("../../diagnostics/diagnoseRun.js").RunDiagnosis,
+  say: (text: string) => void,
+): Promise<void> {
+  const { runReportHtml } = await import("../../report/html/reports.js");
+  await writeHtml(
+    fn,
+    path,
+    runReportHtml(d),
+    say,
+    `the report of ${d.steps.length} steps, ${d.alarms.length} alarm(s)`,
+  );
+}
+
+/** The `report` command. */
+export const reportCommand: Command = {
+  name: "report",
+  summary:
+    "Write a self-contained HTML report (inline SVG, no network): a batch's which table with gradient bars and heat maps, or a run's per-step detector traces with its alarms.",
+  usage:
+    "report [PATH] --out FILE.html [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]]",
+  positionals: 1,
+  options: {
+    out: { type: "string", argument: "FILE.html", description: "the HTML file to write" },
+    ...NAME_OPTIONS,
+    "norm-len": {
+      type: "string",
+      argument: "N",
+      description: "Dr.GRPO budget of the token-sum-norm row (a batch)",
+      default: "the padded width T",
+    },
+    framework: {
+      type: "string",
+      argument: "REF",
+      description: "a batch: add a row for this release's loss under --framework-config",
+    },
+    "framework-config": {
+      type: "string",
+      argument: "FILE|-",
+      description: "the framework config of the added row (default: the release's defaults)",
+    },
+    ...WORLD_OPTIONS,
+  },
+  async run(values, positionals, io) {
+    const fn = "polgrad report";
+    const out = values.out;
+    if (typeof out !== "string" || out === "")
+      throw new UsageError(fn, "--out", `${fn}: --out must be the HTML file to write; got nothing`);
+    const path = positionals[0];
+    if (path !== undefined && path !== "-") {
+      const { isRunFolder } = await import("./diagnose.js");
+      if (await isRunFolder(path)) {
+        if (values.framework !== undefined || values["framework-config"] !== undefined)
+          throw new UsageError(
+            fn,
+            "--framework",
+            `${fn}: --framework must come with a batch, not a run folder; got ${safeText(path)}`,
+          );
+        const { diagnoseRun } = await import("../../diagnostics/diagnoseRun.js");
+        const d = diagnoseRun(path, await nameOptionsOf(fn, values));
+        await writeRunReport(fn, out, d, io.stdout);
+        return 0;
+      }
+    }
+    const { whichTable, BUILTIN_BATCH } = await import("../../which/index.js");
+    const batch =
+      path === undefined ? BUILTIN_BATCH : await readCliBatch(fn, { ...values, batch: path }, io);
+    const extraRows: {
+      key: string;
+      label: string;
+      evaluate: (b: typeof batch) => { loss: number; gradLogprobs: { data: Float64Array } };
+    }[] = [];
+    if (typeof values.framework === "string" || values["framework-config"] !== undefined) {
+      const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
+      const { evaluateResolution } = await import(
+        "../../conformance/frameworkConfig/resolution.js"
+      );
+      const res = await resolveCliFrameworkConfig(fn, values, [], io, {
+        configOption: "framework-config",
+      });
+      const builtin = path === undefined;
+      extraRows.push({
+        key: `${res.ref}:config`,
+        label: `your config (${res.ref})`,
+        evaluate: (b) =>
+          evaluateResolution(
+            res,
+            builtin && b.refLogprobs == null ? { ...b, refLogprobs: b.oldLogprobs } : b,
+          ),
+      });
+    }
+    const normLen = intOption(values, "norm-len", "report");
+    const report = whichTable(batch, { normLen: normLen ?? null, extraRows });
+    const { batchReportHtml } = await import("../../report/html/reports.js");
+    const html = batchReportHtml(report, batch, {
+      source: path ?? "the built-in batch",
+      gradients: new Map(
+        extraRows.map((r) => [r.key, (b: typeof batch) => r.evaluate(b).gradLogprobs.data]),
+      ),
+    });
+    await writeHtml(
+      fn,
+      out,
+      html,
+      io.stdout,
+      `the which table of ${report.rows.length} configurations on B = ${report.batchSize}, T = ${report.width}`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,273 @@
+/**
+ * The HTML reports (docs/report-html.md): `batchReportHtml` — the which table with per-sequence
+ * gradient-mass bars and a per-token gradient heat map per configuration — and `runReportHtml` —
+ * per-step traces of every run detector with the alarms on top linking to their panels. One
+ * self-contained file each (page.ts); the charts are drawn by charts.ts.
+ */
+import { getFrameworkModel } from "../../conformance/frameworks/registry.js";
+import type { RunDiagnosis } from "../../diagnostics/diagnoseRun.js";
+import type { RunStep } from "../../diagnostics/runSteps.js";
+import { type PolicyLossInputs, policyLoss } from "../../losses/policyLoss.js";
+import type { WhichReport } from "../../which/whichTable.js";
+import { g4 } from "../format.js";
+import { barChart, type Chart, heatmap, lineChart, type Series } from "./charts.js";
+import { esc, type Panel, page } from "./page.js";
+
+const num = (x: number) => (Number.isFinite(x) ? g4(x) : String(x));
+
+function chartData(c: Chart): Record<string, string> {
+  return c.xDomain === null || c.xRange === null
+    ? {}
+    : { "x-domain": c.xDomain.join(","), "x-range": c.xRange.join(",") };
+}
+
+/**
+ * The report of one batch.
+ *
+ * @param report - whichTable's report of the batch.
+ * @param inputs - The batch (for the per-token gradients).
+ * @param o - `source`: where the batch came from (shown escaped); `extra`: framework-config rows' labels.
+ * @returns The HTML text.
+ * @derivation docs/report-html.md#a-batch
+ * @enforcedBy test/report/html.test.ts > html reports > golden: a batch report holds the which table, the mass bars and one heat map per row, padding as padding
+ * @since 0.2.0
+ */
+export function batchReportHtml(
+  report: WhichReport,
+  inputs: PolicyLossInputs,
+  o: {
+    readonly source: string;
+    /** The per-token gradient of rows that are neither a polgrad config nor a framework model (which's extra rows), by key. */
+    readonly gradients?: ReadonlyMap<string, (inputs: PolicyLossInputs) => ArrayLike<number>>;
+  },
+): string {
+  const B = report.batchSize;
+  const T = report.width;
+  const lengths = report.lengths;
+  const mask = new Uint8Array(B * T);
+  for (let b = 0; b < B; b++) for (let t = 0; t < (lengths[b] as number); t++) mask[b * T + t] = 1;
+  const maxMass = Math.max(...report.rows.flatMap((r) => Array.from(r.gradMass)), 1e-300);
+  const head = `<tr><th scope="col">configuration</th><th scope="col">loss</th>${lengths.map((L, b) => `<th scope="col">seq${b} L=${L}</th>`).join("")}</tr>`;
+  const body = report.rows
+    .map(
+      (r, i) =>
+        `<tr data-row="${i}"><td>${esc(r.label)}</td><td data-col="loss" data-value="${r.loss}">${num(r.loss)}</td>${Array.from(
+          r.gradMass,
+        )
+          .map(
+            (m, b) =>
+              `<td data-col="seq${b}" data-value="${m}"><span class="bar" style="width:${((60 * m) / maxMass).toFixed(1)}px" aria-hidden="true"></span> ${num(m)}</td>`,
+          )
+          .join("")}</tr>`,
+    )
+    .join("");
+  const table = `<table aria-label="the which table"><thead>${head}</thead><tbody>${body}</tbody></table>`;
+  const panels: Panel[] = [
+    {
+      id: "panel-which",
+      title: "Which loss: one batch, every configuration",
+      reading:
+        "Each row is one configuration's loss on the same tensors and its gradient mass Σ_t |∂loss/∂logprobs| per sequence: where the rows disagree, the aggregation decides which sequences the update listens to.",
+      docs: "docs/derivations/variants.md#which-grpo-am-i-running",
+      body: table,
+      alt: `${report.rows.length} configurations on B = ${B}, T = ${T}, N = ${report.numTokens} tokens, lengths ${lengths.join(", ")}.`,
+    },
+  ];
+  report.rows.forEach((r, i) => {
+    const extra = o.gradients?.get(r.key);
+    const grad =
+      extra !== undefined
+        ? extra(inputs)
+        : r.config !== null
+          ? policyLoss(r.config, inputs).gradLogprobs.data
+          : getFrameworkModel(r.key).evaluate(inputs).gradLogprobs.data;
+    const bars = barChart({
+      labels: lengths.map((L, b) => `seq${b} L=${L}`),
+      values: Array.from(r.gradMass),
+      xLabel: "gradient mass Σ_t |∂loss/∂logprobs|",
+      ariaLabel: `gradient mass per sequence, ${r.key}`,
+    });
+    const heat = heatmap({
+      values: grad,
+      mask,
+      rows: B,
+      cols: T,
+      ariaLabel: `per-token gradient, ${r.key}`,
+    });
+    panels.push({
+      id: `panel-row-${i}`,
+      title: r.label,
+      reading: `Loss ${num(r.loss)}. Bars: the gradient mass of each sequence; heat map: ∂loss/∂logprobs per token (purple negative, orange positive, grey padding).`,
+      docs: "docs/derivations/aggregation.md",
+      body: `<details${i === 0 ? " open" : ""}><summary>gradient mass and per-token gradient</summary>${bars.svg}${heat.svg}<p class="docs">colour key: <span style="color:#542788">■</span> negative ∂loss/∂logprobs, <span style="color:#f7f7f7;background:#999">■</span> 0, <span style="color:#b35806">■</span> positive; <span style="color:#e4e4e4;background:#999">■</span> padding (no gradient by contract)</p></details>`,
+      alt: `gradient mass per sequence: ${Array.from(r.gradMass, (m, b) => `seq${b} ${num(m)}`).join(", ")}`,
+    });
+  });
+  return page({
+    title: "polgrad report: one batch",
+    meta: `batch ${o.source}`,
+    alarms: null,
+    panels,
+  });
+}
+
+function series(
+  steps: readonly RunStep[],
+  pick: (s: RunStep) => number | null,
+): { x: number; y: number }[] {
+  const out: { x: number; y: number }[] = [];
+  for (const s of steps) {
+    const v = pick(s);
+    if (v !== null && Number.isFinite(v)) out.push({ x: s.step, y: v });
+  }
+  return out;
+}
+
+const PANEL_OF: Readonly<Record<string, string>> = {
+  ess_low: "panel-ess",
+  mismatch_overflow: "panel-mismatch",
+  catastrophic_tokens: "panel-mismatch",
+  entropy_changepoint: "panel-entropy",
+  length_bias: "panel-length",
+};
+
+/**
+ * The report of a run (diagnoseRun's result).
+ *
+ * @param d - The run diagnosis.
+ * @param o - `essAlarm`: the ESS/n threshold drawn on its panel (default 0.5).
+ * @returns The HTML text.
+ * @derivation docs/report-html.md#a-run
+ * @enforcedBy test/report/html.test.ts > html reports > golden: the demo run's report shows every detector's panel, the alarms link to them and the changepoint marker sits at the detected step
+ * @since 0.2.0
+ */
+export function runReportHtml(d: RunDiagnosis, o: { readonly essAlarm?: number } = {}): string {
+  const steps = d.steps;
+  const panels: Panel[] = [];
+  const add = (p: Omit<Panel, "body" | "data"> & { chart: Chart; data?: Record<string, string> }) =>
+    panels.push({ ...p, body: p.chart.svg, data: { ...chartData(p.chart), ...(p.data ?? {}) } });
+  const ess = series(steps, (s) => s.essRatio);
+  if (ess.length > 0)
+    add({
+      id: "panel-ess",
+      title: "Importance ESS / n per step",
+      reading:
+        "The effective sample size of the old→new importance weights over the batch size: 1 is on-policy, a fall means a few sequences carry the update.",
+      docs: "docs/diagnostics/ess.md",
+      chart: lineChart({
+        series: [{ name: "ESS/n", points: ess }],
+        xLabel: "step",
+        yLabel: "ESS / n",
+        ariaLabel: "ESS/n per step",
+        hRules: [o.essAlarm ?? 0.5],
+      }),
+      alt: `ESS/n from ${num((ess[0] as { y: number }).y)} at step ${(ess[0] as { x: number }).x} to ${num((ess.at(-1) as { y: number }).y)} at step ${(ess.at(-1) as { x: number }).x}; minimum ${num(Math.min(...ess.map((p) => p.y)))}.`,
+    });
+  const gap = series(steps, (s) => s.mismatchGapStd);
+  const cat = series(steps, (s) => s.catastrophicCount);
+  if (gap.length > 0)
+    add({
+      id: "panel-mismatch",
+      title: "Trainer vs rollout log-prob mismatch per step",
+      reading:
+        "The std of trainer − rollout log-probs per step, and the count of catastrophic tokens (a gap beyond the threshold): a spike is an inference-engine mismatch, not learning.",
+      docs: "docs/diagnostics/mismatch.md",
+      chart: lineChart({
+        series: [
+          { name: "gap std", points: gap },
+          { name: "catastrophic tokens", points: cat },
+        ],
+        xLabel: "step",
+        yLabel: "value",
+        ariaLabel: "mismatch per step",
+      }),
+      alt: `gap std max ${num(Math.max(...gap.map((p) => p.y)))}; ${d.catastrophic.total} catastrophic tokens${d.catastrophic.steps.length > 0 ? ` at steps ${d.catastrophic.steps.slice(0, 10).join(", ")}` : ""}.`,
+      data: { "catastrophic-steps": d.catastrophic.steps.join(",") },
+    });
+  const quad: Series[] = [
+    { name: "A>0 clipped high (killed)", points: series(steps, (s) => s.clipPosHighFrac) },
+    { name: "A>0 clipped low", points: series(steps, (s) => s.clipPosLowFrac) },
+    { name: "A<0 clipped low (killed)", points: series(steps, (s) => s.clipNegLowFrac) },
+    { name: "A<0 clipped high", points: series(steps, (s) => s.clipNegHighFrac) },
+    { name: "gradient killed", points: series(steps, (s) => s.clipKilledFrac) },
+  ];
+  if ((quad[4] as Series).points.length > 0)
+    add({
+      id: "panel-clip",
+      title: "PPO clip census per step: the four quadrants",
+      reading:
+        "Fractions of response tokens outside the clip band, by the sign of the advantage: the killed quadrants get no gradient; a growing killed share is a policy moving too fast for its clip.",
+      docs: "docs/diagnostics/clipping.md",
+      chart: lineChart({
+        series: quad,
+        xLabel: "step",
+        yLabel: "fraction of tokens",
+        ariaLabel: "clip quadrants per step",
+      }),
+      alt: `gradient-killed fraction from ${num(((quad[4] as Series).points[0] as { y: number }).y)} to ${num(((quad[4] as Series).points.at(-1) as { y: number }).y)}.`,
+    });
+  const ent = series(steps, (s) => s.entropy);
+  if (ent.length > 0) {
+    const tr = d.entropyTrend;
+    const trendLine: Series[] =
+      tr === null
+        ? []
+        : [
+            {
+              name: "trend (Theil–Sen)",
+              points: ent
+                .slice(-tr.window)
+                .map((p) => ({ x: p.x, y: tr.intercept + tr.slope * p.x })),
+            },
+          ];
+    const cp = tr?.changepointStep ?? null;
+    add({
+      id: "panel-entropy",
+      title: "Token entropy per step, its trend and changepoint",
+      reading:
+        "The policy's entropy estimate per step with the Theil–Sen trend over the trailing window; the dashed marker is the detected changepoint beyond the trend (entropy collapse).",
+      docs: "docs/diagnostics/run.md#alarms",
+      chart: lineChart({
+        series: [{ name: "entropy", points: ent }, ...trendLine],
+        xLabel: "step",
+        yLabel: "nats",
+        ariaLabel: "entropy per step",
+        ...(cp === null ? {} : { vRules: [{ x: cp, id: "changepoint" }] }),
+      }),
+      alt: `entropy from ${num((ent[0] as { y: number }).y)} to ${num((ent.at(-1) as { y: number }).y)}${tr === null ? "" : `; trend slope ${num(tr.slope)} per step`}${cp === null ? "; no changepoint" : `; changepoint at step ${cp}`}.`,
+      data: { "changepoint-step": cp === null ? "" : String(cp) },
+    });
+  }
+  const slope = series(steps, (s) => s.lengthSlope);
+  if (slope.length > 0) {
+    const band = steps
+      .filter((s) => s.lengthCiLow !== null && s.lengthCiHigh !== null)
+      .map((s) => ({ x: s.step, lo: s.lengthCiLow as number, hi: s.lengthCiHigh as number }));
+    add({
+      id: "panel-length",
+      title: "Length-bias slope per step with its 95% CI",
+      reading:
+        "The slope of per-sequence gradient weight on sequence length (HC3 interval shaded): an interval that leaves 0 means the update favours long or short sequences.",
+      docs: "docs/diagnostics/length-bias.md",
+      chart: lineChart({
+        series: [{ name: "slope", points: slope }],
+        xLabel: "step",
+        yLabel: "slope",
+        ariaLabel: "length-bias slope per step",
+        hRules: [0],
+        band,
+      }),
+      alt: `${d.lengthBias?.stepsExcludingZero ?? 0} steps whose interval excludes 0${d.lengthBias?.firstExcludingZero == null ? "" : `, first at step ${d.lengthBias.firstExcludingZero}`}.`,
+    });
+  }
+  const alarms = d.alarms.map((a) => ({
+    text: `${a.code}${a.step === null ? "" : ` (step ${a.step})`}: ${a.message}`,
+    panel: PANEL_OF[a.code] ?? "alarms",
+  }));
+  return page({
+    title: "polgrad report: a run",
+    meta: `${d.dir}: ${steps.length} steps${d.stride === null ? "" : `, stride ${d.stride}`}`,
+    alarms,
+    panels,
+  });
+}
