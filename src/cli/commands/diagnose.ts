@@ -107,7 +107,7 @@ export const diagnoseCommand: Command = {
       type: "string",
       argument: "FILE",
       description:
-        "also write the self-contained HTML report of the run (per-step traces, alarms; docs/report-html.md)",
+        "also write the self-contained HTML report: of a run (per-step traces, alarms) or of a batch (its which table and gradient maps; docs/report-html.md)",
     },
     json: {
       type: "boolean",
@@ -183,13 +183,6 @@ export const diagnoseCommand: Command = {
       }
       return printRun(fn, values, io, summarizeRun(part, runOptions));
     }
-    if (values.html !== undefined) {
-      throw new UsageError(
-        fn,
-        "--html",
-        `${fn}: --html must come with a run folder (for one batch: polgrad report FILE --out FILE.html); got ${safeText(path)}`,
-      );
-    }
     if (values.threads !== undefined) {
       throw new UsageError(
         fn,
@@ -206,10 +199,24 @@ export const diagnoseCommand: Command = {
     }
     const { toPartialBatch } = await import("../../io/batch.js");
     const { diagnoseBatch } = await import("../../diagnostics/diagnoseBatch.js");
-    const batch = toPartialBatch(await readBatchTensors(fn, path, io), names);
+    const tensors = await readBatchTensors(fn, path, io);
+    const batch = toPartialBatch(tensors, names);
     const notice = nameNotice(fn, batch.source.names);
     if (notice !== "") (io.notice ?? io.stderr)(notice);
     const d = diagnoseBatch(batch, options);
+    if (typeof values.html === "string") {
+      // One batch's page is the which table over the whole batch (its loss streams are needed).
+      const { toBatch } = await import("../../io/batch.js");
+      const { writeBatchReport } = await import("./report.js");
+      const say = io.notice ?? io.stderr;
+      await writeBatchReport(
+        fn,
+        values.html,
+        toBatch(tensors, names),
+        path === "-" ? "<stdin>" : path,
+        values.json ? (t) => say(`${fn}: ${t}`) : io.stdout,
+      );
+    }
     if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
     else {
       const { renderBatchDiagnosisText } = await import("../../report/diagnoseText.js");

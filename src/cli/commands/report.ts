@@ -41,6 +41,26 @@ export async function writeRunReport(
   );
 }
 
+/** Write the HTML report of one batch (its which table) to `path` and say so with `say`. @internal */
+export async function writeBatchReport(
+  fn: string,
+  path: string,
+  batch: import("../../losses/policyLoss.js").PolicyLossInputs,
+  source: string,
+  say: (text: string) => void,
+): Promise<void> {
+  const { whichTable } = await import("../../which/index.js");
+  const { batchReportHtml } = await import("../../report/html/reports.js");
+  const report = whichTable(batch);
+  await writeHtml(
+    fn,
+    path,
+    batchReportHtml(report, batch, { source }),
+    say,
+    `the which table of ${report.rows.length} configurations on B = ${report.batchSize}, T = ${report.width}`,
+  );
+}
+
 /** The `report` command. */
 export const reportCommand: Command = {
   name: "report",
