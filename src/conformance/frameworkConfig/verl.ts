@@ -182,6 +182,11 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
   const lsf = c.has(`${A}loss_scale_factor`)
     ? c.num(`${A}loss_scale_factor`, { nullable: true, gt: 0 })
     : null;
+  if (!era.engine && c.isUser(`${A}loss_scale_factor`))
+    warnings.push({
+      code: "verl-loss-scale-factor-inert",
+      message: `${A}loss_scale_factor is set, but at ${r.ref} the old actor never passes it to agg_loss: seq-mean-token-sum-norm divides by the padded width T whatever it says (the engine, v0.8.0+, uses it)`,
+    });
   const useKl = c.bool(`${A}use_kl_loss`);
   const entCoef = c.num(`${A}entropy_coeff`);
   const mini = c.int(`${A}ppo_mini_batch_size`);

@@ -1,6 +1,9 @@
 import { describe, expect, test } from "vitest";
 import { diffExplanations } from "../../../src/conformance/frameworkConfig/diff.js";
-import { explainFrameworkConfig } from "../../../src/conformance/frameworkConfig/explain.js";
+import {
+  explainFrameworkConfig,
+  resolveFrameworkConfig,
+} from "../../../src/conformance/frameworkConfig/explain.js";
 import { keyHistory } from "../../../src/conformance/frameworkConfig/history.js";
 import { evaluateResolution } from "../../../src/conformance/frameworkConfig/resolution.js";
 import { ConfigError } from "../../../src/errors.js";
@@ -48,6 +51,18 @@ describe("explainFrameworkConfig", () => {
     ).resolution;
     expect(hi.loss).not.toBeCloseTo(lo.loss, 6);
     expect(seq.plan.config.aggregation).toBe("token_mean");
+  });
+
+  test("golden: verl's old actor ignores loss_scale_factor (a warning, the key marked inert); the engine uses it", () => {
+    const A = "actor_rollout_ref.actor.";
+    const args = `${A}loss_agg_mode=seq-mean-token-sum-norm ${A}loss_scale_factor=16`;
+    const old = resolveFrameworkConfig("verl@v0.7.1", args, { form: "args" });
+    expect(old.warnings.map((w) => w.code)).toContain("verl-loss-scale-factor-inert");
+    expect(old.settings.find((s) => s.key === `${A}loss_scale_factor`)?.effective).toBe(false);
+    const engine = resolveFrameworkConfig("verl@1dda039b", args, { form: "args" });
+    expect(engine.warnings.map((w) => w.code)).not.toContain("verl-loss-scale-factor-inert");
+    expect(engine.settings.find((s) => s.key === `${A}loss_scale_factor`)?.effective).toBe(true);
+    expect(engine.plan.config.normLen).toBe(16);
   });
 
   test("rejects: an unknown loss key with did-you-mean, a wrong type, an unmodelled mode", () => {
