@@ -346,6 +346,52 @@ function tensorOf(
   return Float64Array.from(t.data);
 }
 
+const STREAMS: readonly VectorStream[] = [
+  "logprobs",
+  "old_logprobs",
+  "advantages",
+  "response_mask",
+  "ref_logprobs",
+  "rollout_logprobs",
+  "entropies",
+];
+
+/** The parts of a manifest checkVectors reads, each checked before use (a hand-edited manifest). */
+function checkManifest(m: VectorsManifest): void {
+  const bad = (arg: string, rule: string, got: unknown) =>
+    new ConfigError(CFN, arg, mustBe(CFN, arg, rule, fmtValue(got)));
+  const streams = m.inputs?.streams as unknown;
+  if (!Array.isArray(streams) || streams.some((x) => !STREAMS.includes(x as VectorStream)))
+    throw bad("manifest.inputs.streams", `a list of ${STREAMS.join(", ")}`, streams);
+  for (const need of ["logprobs", "old_logprobs", "advantages", "response_mask"] as const)
+    if (!streams.includes(need))
+      throw bad("manifest.inputs.streams", `a list holding ${need}`, streams);
+  const ref = m.reference as unknown;
+  if (ref === null || typeof ref !== "object")
+    throw bad("manifest.reference", "an object { kind, name, config, notes }", ref);
+  const cases = m.cases as unknown;
+  if (!Array.isArray(cases) || cases.length === 0 || cases.length > 1_000_000)
+    throw bad("manifest.cases", "a non-empty list of cases (at most 1000000)", cases);
+  cases.forEach((c: VectorsManifest["cases"][number], i) => {
+    const at = `manifest.cases[${i}]`;
+    if (
+      c === null ||
+      typeof c !== "object" ||
+      typeof c.name !== "string" ||
+      !/^[\w.-]{1,64}$/.test(c.name)
+    )
+      throw bad(`${at}.name`, "a case name of letters, digits, _ . - (at most 64)", c?.name);
+    const sh = c.shape as unknown;
+    if (
+      !Array.isArray(sh) ||
+      sh.length !== 2 ||
+      !sh.every((x) => Number.isSafeInteger(x) && x >= 1 && x <= 1 << 20) ||
+      (sh[0] as number) * (sh[1] as number) > 1 << 26
+    )
+      throw bad(`${at}.shape`, "[B, T] with 1 <= B, T <= 1048576 and B·T <= 67108864", sh);
+  });
+}
+
 /**
  * Check an author's outputs against a vectors folder.
  *
@@ -387,6 +433,7 @@ export function checkVectors(
         fmtValue(manifest),
       ),
     );
+  checkManifest(manifest);
   const lossRtol = tol(CFN, "manifest.tolerances.loss_rtol", manifest.tolerances?.loss_rtol);
   const gradRtol = tol(CFN, "manifest.tolerances.grad_rtol", manifest.tolerances?.grad_rtol);
   const streams = manifest.inputs.streams;

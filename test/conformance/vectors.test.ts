@@ -188,6 +188,17 @@ describe("vectors", () => {
       checkVectors({ ...v.manifest, version: 2 as 1 }, set(v.inputs, "i"), e, e),
     ).toThrow(ConfigError);
     expect(() => emitVectors("dr_grpo", { cases: 1 })).toThrow(/options.normLen must be given/);
+    // A hand-edited manifest: each part checked before use, a ConfigError, never a TypeError.
+    const i = set(v.inputs, "i");
+    for (const broken of [
+      { ...v.manifest, cases: "all" },
+      { ...v.manifest, cases: [{ name: "case_000", shape: [1e9, 1e9] }] },
+      { ...v.manifest, cases: [{ name: "../x", shape: [4, 8] }] },
+      { ...v.manifest, inputs: { ...v.manifest.inputs, streams: ["logprobs"] } },
+      { ...v.manifest, inputs: null },
+      { ...v.manifest, reference: 3 },
+    ])
+      expect(() => checkVectors(broken as never, i, e, e)).toThrow(ConfigError);
     expect(emitVectors("dr_grpo", { cases: 1, normLen: 16 }).manifest.reference.notes).toContain(
       "normLen: 16 (given)",
     );
