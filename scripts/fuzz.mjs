@@ -24,21 +24,35 @@ const GB = 2 ** 30;
 /** The fuzzed functions, from dist/ (the quick suite takes the same names from src/). */
 async function distApi() {
   const d = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
-  const [cli, defs, demo, run, errors, jsonText, batch, cfg, readers, fromJson, write, loss] =
-    await Promise.all([
-      d("cli/main.js"),
-      d("conformance/python/definitions.js"),
-      d("demo/demoRun.js"),
-      d("diagnostics/diagnoseRun.js"),
-      d("errors.js"),
-      d("io/_internal/jsonText.js"),
-      d("io/batch.js"),
-      d("io/configJson.js"),
-      d("io/readers.js"),
-      d("io/tensorsFromJson.js"),
-      d("io/writeSafetensors.js"),
-      d("losses/policyLoss.js"),
-    ]);
+  const [
+    cli,
+    defs,
+    demo,
+    run,
+    errors,
+    jsonText,
+    batch,
+    cfg,
+    readers,
+    fromJson,
+    write,
+    loss,
+    root_,
+  ] = await Promise.all([
+    d("cli/main.js"),
+    d("conformance/python/definitions.js"),
+    d("demo/demoRun.js"),
+    d("diagnostics/diagnoseRun.js"),
+    d("errors.js"),
+    d("io/_internal/jsonText.js"),
+    d("io/batch.js"),
+    d("io/configJson.js"),
+    d("io/readers.js"),
+    d("io/tensorsFromJson.js"),
+    d("io/writeSafetensors.js"),
+    d("losses/policyLoss.js"),
+    d("index.js"),
+  ]);
   const runCli = async (argv) => {
     let stdout = "";
     let stderr = "";
@@ -68,6 +82,9 @@ async function distApi() {
     tensorsFromJson: fromJson.tensorsFromJson,
     encodeSafetensors: write.encodeSafetensors,
     policyLoss: loss.policyLoss,
+    resolveFrameworkConfig: root_.resolveFrameworkConfig,
+    evaluateResolution: root_.evaluateResolution,
+    BUILTIN_BATCH: root_.BUILTIN_BATCH,
   };
 }
 

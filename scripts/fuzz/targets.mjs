@@ -210,8 +210,39 @@ export function makeTargets(api, { root, scratch }) {
   });
   const runTarget = makeRunTarget(api, scratch);
   const cli = makeCliTarget(api, { root, scratch, readerSeeds });
-  return [...readers, batchJson, config, runTarget, python, cli];
+  // Last, so that the inputs of the targets before it (seeded by their index) stay as they were.
+  const frameworkConfig = bytesTarget(
+    "framework config (resolveFrameworkConfig + evaluateResolution)",
+    FRAMEWORK_CONFIG_SEEDS.map((s) => enc.encode(s)),
+    (b) => {
+      // The first line names the release, the rest is the config text (YAML, JSON or arguments).
+      const text = dec.decode(b);
+      const nl = text.indexOf("\n");
+      const ref = nl < 0 ? text : text.slice(0, nl);
+      const res = api.resolveFrameworkConfig(ref, nl < 0 ? "" : text.slice(nl + 1));
+      const r = api.evaluateResolution(res, {
+        ...api.BUILTIN_BATCH,
+        refLogprobs: api.BUILTIN_BATCH.oldLogprobs,
+        rolloutLogprobs: api.BUILTIN_BATCH.oldLogprobs,
+        entropies: api.BUILTIN_BATCH.logprobs.map((row) => row.map(() => 1.5)),
+      });
+      return { loss: r.loss, grad: r.gradLogprobs.data };
+    },
+    true,
+  );
+  return [...readers, batchJson, config, runTarget, python, cli, frameworkConfig];
 }
+
+/** Framework configs in the forms users hold them, one per framework and form, behind their release. */
+const FRAMEWORK_CONFIG_SEEDS = [
+  "trl@v1.9.0\nloss_type: dapo\nepsilon_high: 0.28\nbeta: 0.04\nnum_iterations: 2\ngradient_accumulation_steps: 2\n",
+  "trl@v0.19.0\n--loss_type bnpo --epsilon 0.1 --num_iterations 2 --steps_per_generation 2",
+  'trl@f2cd5771\n{"loss_type": "cispo", "use_vllm": true, "vllm_importance_sampling_correction": true, "top_entropy_quantile": 0.5}',
+  "verl@1dda039b\nactor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum-norm actor_rollout_ref.actor.use_kl_loss=true actor_rollout_ref.actor.kl_loss_type=k3+ algorithm.rollout_correction.rollout_is=token",
+  "verl@v0.7.1\nactor_rollout_ref:\n  actor:\n    ppo_micro_batch_size_per_gpu: 2\n    policy_loss:\n      loss_mode: gspo\n",
+  "openrlhf@v0.11.0\n--actor.eps_clip_low_high 0.2 0.28 --actor.dual_clip 3 --algo.kl.use_loss --algo.kl.init_coef 0.01 --algo.kl.estimator k3 --train.micro_batch_size 2",
+  "openrlhf@v0.9.4\n--micro_train_batch_size 2 --enable_vllm_is_correction --vllm_is_truncated_threshold 0.5 5.0 --vllm_is_correction_type seq-mask-tis",
+];
 
 function pythonFiles(dir, out = []) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {

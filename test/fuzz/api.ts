@@ -3,6 +3,8 @@
  * campaign, scripts/fuzz.mjs, takes the same names from dist/).
  */
 import { COMMANDS, main } from "../../src/cli/main.js";
+import { resolveFrameworkConfig } from "../../src/conformance/frameworkConfig/explain.js";
+import { evaluateResolution } from "../../src/conformance/frameworkConfig/resolution.js";
 import { extractDefinitions } from "../../src/conformance/python/definitions.js";
 import { writeDemoRun } from "../../src/demo/demoRun.js";
 import { diagnoseRun } from "../../src/diagnostics/diagnoseRun.js";
@@ -14,6 +16,7 @@ import { TENSOR_READERS } from "../../src/io/readers.js";
 import { tensorsFromJson } from "../../src/io/tensorsFromJson.js";
 import { encodeSafetensors } from "../../src/io/writeSafetensors.js";
 import { policyLoss } from "../../src/losses/policyLoss.js";
+import { BUILTIN_BATCH } from "../../src/which/index.js";
 import { runMain } from "../cli/_run.js";
 
 /** The fuzzed API, from src/; the CLI runs through the shared runner (schemas validated). */
@@ -32,4 +35,7 @@ export const SRC_API: Record<string, unknown> = {
   tensorsFromJson,
   encodeSafetensors,
   policyLoss,
+  resolveFrameworkConfig,
+  evaluateResolution,
+  BUILTIN_BATCH,
 };

@@ -107,6 +107,12 @@ describe("fuzz", () => {
     expect(await fuzz("python source (extractDefinitions)", 25, 15)).toEqual([]);
   });
 
+  test("property: a mutated framework config (TRL, verl, OpenRLHF; YAML, JSON, arguments) gives a finite loss or a typed error", async () => {
+    expect(
+      await fuzz("framework config (resolveFrameworkConfig + evaluateResolution)", 400, 17),
+    ).toEqual([]);
+  });
+
   test("property: random command lines keep the cli contract", async () => {
     expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
   });

@@ -6,6 +6,7 @@
  * each micro-batch of `micro_train_batch_size` rows is a mean of its own, and the window's loss is
  * the mean of the micro-batch means.
  */
+import { overflowError } from "../../core/finite.js";
 import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
@@ -181,6 +182,14 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   const dual = has("dual_clip") ? c.num(flag("dual_clip"), { nullable: true, gt: 1 }) : null;
   const useKl = has("use_kl_loss") && c.bool(flag("use_kl_loss"));
   const klCoef = has("init_kl_coef") ? c.num(flag("init_kl_coef"), { min: 0 }) : 0;
+  // kl_loss · kl_ctl is a float32 product upstream: a coefficient past float32's range is inf there.
+  if (useKl && !Number.isFinite(Math.fround(klCoef)))
+    throw bad(
+      fn,
+      flag("init_kl_coef"),
+      "finite in float32 (|x| <= 3.4e38: OpenRLHF multiplies the KL loss by it in float32)",
+      klCoef,
+    );
   const klKind = has("kl_estimator")
     ? c.str(flag("kl_estimator"), ["k1", "k2", "k3"] as const)
     : "k1";
@@ -429,6 +438,15 @@ function openRlhfKlTerm(
       }
       const klLoss = f32(f32(sum + comp) / a);
       const loss = f32(klLoss * c) / K;
+      // Every KL value is within ±10, so only the float32 product with kl_ctl can overflow.
+      if (!Number.isFinite(loss) || !Number.isFinite(g))
+        throw overflowError(
+          micro.fn,
+          "float32(kl_loss · kl_ctl)",
+          Number.isFinite(loss) ? g : loss,
+          undefined,
+          `OpenRLHF computes the KL term in float32, |x| <= 3.4e38; kl_loss = ${klLoss}, kl_ctl = ${klCtl}`,
+        );
       const lossBound =
         ((dv + n * u * absSum) / a + 4 * u * Math.abs(klLoss)) * (c / K) + 2 * u * Math.abs(loss);
       return { loss, grad, lossBound, gradBound: Math.sqrt(dg2) };
