@@ -1,73 +1,14 @@
 /**
  * polgrad: the exact semantics of LLM policy-gradient post-training losses, in float64 with
- * closed-form gradients. This file is the whole public API, re-exported by name, and the one
- * module with an effect: it gives policyLoss its worker threads (Node's; docs/performance.md#threads).
+ * closed-form gradients. This file is the whole public API: everything of the browser entry
+ * (./browser.ts, which imports no `node:` module), then the parts that need Node — the file and
+ * folder readers, the run-folder scanner and run diagnosis, the demo-run writer, drift and the
+ * contract checks of a checkout — and the one module with an effect: it gives policyLoss its
+ * worker threads (Node's; docs/performance.md#threads).
  */
 import "./node/registerThreads.js";
 
-export {
-  broadcastToTokens,
-  DEFAULT_GROUP_NORM,
-  DEFAULT_REINFORCE_PP_EPS,
-  type GAEConfig,
-  type GAEOptions,
-  type GAEResult,
-  GROUP_NORM_SCALES,
-  type GroupIdsLike,
-  type GroupNormConfig,
-  GroupNormScale,
-  gae,
-  gpgAdvantages,
-  grpoAdvantages,
-  type LOOConfig,
-  looAdvantages,
-  MASKED_RETURNS,
-  MaskedReturn,
-  NAN_REWARDS,
-  NanRewards,
-  opoAdvantages,
-  type PassAtKConfig,
-  passAtKAdvantages,
-  type ReinforcePPConfig,
-  type ReturnsToGoOptions,
-  reinforcePPAdvantages,
-  remaxAdvantages,
-  returnsToGo,
-  rlooAdvantages,
-  SINGLETON_POLICIES,
-  SingletonPolicy,
-  type WhitenOptions,
-  whiten,
-} from "./advantages/index.js";
-export {
-  AGGREGATIONS,
-  Aggregation,
-  type AggregationOptions,
-  aggregate,
-  effectiveTokenWeights,
-  type GlobalNormalizer,
-  type MicrobatchOptions,
-  microbatchTokenWeights,
-  NORM_LEN_SOURCES,
-  type NormLenSource,
-} from "./aggregate/index.js";
-export {
-  type ComparedLoss,
-  type CompareOptions,
-  type ComparisonReport,
-  compareLosses,
-} from "./conformance/compare.js";
-export {
-  DEVIATION_PAIRS,
-  type DeviationPair,
-  type DeviationReport,
-  type DeviationReportOptions,
-  deviationReport,
-  deviationReportSummary,
-  type MeasuredPair,
-  measureDeviationPairs,
-} from "./conformance/deviationPairs.js";
-export { DEVIATIONS, type Deviation, type DeviationMeasurement } from "./conformance/deviations.js";
+export * from "./browser.js";
 export {
   type DefinitionDrift,
   type DefinitionStatus,
@@ -88,65 +29,6 @@ export {
   type TrackedFramework,
 } from "./conformance/drift.js";
 export {
-  type ConfigDiff,
-  diffExplanations,
-} from "./conformance/frameworkConfig/diff.js";
-export {
-  compareWithAlgorithm,
-  type Explanation,
-  explainFrameworkConfig,
-  explainResolution,
-  type NearestAlgorithm,
-  type ResolveOptions,
-  resolveFrameworkConfig,
-} from "./conformance/frameworkConfig/explain.js";
-export { type KeyHistory, keyHistory } from "./conformance/frameworkConfig/history.js";
-export {
-  type ConfigEntry,
-  type ParsedFrameworkConfig,
-  parseFrameworkConfig,
-} from "./conformance/frameworkConfig/parse.js";
-export { findRelease, type ReleaseRef } from "./conformance/frameworkConfig/releases.js";
-export {
-  evaluateResolution,
-  type FrameworkResolution,
-  type LossPlan,
-  type ResolutionResult,
-  type ResolvedSetting,
-} from "./conformance/frameworkConfig/resolution.js";
-export {
-  canonicalFrameworkModelId,
-  FRAMEWORK_MODEL_IDS,
-  FRAMEWORK_MODELS,
-  type FrameworkModel,
-  type FrameworkName,
-  type FrameworkPin,
-  type FrameworkResult,
-  type FrameworkSettingValue,
-  type FrameworkStream,
-  getFrameworkModel,
-  OPENRLHF_VARIANTS,
-  type OpenRlhfKlKind,
-  type OpenRlhfLabel,
-  type OpenRlhfOverrides,
-  openRlhfModel,
-  TRL_VARIANTS,
-  type TrlLabel,
-  type TrlLossType,
-  type TrlLuspoTokenInputs,
-  type TrlLuspoTokenOptions,
-  type TrlOverrides,
-  trlLuspoTokenLoss,
-  trlModel,
-  VERL_VARIANTS,
-  type VerlAggMode,
-  type VerlKlKind,
-  type VerlLabel,
-  type VerlOverrides,
-  verlModel,
-} from "./conformance/frameworks/index.js";
-export { DRIFT_PINS } from "./conformance/pins.js";
-export {
   type CallUnpacking,
   extractSourceFacts,
   type FunctionFacts,
@@ -164,16 +46,6 @@ export {
   type PythonDefinition,
   type PythonParameter,
 } from "./conformance/python/index.js";
-export {
-  checkVectors,
-  type EmittedVectors,
-  type EmitVectorsOptions,
-  emitVectors,
-  type VectorStream,
-  type VectorsManifest,
-  type VectorsReport,
-} from "./conformance/vectors.js";
-export { verlGrpoAdvantages, verlRlooAdvantages } from "./conformance/verlAdvantages.js";
 export {
   ADAPTER_CONTRACTS,
   type AdapterCheckOptions,
@@ -264,36 +136,11 @@ export {
   UNIT_ROUNDOFF,
 } from "./contracts/index.js";
 export {
-  type DenseLike,
-  type Mask,
-  type MaskLike,
-  type Matrix,
-  type MatrixLike,
-  mask,
-  maskToRows,
-  matrix,
-  type NumberRow,
-  type NumericTypedArray,
-  toRows,
-  type VectorLike,
-} from "./core/tensor.js";
-export {
   type DemoRunOptions,
   type DemoRunPlan,
   demoRunPlan,
   writeDemoRun,
 } from "./demo/demoRun.js";
-export { type ClipReport, clipReport } from "./diagnostics/clipping.js";
-export {
-  type Alarm,
-  type AlarmCode,
-  type BatchDiagnosis,
-  DETECTORS,
-  type DetectorName,
-  type DiagnoseOptions,
-  diagnoseBatch,
-  type SkippedDetector,
-} from "./diagnostics/diagnoseBatch.js";
 export {
   collectRunSteps,
   type DiagnoseRunOptions,
@@ -304,78 +151,7 @@ export {
   type SeriesSummary,
   summarizeRun,
 } from "./diagnostics/diagnoseRun.js";
-export {
-  type EntropyOptions,
-  type EntropyReport,
-  entropyTrend,
-  tokenEntropyEstimate,
-} from "./diagnostics/entropy.js";
-export {
-  ESS_LEVELS,
-  type ESSLevel,
-  type ESSReport,
-  essFromLogWeights,
-  type ImportanceEssOptions,
-  importanceEss,
-  type SlidingEssOptions,
-  slidingEss,
-} from "./diagnostics/ess.js";
-export {
-  type LengthBiasOptions,
-  type LengthBiasReport,
-  lengthBiasProbe,
-} from "./diagnostics/lengthBias.js";
-export {
-  MANN_KENDALL_EXACT_MAX,
-  type MannKendallResult,
-  mannKendall,
-} from "./diagnostics/mannKendall.js";
-export {
-  DEFAULT_CATASTROPHIC_GAP,
-  type LogprobMismatchOptions,
-  logprobMismatch,
-  MISMATCH_QUANTILE_LEVELS,
-  type MismatchReport,
-} from "./diagnostics/mismatch.js";
-export { quantiles } from "./diagnostics/quantile.js";
-export {
-  RUN_STEPS_KIND,
-  type RunStepSettings,
-  type RunSteps,
-  type StepRange,
-} from "./diagnostics/runSteps.js";
-export { type SeriesTrend, seriesTrend } from "./diagnostics/seriesTrend.js";
-export {
-  type CusumResult,
-  cusumStatistic,
-  type TheilSenFit,
-  type TrendOptions,
-  type TrendReport,
-  theilSenFit,
-  theilSenSlope,
-  trendTest,
-} from "./diagnostics/trend.js";
-export {
-  ConfigError,
-  type ErrorCode,
-  IoError,
-  MaskError,
-  NonFiniteError,
-  OverflowError,
-  PolgradError,
-  ShapeError,
-  UnknownNameError,
-  UsageError,
-  VerificationError,
-} from "./errors.js";
 export { type PartialBatch, toPartialBatch } from "./io/batch.js";
-export {
-  type LossConfigFromJson,
-  type PerceptionJson,
-  parseLossConfig,
-  perceptionSettings,
-  perceptionToJson,
-} from "./io/configJson.js";
 export {
   BATCH_TENSOR_NAMES,
   type Batch,
@@ -413,105 +189,5 @@ export {
   toBatch,
   writeSafetensors,
 } from "./io/index.js";
-export {
-  type CustomNameMap,
-  NAME_MAP_IDS,
-  type NameMapId,
-  type NameOptions,
-  type NameResolution,
-  type ResponseSlice,
-  resolveNames,
-} from "./io/names.js";
 export { readTensorsFromBytes } from "./io/readTensors.js";
 export { type RunScan, type RunStepEntry, scanRunFolder } from "./io/runFolder.js";
-export {
-  type AdaptiveKLOptions,
-  adaptiveKlCoef,
-  KL_ESTIMATORS,
-  type KLAggregateOptions,
-  KLEstimator,
-  type KLLossConfig,
-  klEstimate,
-  klInReward,
-  klLoss,
-  type LossWithGrad,
-  reverseKlGradSurrogate,
-} from "./kl/index.js";
-export {
-  appliedEntropyCoef,
-  type ClipConfig,
-  type ClipCovOptions,
-  type ClipCovSelection,
-  clipCovInputs,
-  clipCovSelection,
-  DEFAULT_CLIP_COV,
-  DEFAULT_ENTROPY_CONTROLLER,
-  DEFAULT_KL_COV_RATIO,
-  type EntropyBonusConfig,
-  type EntropyControllerConfig,
-  type EntropyControllerState,
-  entropyControllerStep,
-  type ISCorrectionConfig,
-  type ISRowMask,
-  type KlCovOptions,
-  klCovSelection,
-  type PolicyLossConfig,
-  type PolicyLossInputs,
-  type PolicyLossOptions,
-  type PolicyLossOut,
-  type PolicyLossResult,
-  policyLoss,
-  RATIO_KINDS,
-  RatioKind,
-  SURROGATE_KINDS,
-  SurrogateKind,
-  topEntropyMask,
-  type ValueLossOptions,
-  type ValueLossResult,
-  valueLoss,
-} from "./losses/index.js";
-export { type PapoInputs, type PapoResult, papoLoss } from "./losses/papo.js";
-export {
-  type DoubleEntropyConfig,
-  PAPO_FORMS,
-  PAPO_PRESET_NAMES,
-  PAPO_PRESETS,
-  type PapoConfig,
-  PapoForm,
-  PapoPreset,
-  type PapoSettings,
-  type PerceptionConfig,
-  withPapoSettings,
-} from "./losses/papoConfig.js";
-export { papoDLoss, papoDTrlLoss } from "./registry/algorithms/papoD.js";
-export { papoGLoss, papoGTrlLoss } from "./registry/algorithms/papoG.js";
-export {
-  type AdvantageConfig,
-  type AdvantageKind,
-  ALGORITHM_NAMES,
-  ALGORITHMS,
-  type AlgorithmName,
-  type AlgorithmSpec,
-  type Citation,
-  defineAlgorithm,
-  describeAlgorithm,
-  getAlgorithm,
-  type KLPlacement,
-} from "./registry/index.js";
-export { type SummarizableResult, summarize } from "./report/summarize.js";
-export {
-  assertConforms,
-  type ConformanceReport,
-  type ConformsOptions,
-  conformanceSummary,
-  randomBatches,
-  type TestBatch,
-} from "./testing/index.js";
-export { VERSION } from "./version.js";
-export {
-  BUILTIN_BATCH,
-  type WhichCrossCheck,
-  type WhichReport,
-  type WhichRow,
-  whichTable,
-} from "./which/index.js";

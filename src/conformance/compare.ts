@@ -41,6 +41,38 @@ export interface CompareOptions {
 }
 
 /**
+ * One case's comparison metrics (compareLosses' rule, shared by assertConforms and checkVectors):
+ * loss_rel = |a − b| / max(|a|, |b|, 1e-12); grad_rel = ‖g_a − g_b‖₂ / max(‖g_a‖₂, ‖g_b‖₂, 1e-12);
+ * cosine ⟨g_a, g_b⟩/(‖g_a‖‖g_b‖), 1 when both norms are ≤ 1e-12 and 0 when exactly one is. NaN
+ * stays NaN (callers decide what it counts as). @internal
+ */
+export function caseMetrics(
+  aLoss: number,
+  aGrad: ArrayLike<number>,
+  bLoss: number,
+  bGrad: ArrayLike<number>,
+): { readonly lossRel: number; readonly gradRel: number; readonly cos: number } {
+  const lossRel = Math.abs(aLoss - bLoss) / Math.max(Math.abs(aLoss), Math.abs(bLoss), 1e-12);
+  let na = 0;
+  let nb = 0;
+  let dot = 0;
+  let nd = 0;
+  for (let k = 0; k < aGrad.length; k++) {
+    const x = aGrad[k] as number;
+    const y = bGrad[k] as number;
+    na += x * x;
+    nb += y * y;
+    dot += x * y;
+    nd += (x - y) * (x - y);
+  }
+  na = Math.sqrt(na);
+  nb = Math.sqrt(nb);
+  const gradRel = Math.sqrt(nd) / Math.max(na, nb, 1e-12);
+  const cos = na <= 1e-12 && nb <= 1e-12 ? 1 : na <= 1e-12 || nb <= 1e-12 ? 0 : dot / (na * nb);
+  return { lossRel, gradRel, cos };
+}
+
+/**
  * Compare two losses on seeded ragged batches (padding holds junk 123, so a mask leak shows).
  *
  * Formula: per case, loss_rel = |a − b| / max(|a|, |b|, 1e-12); grad_rel = ‖g_a − g_b‖₂ /
@@ -96,24 +128,12 @@ export function compareLosses(
     const inputs = toInputs(drawBatch(seed, shapes[i % shapes.length] as [number, number]));
     const ra = a(inputs);
     const rb = b(inputs);
-    const lossRel =
-      Math.abs(ra.loss - rb.loss) / Math.max(Math.abs(ra.loss), Math.abs(rb.loss), 1e-12);
-    let na = 0;
-    let nb = 0;
-    let dot = 0;
-    let nd = 0;
-    for (let k = 0; k < ra.gradLogprobs.data.length; k++) {
-      const x = ra.gradLogprobs.data[k] as number;
-      const y = rb.gradLogprobs.data[k] as number;
-      na += x * x;
-      nb += y * y;
-      dot += x * y;
-      nd += (x - y) * (x - y);
-    }
-    na = Math.sqrt(na);
-    nb = Math.sqrt(nb);
-    const gradRel = Math.sqrt(nd) / Math.max(na, nb, 1e-12);
-    const cos = na <= 1e-12 && nb <= 1e-12 ? 1 : na <= 1e-12 || nb <= 1e-12 ? 0 : dot / (na * nb);
+    const { lossRel, gradRel, cos } = caseMetrics(
+      ra.loss,
+      ra.gradLogprobs.data,
+      rb.loss,
+      rb.gradLogprobs.data,
+    );
     if (rb.loss !== 0) {
       lo = Math.min(lo, ra.loss / rb.loss);
       hi = Math.max(hi, ra.loss / rb.loss);

@@ -14,6 +14,7 @@ import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
 import { pyExp, pyFixed } from "../report/format.js";
 import type { DrawnBatch } from "../verify/draw.js";
 import { type ComparisonReport, compareLosses } from "./compare.js";
+import { ppoClipConfig, wideGaps } from "./deviations.js";
 import { getFrameworkModel } from "./frameworks/registry.js";
 
 /** A deviation report: compareLosses' numbers and polgrad's notes. */
@@ -138,31 +139,7 @@ export interface DeviationPair {
   readonly reading: string;
 }
 
-const ppo = (
-  aggregation: PolicyLossConfig["aggregation"],
-  o: { ratio?: PolicyLossConfig["ratio"]; cap?: number; normLen?: number } = {},
-): PolicyLossConfig => ({
-  ratio: o.ratio ?? "token",
-  surrogate: "pg_clip",
-  clip: { epsLow: 0.2, epsHigh: 0.2, ratioCap: o.cap ?? null },
-  aggregation,
-  ...(o.normLen === undefined ? {} : { normLen: o.normLen }),
-});
-
-/** Old logprobs `shift` below logprobs on every other token, so ratios pass 3 (dual clip) and 6 (CISPO caps). */
-function wideGaps(shift: number): (d: DrawnBatch) => PolicyLossInputs {
-  return (d) => ({
-    logprobs: d.logprobs,
-    oldLogprobs: d.oldLogprobs.map((row, b) =>
-      row.map((v, t) =>
-        (b + t) % 2 === 0 ? ((d.logprobs[b] as number[])[t] as number) - shift : v,
-      ),
-    ),
-    advantages: d.advantages,
-    responseMask: d.responseMask,
-    refLogprobs: d.refLogprobs,
-  });
-}
+const ppo = ppoClipConfig;
 
 const SHAPES: readonly (readonly [number, number])[] = [
   [4, 8],

@@ -50,21 +50,27 @@ const pol =
 /** A framework model as a compared loss (the id is resolved once, not per batch). */
 const fw = (id: string): ComparedLoss => getFrameworkModel(id).evaluate;
 const clip = (ratioCap: number | null = null) => ({ epsLow: 0.2, epsHigh: 0.2, ratioCap });
-/** polgrad's PPO clip loss (ε 0.2/0.2) under `aggregation`, optionally another ratio, a dual-clip cap, a budget. */
-const ppoClip = (
+/** polgrad's PPO clip config (ε 0.2/0.2) under `aggregation`, optionally another ratio, a dual-clip cap, a budget. @internal */
+export function ppoClipConfig(
   aggregation: PolicyLossConfig["aggregation"],
   o: { ratio?: PolicyLossConfig["ratio"]; cap?: number; normLen?: number } = {},
-): ComparedLoss =>
-  pol({
+): PolicyLossConfig {
+  return {
     ratio: o.ratio ?? "token",
     surrogate: "pg_clip",
     clip: clip(o.cap ?? null),
     aggregation,
     normLen: o.normLen ?? null,
-  });
+  };
+}
+/** polgrad's PPO clip loss as a compared loss (see {@link ppoClipConfig}). */
+const ppoClip = (
+  aggregation: PolicyLossConfig["aggregation"],
+  o: { ratio?: PolicyLossConfig["ratio"]; cap?: number; normLen?: number } = {},
+): ComparedLoss => pol(ppoClipConfig(aggregation, o));
 
-/** Inputs whose old logprobs sit `shift` below logprobs on every other token (ratios e^shift·e^U). */
-function wideGaps(shift: number): (d: DrawnBatch) => PolicyLossInputs {
+/** Inputs whose old logprobs sit `shift` below logprobs on every other token (ratios e^shift·e^U). @internal */
+export function wideGaps(shift: number): (d: DrawnBatch) => PolicyLossInputs {
   return (d) => ({
     logprobs: d.logprobs,
     oldLogprobs: d.oldLogprobs.map((row, b) =>

@@ -15,6 +15,7 @@ import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
 import { getAlgorithm } from "../registry/registry.js";
 import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "../testing/nearestMatch.js";
 import { checkShapes, randomBatches } from "../testing/randomBatches.js";
+import { caseMetrics } from "./compare.js";
 import { getFrameworkModel } from "./frameworks/registry.js";
 
 /** The streams a vector case can carry, in their wire names. */
@@ -479,23 +480,7 @@ export function checkVectors(
     }
     theirs.push({ loss: aLoss, grad: aGrad });
     cases.push({ batch: { shape: c.shape }, inputs: inp });
-    const lossRel = Math.abs(aLoss - eLoss) / Math.max(Math.abs(aLoss), Math.abs(eLoss), 1e-12);
-    let na = 0;
-    let nb = 0;
-    let dot = 0;
-    let nd = 0;
-    for (let k = 0; k < B * T; k++) {
-      const x = eGrad[k] as number;
-      const y = aGrad[k] as number;
-      na += x * x;
-      nb += y * y;
-      dot += x * y;
-      nd += (x - y) ** 2;
-    }
-    na = Math.sqrt(na);
-    nb = Math.sqrt(nb);
-    const gradRel = Math.sqrt(nd) / Math.max(na, nb, 1e-12);
-    const cos = na <= 1e-12 && nb <= 1e-12 ? 1 : na <= 1e-12 || nb <= 1e-12 ? 0 : dot / (na * nb);
+    const { lossRel, gradRel, cos } = caseMetrics(eLoss, eGrad, aLoss, aGrad);
     const lr = Number.isNaN(lossRel) ? Number.POSITIVE_INFINITY : lossRel;
     const gr = Number.isNaN(gradRel) ? Number.POSITIVE_INFINITY : gradRel;
     maxLoss = Math.max(maxLoss, lr);

@@ -6,6 +6,7 @@
  * test runner (vitest, node:test, jest): it throws or returns. Browser-safe.
  */
 
+import { caseMetrics } from "../conformance/compare.js";
 import { getFrameworkModel } from "../conformance/frameworks/registry.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { ConfigError, VerificationError } from "../errors.js";
@@ -313,24 +314,7 @@ export function assertConforms(
     const g = gradData(FN, out.gradLogprobs, B, T);
     theirs.push({ loss: out.loss, grad: g });
     cases.push({ batch: b, inputs });
-    const a = r.loss;
-    const lossRel = Math.abs(a - out.loss) / Math.max(Math.abs(a), Math.abs(out.loss), 1e-12);
-    let na = 0;
-    let nb = 0;
-    let dot = 0;
-    let nd = 0;
-    for (let k = 0; k < B * T; k++) {
-      const x = r.gradLogprobs.data[k] as number;
-      const y = g[k] as number;
-      na += x * x;
-      nb += y * y;
-      dot += x * y;
-      nd += (x - y) * (x - y);
-    }
-    na = Math.sqrt(na);
-    nb = Math.sqrt(nb);
-    const gradRel = Math.sqrt(nd) / Math.max(na, nb, 1e-12);
-    const cos = na <= 1e-12 && nb <= 1e-12 ? 1 : na <= 1e-12 || nb <= 1e-12 ? 0 : dot / (na * nb);
+    const { lossRel, gradRel, cos } = caseMetrics(r.loss, r.gradLogprobs.data, out.loss, g);
     // NaN anywhere counts as the worst possible difference.
     const lr = Number.isNaN(lossRel) ? Number.POSITIVE_INFINITY : lossRel;
     const gr = Number.isNaN(gradRel) ? Number.POSITIVE_INFINITY : gradRel;
