@@ -43,6 +43,19 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The git, reading and ast-picking helpers are verlReleases.py's (the same code, kept in one place).
+from verlReleases import (  # noqa: E402
+    free_names,
+    git,
+    node_name,
+    pick_closure,
+    pick_method,
+    read_release,
+    top_level,
+)
+
 TOOL_PATH = "tools/record-fixtures/openrlhfReleases.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "test" / "fixtures" / "frameworks" / "openrlhf-releases.json"
@@ -370,32 +383,6 @@ SKIPPED = (
 # --------------------------------------------------------------------------------------
 
 
-def git(git_dir: Path, *args: str) -> bytes:
-    proc = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"git {' '.join(args)} failed in {git_dir}: {proc.stderr.decode().strip()}")
-    return proc.stdout
-
-
-def read_release(git_dir: Path, rel: Release) -> dict[str, str]:
-    probe = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", f"{rel.commit}^{{commit}}"],
-                           capture_output=True)
-    if probe.returncode != 0:
-        raise SystemExit(f"commit {rel.commit} ({rel.label}) is not in {git_dir}")
-    if rel.tag is not None:
-        tagged = git(git_dir, "rev-parse", "--verify", "--quiet", f"{rel.tag}^{{commit}}").decode().strip()
-        if tagged != rel.commit:
-            raise SystemExit(f"tag {rel.tag} is {tagged}, expected {rel.commit}")
-    out = {}
-    for path, expected in sorted(rel.files.items()):
-        data = git(git_dir, "show", f"{rel.commit}:{path}")
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != expected:
-            raise SystemExit(f"{rel.label}:{path}: sha256 {actual}, expected {expected}")
-        out[path] = data.decode("utf-8")
-    return out
-
-
 def check_facts_file() -> None:
     """Labels / tags / commits must equal those of the facts file (the TypeScript side's release list)."""
     text = (REPO_ROOT / FACTS_FILE).read_text(encoding="utf-8")
@@ -410,76 +397,6 @@ def check_facts_file() -> None:
 # --------------------------------------------------------------------------------------
 # Picking definitions and executing only those
 # --------------------------------------------------------------------------------------
-
-
-def node_name(node: ast.stmt) -> Optional[str]:
-    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-        return node.name
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return node.target.id
-    return None
-
-
-def free_names(nodes: list[ast.AST]) -> set[str]:
-    """Names the nodes read that nothing inside them binds and that are not builtins."""
-    loaded: set[str] = set()
-    bound: set[str] = set()
-    for top in nodes:
-        for node in ast.walk(top):
-            if isinstance(node, ast.Name):
-                (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-            elif isinstance(node, ast.arg):
-                bound.add(node.arg)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                bound.add(node.name)
-            elif isinstance(node, ast.alias):
-                bound.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                bound.add(node.name)
-    return {n for n in loaded - bound if not hasattr(builtins, n)}
-
-
-def top_level(tree: ast.Module, where: str) -> dict[str, ast.stmt]:
-    out: dict[str, ast.stmt] = {}
-    for node in tree.body:
-        name = node_name(node)
-        if name is None:
-            continue
-        if name in out:
-            raise SystemExit(f"{where}: {name} is defined more than once at top level")
-        out[name] = node
-    return out
-
-
-def pick_closure(tree: ast.Module, roots: list[str], where: str) -> list[ast.stmt]:
-    """``roots`` plus every top-level definition of the same file they (transitively) read."""
-    defs = top_level(tree, where)
-    missing = [r for r in roots if r not in defs]
-    if missing:
-        raise SystemExit(f"{where}: definitions not found: {missing}")
-    picked: dict[str, ast.stmt] = {}
-    todo = list(roots)
-    while todo:
-        name = todo.pop()
-        if name in picked:
-            continue
-        picked[name] = defs[name]
-        for dep in sorted(free_names([defs[name]])):
-            if dep in defs and dep not in picked:
-                todo.append(dep)
-    return sorted(picked.values(), key=lambda n: n.lineno)
-
-
-def pick_method(tree: ast.Module, cls: str, method: str, where: str) -> ast.FunctionDef:
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
-    if len(classes) != 1:
-        raise SystemExit(f"{where}: expected one class {cls}")
-    defs = [n for n in classes[0].body if isinstance(n, ast.FunctionDef) and n.name == method]
-    if len(defs) != 1:
-        raise SystemExit(f"{where}: expected one {cls}.{method}")
-    return defs[0]
 
 
 def exec_nodes(nodes: list[ast.stmt], namespace: dict[str, Any], filename: str) -> None:
