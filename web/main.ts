@@ -91,6 +91,23 @@ function baseFrom(inputs: PolicyLossInputs, label: string): BaseBatch {
   };
 }
 
+/**
+ * The built-in batch as the page loads it: polgrad's which batch has no reference or rollout
+ * stream, so, as `polgrad explain` does for it, ref_logprobs := old_logprobs (the first step: the
+ * reference is the old policy) and rollout_logprobs := old_logprobs (no engine mismatch: every IS
+ * weight 1). KL and IS configurations then evaluate; the label says so.
+ */
+function builtinBase(): BaseBatch {
+  const base = baseFrom(
+    BUILTIN_BATCH,
+    "the built-in batch (polgrad which: B = 4, T = 8; ref = rollout = old)",
+  );
+  return {
+    ...base,
+    extra: { refLogprobs: base.oldLogprobs, rolloutLogprobs: base.oldLogprobs, ...base.extra },
+  };
+}
+
 const countOnes = (row: readonly number[]): number =>
   row.reduce((a, v) => a + (v === 1 ? 1 : 0), 0);
 
@@ -248,7 +265,7 @@ function numberCell(x: number, attrs: Record<string, string>): HTMLTableCellElem
 // State
 
 const state: { base: BaseBatch; edits: Edits; choice: Choice; version: number } = {
-  base: baseFrom(BUILTIN_BATCH, "the built-in batch (polgrad which: B = 4, T = 8)"),
+  base: builtinBase(),
   edits: { lengths: [], advantages: [], gap: 0 },
   choice: "alg:dr_grpo",
   version: 0,
@@ -645,7 +662,7 @@ function wire(): void {
   byId("reset").addEventListener("click", () => {
     byId("file-error").textContent = "";
     fileInput.value = "";
-    loadBase(baseFrom(BUILTIN_BATCH, "the built-in batch (polgrad which: B = 4, T = 8)"));
+    loadBase(builtinBase());
   });
 }
 

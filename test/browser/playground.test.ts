@@ -221,9 +221,18 @@ describe.skipIf(!available)("playground", () => {
     expect(await page.textContent("#heatmap-summary")).toContain("Largest |gradient|");
     await page.screenshot({ path: screenshotPath("playground-framework"), fullPage: true });
 
-    // A configuration whose stream the batch lacks shows the library's typed error.
+    // The built-in batch is loaded with ref = rollout = old (as polgrad explain takes it), so a
+    // KL configuration evaluates: grpo's k3 KL term is 0 there and its loss is policyLoss's.
     await page.selectOption("#config", "alg:grpo");
-    expect(await page.textContent("#config-error")).toContain("refLogprobs must be given");
+    expect(await page.textContent("#config-error")).toBe("");
+    const grpo = policyLoss(ALGORITHMS.grpo.loss, {
+      ...BUILTIN_BATCH,
+      refLogprobs: BUILTIN_BATCH.oldLogprobs,
+    });
+    expect(close(await selectedLoss(page), grpo.loss)).toBe(true);
+    // A configuration whose stream the batch lacks shows the library's typed error.
+    await page.selectOption("#config", "alg:top_entropy");
+    expect(await page.textContent("#config-error")).toContain("entropies must be given");
     await page.selectOption("#config", "alg:dr_grpo");
   });
 
