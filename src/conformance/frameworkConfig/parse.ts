@@ -94,6 +94,51 @@ export function tokenizeArgs(text: string, source: string): string[] {
   return out;
 }
 
+/** The deepest nesting a config text may have. */
+const MAX_DEPTH = 64;
+
+/**
+ * The nesting depth of a YAML/JSON text, over-estimated cheaply: the deepest run of open flow
+ * brackets (`[`, `{`) outside quoted strings and comments, or the deepest block indentation in
+ * columns / 2, whichever is larger.
+ */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let quote: string | null = null;
+  let comment = false;
+  let lineStart = true;
+  let indent = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (ch === "\n") {
+      comment = false;
+      lineStart = true;
+      indent = 0;
+      continue;
+    }
+    if (lineStart) {
+      if (ch === " ") {
+        indent++;
+        max = Math.max(max, indent >> 1);
+        continue;
+      }
+      lineStart = false;
+    }
+    if (comment) continue;
+    if (quote !== null) {
+      if (ch === "\\" && quote === '"') i++;
+      else if (ch === quote) quote = null;
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === "#") comment = true;
+    else if (ch === "[" || ch === "{") max = Math.max(max, ++depth);
+    else if ((ch === "]" || ch === "}") && depth > 0) depth--;
+  }
+  return max;
+}
+
 /** A YAML scalar's value as an argument value; `None` (Python's spelling) is null. */
 function scalarOf(text: string, key: string, source: string): RecordedValue {
   if (text === "None") return null;
@@ -279,6 +324,15 @@ export function parseFrameworkConfig(
       source,
     };
   }
+  // A config is shallow; a deeply nested text would overflow the YAML parser's stack, so its
+  // depth is measured first (flow brackets outside quotes and comments, and block indentation).
+  const depth = nestingDepth(text);
+  if (depth > MAX_DEPTH)
+    throw new ConfigError(
+      FN,
+      "text",
+      `${FN}: ${safeText(source)} must nest at most ${MAX_DEPTH} levels (brackets or indentation); got ${depth}`,
+    );
   let doc: unknown;
   try {
     doc = parseYaml(text, { strict: true, uniqueKeys: true, maxAliasCount: 100 });

@@ -100,5 +100,17 @@ describe("parseFrameworkConfig", () => {
     bad("verl", "a.b=1 c", /verl overrides must be key=value/);
     bad("trl", "--epsilon .inf", /must be finite/);
     bad("trl", "a: 1\na: 2\n", /must be YAML or JSON/);
+    // A deeply nested text is refused before the YAML parser could overflow its stack.
+    bad(
+      "trl",
+      `a: ${"[".repeat(5000)}${"]".repeat(5000)}`,
+      /must nest at most 64 levels .*got 5000/,
+    );
+    const block = `a:\n${Array.from({ length: 80 }, (_, i) => `${" ".repeat(2 * i + 2)}k${i}:`).join("\n")} 1\n`;
+    bad("verl", block, /must nest at most 64 levels .*got 80/);
+    // Brackets inside quotes and comments do not count.
+    expect(
+      parseFrameworkConfig("trl", `loss_type: "${"[".repeat(100)}" # ${"{".repeat(100)}\n`).entries,
+    ).toHaveLength(1);
   });
 });
