@@ -17,6 +17,12 @@ describe("tree", () => {
     expect(r.status).toBe(0);
   }, 120_000);
 
+  test("identity: tsc --noEmit passes on the playground (web/, with the DOM types)", () => {
+    const r = run(["node_modules/typescript/bin/tsc", "-p", "web", "--noEmit"]);
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  }, 120_000);
+
   test("identity: biome check passes (lint and format)", () => {
     const r = run(["node_modules/@biomejs/biome/bin/biome", "check", "."]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
