@@ -188,6 +188,13 @@ describe("vectors", () => {
       checkVectors({ ...v.manifest, version: 2 as 1 }, set(v.inputs, "i"), e, e),
     ).toThrow(ConfigError);
     expect(() => emitVectors("dr_grpo", { cases: 1 })).toThrow(/options.normLen must be given/);
+    // Bounded before anything is drawn: every case is held in memory.
+    expect(() => emitVectors("grpo", { cases: 100_001 })).toThrow(
+      /options.cases must be an integer in 1\.\.100000/,
+    );
+    expect(() => emitVectors("grpo", { cases: 100, shapes: [[512, 4096]] })).toThrow(
+      /at most 16777216 tokens/,
+    );
     // A hand-edited manifest: each part checked before use, a ConfigError, never a TypeError.
     const i = set(v.inputs, "i");
     for (const broken of [
