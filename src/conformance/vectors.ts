@@ -221,7 +221,7 @@ function tol(fn: string, arg: string, v: unknown): number {
  *
  * @param reference - An algorithm name, a framework model id or a PolicyLossConfig (KL, IS
  *   correction and entropy terms included: the cases carry the streams they read).
- * @param options - Cases (16; at most 100000 and 2^24 tokens in all), shapes ([[4, 8], [2, 12]]), seed (0), normLen, tolerances (1e-9).
+ * @param options - Cases (16; at most 100000 and 2^22 tokens in all), shapes ([[4, 8], [2, 12]]), seed (0), normLen, tolerances (1e-9).
  * @returns The manifest (sha256 fields empty: the writer fills them) and the two files' tensors.
  * @throws {ConfigError} E_CONFIG for a bad reference or option; {UnknownNameError} for an unknown name.
  * @derivation docs/vectors.md
@@ -241,20 +241,20 @@ export function emitVectors(
       [2, 12],
     ],
   );
-  // The files hold every case in memory: at most 2^24 tokens over all cases (≤ 1 GiB of streams).
+  // The files hold every case in memory: at most 2^22 tokens over all cases, as randomBatches.
   let tokens = 0;
   for (let k = 0; k < Math.min(n, shapes.length); k++) {
     const [B, T] = shapes[k] as readonly [number, number];
     tokens += B * T * Math.ceil((n - k) / shapes.length);
   }
-  if (!Number.isSafeInteger(n) || n < 1 || n > 100_000 || tokens > 2 ** 24)
+  if (!Number.isSafeInteger(n) || n < 1 || n > 100_000 || tokens > 2 ** 22)
     throw new ConfigError(
       FN,
       "options.cases",
       mustBe(
         FN,
         "options.cases",
-        "an integer in 1..100000 whose cases hold at most 16777216 tokens in all",
+        "an integer in 1..100000 whose cases hold at most 4194304 tokens in all",
         `${fmtValue(n)} (${tokens} tokens)`,
       ),
     );

@@ -79,7 +79,7 @@ export function checkShapes(
  * advantages (2U − 1)·3, `[B]` or `[B, T]`; entropies U[0.05, 4]. Every matrix is drawn row-major,
  * padding included: masked positions hold in-range values, as polgrad's do.
  *
- * @param nCases - Number of cases, an integer ≥ 1.
+ * @param nCases - Number of cases, an integer ≥ 1 (the cases hold at most 2^22 tokens in all).
  * @param shapes - The `[B, T]` shapes, cycled.
  * @param options - Master seed, gap width, advantage shape.
  * @returns The cases, in order.
@@ -100,6 +100,23 @@ export function randomBatches(
       mustBe(FN, "nCases", "an integer in 1..1000000", fmtValue(nCases)),
     );
   const sh = checkShapes(FN, "shapes", shapes);
+  // Every case is held as nested rows: at most 2^22 tokens in all (a few hundred MB of arrays).
+  let tokens = 0;
+  for (let i = 0; i < Math.min(nCases, sh.length); i++) {
+    const [B, T] = sh[i] as readonly [number, number];
+    tokens += B * T * Math.ceil((nCases - i) / sh.length);
+  }
+  if (tokens > 2 ** 22)
+    throw new ConfigError(
+      FN,
+      "nCases",
+      mustBe(
+        FN,
+        "nCases",
+        "a count whose cases hold at most 4194304 tokens in all",
+        `${nCases} cases of ${tokens} tokens`,
+      ),
+    );
   const seed = options.seed ?? 0;
   if (!Number.isSafeInteger(seed))
     throw new ConfigError(

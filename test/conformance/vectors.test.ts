@@ -193,7 +193,7 @@ describe("vectors", () => {
       /options.cases must be an integer in 1\.\.100000/,
     );
     expect(() => emitVectors("grpo", { cases: 100, shapes: [[512, 4096]] })).toThrow(
-      /at most 16777216 tokens/,
+      /at most 4194304 tokens/,
     );
     // A hand-edited manifest: each part checked before use, a ConfigError, never a TypeError.
     const i = set(v.inputs, "i");

@@ -83,6 +83,9 @@ describe("randomBatches", () => {
   test("reject: every argument is checked at the call", () => {
     expect(() => randomBatches(0)).toThrow(ConfigError);
     expect(() => randomBatches(1.5)).toThrow(/nCases must be an integer/);
+    expect(() => randomBatches(200_000, [[4, 8]])).toThrow(
+      /at most 4194304 tokens in all; got 200000 cases of 6400000 tokens/,
+    );
     expect(() => randomBatches(1, [])).toThrow(/shapes must be a non-empty list/);
     expect(() => randomBatches(1, [[0, 4]])).toThrow(/shapes\[0\] must be a \[B, T\] pair/);
     expect(() => randomBatches(1, [[2, 4]], { maxGap: -1 })).toThrow(
