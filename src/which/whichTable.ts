@@ -22,6 +22,8 @@ export interface WhichRow {
   readonly loss: number;
   /** Gradient mass per sequence, Σ_t |∂loss/∂logprobs[b, t]|, `[B]`. */
   readonly gradMass: Float64Array;
+  /** ∂loss/∂logprobs, row-major `[B, T]`: only with the option `keepGradients` (the HTML report draws it). */
+  readonly gradLogprobs?: Float64Array;
 }
 
 /** A measured identity between two rows: lhs == scale·rhs, with the measured |difference|. */
@@ -118,6 +120,8 @@ export function whichTable(
         readonly gradLogprobs: { readonly data: Float64Array };
       };
     }[];
+    /** Keep each row's gradient in `gradLogprobs` (not in the `which` output; the HTML report's heat maps). */
+    readonly keepGradients?: boolean;
   } = {},
 ): WhichReport {
   const fn = "whichTable";
@@ -184,6 +188,7 @@ export function whichTable(
       },
     },
   ];
+  const grad = (g: Float64Array) => (options.keepGradients === true ? { gradLogprobs: g } : {});
   let gspoRatios = new Float64Array(B);
   const rows: WhichRow[] = specs.map((s) => {
     const r = s.key === "seq_mean_token_mean" ? first : policyLoss(s.config, batch);
@@ -203,6 +208,7 @@ export function whichTable(
       config: s.config,
       loss: r.loss,
       gradMass: mass,
+      ...grad(r.gradLogprobs.data),
     };
   });
   let maxRatio = 0;
@@ -217,6 +223,7 @@ export function whichTable(
       config: null,
       loss: r.loss,
       gradMass: massOf(fn, f.id, r.gradLogprobs.data, B, T),
+      ...grad(r.gradLogprobs.data),
     };
   });
   rows.push(...frameworkRows);
@@ -229,6 +236,7 @@ export function whichTable(
       config: null,
       loss: r.loss,
       gradMass: massOf(fn, x.key, r.gradLogprobs.data, B, T),
+      ...grad(r.gradLogprobs.data),
     });
   }
   const byKey = (k: string): WhichRow => rows.find((r) => r.key === k) as WhichRow;

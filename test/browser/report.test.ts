@@ -35,7 +35,9 @@ describe.skipIf(!available)("html report in chromium", () => {
     batchFile = join(dir, "batch.html");
     writeFileSync(
       batchFile,
-      batchReportHtml(whichTable(BUILTIN_BATCH), BUILTIN_BATCH, { source: "the built-in batch" }),
+      batchReportHtml(whichTable(BUILTIN_BATCH, { keepGradients: true }), {
+        source: "the built-in batch",
+      }),
     );
     browser = (await launchChromium(FILE)) as Browser;
   }, 180_000);

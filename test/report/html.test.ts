@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { writeDemoRun } from "../../src/demo/demoRun.js";
 import { diagnoseRun, type RunDiagnosis } from "../../src/diagnostics/diagnoseRun.js";
+import { ConfigError } from "../../src/errors.js";
+import type { PolicyLossConfig } from "../../src/losses/config.js";
+import { policyLoss } from "../../src/losses/policyLoss.js";
 import { batchReportHtml, runReportHtml } from "../../src/report/html/reports.js";
 import { BUILTIN_BATCH, whichTable } from "../../src/which/index.js";
 
@@ -39,8 +42,14 @@ function selfContained(page: string): void {
 
 describe("html reports", () => {
   test("golden: a batch report holds the which table, the mass bars and one heat map per row, padding as padding", () => {
-    const r = whichTable(BUILTIN_BATCH);
-    const page = batchReportHtml(r, BUILTIN_BATCH, { source: `batch ${PLANT}.json` });
+    const r = whichTable(BUILTIN_BATCH, { keepGradients: true });
+    // The heat maps draw the gradients the table computed: each row's is its loss's, bit for bit.
+    const row0 = r.rows[0] as (typeof r.rows)[number];
+    expect(row0.gradLogprobs).toEqual(
+      policyLoss(row0.config as PolicyLossConfig, BUILTIN_BATCH).gradLogprobs.data,
+    );
+    expect(() => batchReportHtml(whichTable(BUILTIN_BATCH), { source: "x" })).toThrow(ConfigError);
+    const page = batchReportHtml(r, { source: `batch ${PLANT}.json` });
     selfContained(page);
     expect(page).toContain("batch &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;.json");
     // Every loss and mass of the table, exactly, in data-value attributes.

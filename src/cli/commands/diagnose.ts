@@ -213,7 +213,7 @@ export const diagnoseCommand: Command = {
         fn,
         values.html,
         toBatch(tensors, names),
-        path === "-" ? "<stdin>" : path,
+        { source: path === "-" ? "<stdin>" : path, normLen: options.normLen },
         values.json ? (t) => say(`${fn}: ${t}`) : io.stdout,
       );
     }

@@ -125,3 +125,40 @@ export async function resolveCliFrameworkConfig(
 function quote(t: string): string {
   return /[\s#"'\\]/.test(t) ? `'${t.replaceAll("'", "")}'` : t;
 }
+
+/** A which-table row: a framework config resolved at a release, evaluated on the batch. */
+export interface FrameworkConfigRow {
+  readonly key: string;
+  readonly label: string;
+  readonly evaluate: (
+    b: import("../../losses/policyLoss.js").PolicyLossInputs,
+  ) => import("../../conformance/frameworkConfig/resolution.js").ResolutionResult;
+}
+
+/**
+ * The `--framework REF [--framework-config FILE]` row of `which` and `report`, or null when neither
+ * option is given. On the built-in batch, which has no reference, ref_logprobs := old_logprobs (a
+ * first step), as `explain` takes it.
+ */
+export async function frameworkConfigRow(
+  fn: string,
+  values: OptionValues,
+  io: CommandIO,
+  builtin: boolean,
+): Promise<FrameworkConfigRow | null> {
+  if (typeof values.framework !== "string" && values["framework-config"] === undefined) return null;
+  const { evaluateResolution } = await import("../../conformance/frameworkConfig/resolution.js");
+  const res = await resolveCliFrameworkConfig(fn, values, [], io, {
+    configOption: "framework-config",
+  });
+  const cfg = values["framework-config"];
+  return {
+    key: `${res.ref}${typeof cfg === "string" ? `:${cfg}` : ""}`,
+    label: `your config (${res.ref}${typeof cfg === "string" ? `, ${cfg}` : ", defaults"}${builtin && res.plan.config.kl != null ? "; ref = old" : ""})`,
+    evaluate: (b) =>
+      evaluateResolution(
+        res,
+        builtin && b.refLogprobs == null ? { ...b, refLogprobs: b.oldLogprobs } : b,
+      ),
+  };
+}

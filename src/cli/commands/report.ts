@@ -41,21 +41,29 @@ export async function writeRunReport(
   );
 }
 
-/** Write the HTML report of one batch (its which table) to `path` and say so with `say`. @internal */
+/** Write the HTML report of one batch (its which table, gradients kept) to `path` and say so with `say`. @internal */
 export async function writeBatchReport(
   fn: string,
   path: string,
   batch: import("../../losses/policyLoss.js").PolicyLossInputs,
-  source: string,
+  o: {
+    readonly source: string;
+    readonly normLen?: number | null;
+    readonly extraRows?: readonly import("./frameworkConfigOption.js").FrameworkConfigRow[];
+  },
   say: (text: string) => void,
 ): Promise<void> {
   const { whichTable } = await import("../../which/index.js");
   const { batchReportHtml } = await import("../../report/html/reports.js");
-  const report = whichTable(batch);
+  const report = whichTable(batch, {
+    normLen: o.normLen ?? null,
+    extraRows: o.extraRows ?? [],
+    keepGradients: true,
+  });
   await writeHtml(
     fn,
     path,
-    batchReportHtml(report, batch, { source }),
+    batchReportHtml(report, { source: o.source }),
     say,
     `the which table of ${report.rows.length} configurations on B = ${report.batchSize}, T = ${report.width}`,
   );
@@ -111,48 +119,21 @@ export const reportCommand: Command = {
         return 0;
       }
     }
-    const { whichTable, BUILTIN_BATCH } = await import("../../which/index.js");
+    const { BUILTIN_BATCH } = await import("../../which/index.js");
     const batch =
       path === undefined ? BUILTIN_BATCH : await readCliBatch(fn, { ...values, batch: path }, io);
-    const extraRows: {
-      key: string;
-      label: string;
-      evaluate: (b: typeof batch) => { loss: number; gradLogprobs: { data: Float64Array } };
-    }[] = [];
-    if (typeof values.framework === "string" || values["framework-config"] !== undefined) {
-      const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
-      const { evaluateResolution } = await import(
-        "../../conformance/frameworkConfig/resolution.js"
-      );
-      const res = await resolveCliFrameworkConfig(fn, values, [], io, {
-        configOption: "framework-config",
-      });
-      const builtin = path === undefined;
-      extraRows.push({
-        key: `${res.ref}:config`,
-        label: `your config (${res.ref})`,
-        evaluate: (b) =>
-          evaluateResolution(
-            res,
-            builtin && b.refLogprobs == null ? { ...b, refLogprobs: b.oldLogprobs } : b,
-          ),
-      });
-    }
-    const normLen = intOption(values, "norm-len", "report");
-    const report = whichTable(batch, { normLen: normLen ?? null, extraRows });
-    const { batchReportHtml } = await import("../../report/html/reports.js");
-    const html = batchReportHtml(report, batch, {
-      source: path ?? "the built-in batch",
-      gradients: new Map(
-        extraRows.map((r) => [r.key, (b: typeof batch) => r.evaluate(b).gradLogprobs.data]),
-      ),
-    });
-    await writeHtml(
+    const { frameworkConfigRow } = await import("./frameworkConfigOption.js");
+    const row = await frameworkConfigRow(fn, values, io, path === undefined);
+    await writeBatchReport(
       fn,
       out,
-      html,
+      batch,
+      {
+        source: path ?? "the built-in batch",
+        normLen: intOption(values, "norm-len", "report") ?? null,
+        extraRows: row === null ? [] : [row],
+      },
       io.stdout,
-      `the which table of ${report.rows.length} configurations on B = ${report.batchSize}, T = ${report.width}`,
     );
     return 0;
   },

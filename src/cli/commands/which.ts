@@ -47,28 +47,14 @@ export const whichCommand: Command = {
     const normLen = intOption(values, "norm-len", "which");
     let batch = BUILTIN_BATCH;
     if (typeof values.batch === "string") batch = await readCliBatch("polgrad which", values, io);
-    const extraRows = [];
-    if (typeof values.framework === "string" || values["framework-config"] !== undefined) {
-      const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
-      const { evaluateResolution } = await import(
-        "../../conformance/frameworkConfig/resolution.js"
-      );
-      const res = await resolveCliFrameworkConfig("polgrad which", values, [], io, {
-        configOption: "framework-config",
-      });
-      const cfg = values["framework-config"];
-      // The built-in batch has no reference: ref_logprobs := old_logprobs (a first step), as `explain` does.
-      const builtin = typeof values.batch !== "string";
-      extraRows.push({
-        key: `${res.ref}${typeof cfg === "string" ? `:${cfg}` : ""}`,
-        label: `your config (${res.ref}${typeof cfg === "string" ? `, ${cfg}` : ", defaults"}${builtin && res.plan.config.kl != null ? "; ref = old" : ""})`,
-        evaluate: (b: typeof batch) =>
-          evaluateResolution(
-            res,
-            builtin && b.refLogprobs == null ? { ...b, refLogprobs: b.oldLogprobs } : b,
-          ),
-      });
-    }
+    const { frameworkConfigRow } = await import("./frameworkConfigOption.js");
+    const row = await frameworkConfigRow(
+      "polgrad which",
+      values,
+      io,
+      typeof values.batch !== "string",
+    );
+    const extraRows = row === null ? [] : [row];
     const report = whichTable(batch, { normLen: normLen ?? null, extraRows });
     if (values.json) writeJson(io, "which", report);
     else {

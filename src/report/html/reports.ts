@@ -4,10 +4,10 @@
  * per-step traces of every run detector with the alarms on top linking to their panels. One
  * self-contained file each (page.ts); the charts are drawn by charts.ts.
  */
-import { getFrameworkModel } from "../../conformance/frameworks/registry.js";
+import { mustBe } from "../../core/message.js";
 import type { RunDiagnosis } from "../../diagnostics/diagnoseRun.js";
 import type { RunStep } from "../../diagnostics/runSteps.js";
-import { type PolicyLossInputs, policyLoss } from "../../losses/policyLoss.js";
+import { ConfigError } from "../../errors.js";
 import type { WhichReport } from "../../which/whichTable.js";
 import { g4 } from "../format.js";
 import { barChart, type Chart, heatmap, lineChart, type Series } from "./charts.js";
@@ -24,23 +24,16 @@ function chartData(c: Chart): Record<string, string> {
 /**
  * The report of one batch.
  *
- * @param report - whichTable's report of the batch.
- * @param inputs - The batch (for the per-token gradients).
- * @param o - `source`: where the batch came from (shown escaped); `extra`: framework-config rows' labels.
+ * @param report - whichTable's report of the batch, made with `keepGradients: true` (each row's
+ *   gradient is drawn as it was computed for the table, not again).
+ * @param o - `source`: where the batch came from (shown escaped).
  * @returns The HTML text.
+ * @throws {ConfigError} E_CONFIG when a row carries no gradient (the report was made without keepGradients).
  * @derivation docs/report-html.md#a-batch
  * @enforcedBy test/report/html.test.ts > html reports > golden: a batch report holds the which table, the mass bars and one heat map per row, padding as padding
  * @since 0.2.0
  */
-export function batchReportHtml(
-  report: WhichReport,
-  inputs: PolicyLossInputs,
-  o: {
-    readonly source: string;
-    /** The per-token gradient of rows that are neither a polgrad config nor a framework model (which's extra rows), by key. */
-    readonly gradients?: ReadonlyMap<string, (inputs: PolicyLossInputs) => ArrayLike<number>>;
-  },
-): string {
+export function batchReportHtml(report: WhichReport, o: { readonly source: string }): string {
   const B = report.batchSize;
   const T = report.width;
   const lengths = report.lengths;
@@ -74,13 +67,18 @@ export function batchReportHtml(
     },
   ];
   report.rows.forEach((r, i) => {
-    const extra = o.gradients?.get(r.key);
-    const grad =
-      extra !== undefined
-        ? extra(inputs)
-        : r.config !== null
-          ? policyLoss(r.config, inputs).gradLogprobs.data
-          : getFrameworkModel(r.key).evaluate(inputs).gradLogprobs.data;
+    const grad = r.gradLogprobs;
+    if (grad === undefined)
+      throw new ConfigError(
+        "batchReportHtml",
+        "report",
+        mustBe(
+          "batchReportHtml",
+          "report",
+          "a which report made with { keepGradients: true }",
+          `row ${r.key} without gradLogprobs`,
+        ),
+      );
     const bars = barChart({
       labels: lengths.map((L, b) => `seq${b} L=${L}`),
       values: Array.from(r.gradMass),
