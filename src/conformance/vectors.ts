@@ -6,6 +6,7 @@
  * files (the CLI: `polgrad vectors emit|check`). Browser-safe.
  */
 import { fmtValue, mustBe } from "../core/message.js";
+import { toRows } from "../core/tensor.js";
 import { ConfigError } from "../errors.js";
 import { parsePolicyLossConfig, policyLossConfigToJson } from "../io/configJson.js";
 import type { TensorSet, TensorToWrite } from "../io/index.js";
@@ -465,8 +466,7 @@ export function checkVectors(
   let worstCase: VectorsReport["worstCase"] = null;
   for (const c of manifest.cases) {
     const [B, T] = c.shape;
-    const rows = (x: Float64Array) =>
-      Array.from({ length: B }, (_, b) => Array.from(x.subarray(b * T, (b + 1) * T)));
+    const rows = (x: Float64Array) => toRows({ rows: B, cols: T, data: x });
     const get = (s: VectorStream) => {
       const shape = s === "advantages" ? [B] : [B, T];
       return tensorOf(CFN, inputs, `${c.name}.${s}`, shape);

@@ -6,6 +6,7 @@
  * seq_mean_token_mean"), optionally up to a constant factor (a dp_size or a budget). Browser-safe.
  */
 import { AGGREGATIONS } from "../aggregate/aggregation.js";
+import { caseMetrics } from "../conformance/compare.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { pyExp } from "../report/format.js";
@@ -184,6 +185,7 @@ function candidatesOf(ref: PolicyLossConfig, withKl: boolean): Candidate[] {
   return out;
 }
 
+/** compareLosses' max loss and gradient relative differences of `ours × scale` from `theirs` (NaN: ∞). */
 function relDiffs(
   ours: readonly CaseResult[],
   theirs: readonly CaseResult[],
@@ -193,19 +195,10 @@ function relDiffs(
   let grad = 0;
   ours.forEach((o, i) => {
     const t = theirs[i] as CaseResult;
-    const a = o.loss * scale;
-    loss = Math.max(loss, Math.abs(a - t.loss) / Math.max(Math.abs(a), Math.abs(t.loss), 1e-12));
-    let nd = 0;
-    let na = 0;
-    let nb = 0;
-    for (let k = 0; k < t.grad.length; k++) {
-      const x = (o.grad[k] as number) * scale;
-      const y = t.grad[k] as number;
-      nd += (x - y) ** 2;
-      na += x * x;
-      nb += y * y;
-    }
-    grad = Math.max(grad, Math.sqrt(nd) / Math.max(Math.sqrt(na), Math.sqrt(nb), 1e-12));
+    const g = scale === 1 ? o.grad : Array.from(o.grad, (x) => x * scale);
+    const m = caseMetrics(o.loss * scale, g, t.loss, t.grad);
+    loss = Math.max(loss, m.lossRel);
+    grad = Math.max(grad, m.gradRel);
   });
   return { loss: Number.isNaN(loss) ? Infinity : loss, grad: Number.isNaN(grad) ? Infinity : grad };
 }

@@ -8,6 +8,7 @@
  */
 import { overflowError } from "../../core/finite.js";
 import { fmtValue, safeText } from "../../core/message.js";
+import { twoSumError } from "../../core/sum.js";
 import { ConfigError } from "../../errors.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import { openRlhfKlPoint } from "../frameworks/openrlhf.js";
@@ -424,7 +425,7 @@ function openRlhfKlTerm(
         if (micro.m[i] !== 1) continue;
         const pt = openRlhfKlPoint(kind, micro.lp[i] as number, micro.ref[i] as number, g, clamp);
         const t = sum + pt.value;
-        comp += Math.abs(sum) >= Math.abs(pt.value) ? sum - t + pt.value : pt.value - t + sum;
+        comp += twoSumError(sum, pt.value, t); // every value is within ±10: no overflow
         sum = t;
         grad[i] = pt.grad;
         absSum += Math.abs(pt.value);
