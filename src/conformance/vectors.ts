@@ -12,7 +12,6 @@ import { parsePolicyLossConfig, policyLossConfigToJson } from "../io/configJson.
 import type { TensorSet, TensorToWrite } from "../io/index.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
-import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
 import { getAlgorithm } from "../registry/registry.js";
 import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "../testing/nearestMatch.js";
 import { checkShapes, randomBatches } from "../testing/randomBatches.js";
@@ -126,9 +125,8 @@ function resolveRef(
         ],
       };
     }
-    if (!(ALGORITHM_NAMES as readonly string[]).includes(reference)) getAlgorithm(reference);
-    config = (ALGORITHMS as Record<string, { loss: PolicyLossConfig }>)[reference]
-      ?.loss as PolicyLossConfig;
+    // An unknown name is the registry's UnknownNameError (with its did-you-mean).
+    config = getAlgorithm(reference).loss;
     kind = "algorithm";
     name = reference;
     notes.push(`reference: ALGORITHMS['${reference}'].loss`);

@@ -12,7 +12,6 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { ConfigError, VerificationError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
-import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
 import { getAlgorithm } from "../registry/registry.js";
 import { pyExp, pyFixed } from "../report/format.js";
 import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "./nearestMatch.js";
@@ -101,11 +100,7 @@ function resolveReference(reference: unknown, klMode: "strip" | "include"): Refe
   let config: PolicyLossConfig;
   let label: string;
   if (typeof reference === "string") {
-    if ((ALGORITHM_NAMES as readonly string[]).includes(reference)) {
-      config = (ALGORITHMS as Record<string, { loss: PolicyLossConfig }>)[reference]
-        ?.loss as PolicyLossConfig;
-      label = `reference: ALGORITHMS['${reference}'].loss`;
-    } else if (reference.includes("@")) {
+    if (reference.includes("@")) {
       const m = getFrameworkModel(reference);
       if (m.needs.includes("rolloutLogprobs"))
         throw new ConfigError(
@@ -126,15 +121,10 @@ function resolveReference(reference: unknown, klMode: "strip" | "include"): Refe
         label: `reference: framework model ${m.id}`,
         notes: [],
       };
-    } else {
-      // The registry's own unknown-name error (with its did-you-mean).
-      getAlgorithm(reference);
-      throw new ConfigError(
-        FN,
-        "reference",
-        mustBe(FN, "reference", "an algorithm name", fmtValue(reference)),
-      );
     }
+    // An algorithm name; an unknown one is the registry's UnknownNameError (with its did-you-mean).
+    config = getAlgorithm(reference).loss;
+    label = `reference: ALGORITHMS['${reference}'].loss`;
   } else if (typeof reference === "object" && reference !== null && !Array.isArray(reference)) {
     config = reference as PolicyLossConfig;
     label = "reference: explicit PolicyLossConfig";
