@@ -615,12 +615,11 @@ function rolloutCorrectionOf(
         code: "verl-rollout-is-no-threshold",
         message: `${RC}rollout_is is ${level} but rollout_is_threshold is null: verl computes no IS weights`,
       });
-    } else if (typeof t === "number" && typeof t !== "boolean") upper = t > 0 ? t : Number.NaN;
+    } else if (typeof t === "number") upper = t > 0 ? t : Number.NaN;
     else if (typeof t === "string" && atOrAfter(r, "v0.8.0")) {
-      const parts = t.trim().split("_");
-      if (parts.length === 1) upper = positive(parts[0] as string);
+      const i = t.indexOf("_");
+      if (i < 0) upper = positive(t);
       else {
-        const i = t.indexOf("_");
         lower = positive(t.slice(0, i));
         upper = positive(t.slice(i + 1));
         if (!(lower <= upper)) upper = Number.NaN;
