@@ -21,7 +21,7 @@ import { twoSumError } from "../core/sum.js";
 import { isMask, isMatrix, type Matrix } from "../core/tensor.js";
 import { PolgradError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
-import { checkClip, gradientKilled } from "./clipping.js";
+import { checkClip } from "./clipping.js";
 import {
   type BatchDiagnosis,
   DEFAULT_CLIP,
@@ -186,12 +186,13 @@ export function stepSummary(batch: PartialBatch, options: DiagnoseOptions): Step
   const y = new Float64Array(B);
   const kept: [number, number][] = [];
   let catastrophic = 0;
-  let killed = 0;
   // The census' quadrants, as clipReport's bits: A > 0 above / below the band, A < 0 above / below.
   let posHigh = 0;
   let posLow = 0;
   let negHigh = 0;
   let negLow = 0;
+  let capKilled = 0;
+  let zeroAdv = 0;
   let k = 0;
   let hs = 0;
   let hc = 0;
@@ -218,14 +219,17 @@ export function stepSummary(batch: PartialBatch, options: DiagnoseOptions): Step
           const r = exactRatio(g);
           const a = advTok === null ? ab : (advTok[i] as number);
           if (!(Math.abs(a) <= BOUND)) return null;
-          if (gradientKilled(r, a, lo, hi, cap)) killed++;
+          // One branch tree for the quadrants and gradientKilled's cases (lo < hi, so a token is
+          // above or below the band, not both): killed = A > 0 above + A < 0 below + A = 0 + the
+          // A < 0 tokens past the dual-clip cap that are not below the band.
           if (a > 0) {
             if (r > hi) posHigh++;
-            if (r < lo) posLow++;
+            else if (r < lo) posLow++;
           } else if (a < 0) {
             if (r > hi) negHigh++;
             if (r < lo) negLow++;
-          }
+            else if (cap !== null && r > cap) capKilled++;
+          } else zeroAdv++;
         }
       }
       if (doMis) {
@@ -296,7 +300,7 @@ export function stepSummary(batch: PartialBatch, options: DiagnoseOptions): Step
     catastrophicCount: doMis ? catastrophic : null,
     catastrophicIndices: kept,
     entropy: sampling === undefined ? null : (hs + hc) / N,
-    clipKilledFrac: doClip ? killed / N : null,
+    clipKilledFrac: doClip ? (posHigh + negLow + zeroAdv + capKilled) / N : null,
     clipPosHighFrac: doClip ? posHigh / N : null,
     clipPosLowFrac: doClip ? posLow / N : null,
     clipNegLowFrac: doClip ? negLow / N : null,
