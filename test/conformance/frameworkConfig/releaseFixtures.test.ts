@@ -11,6 +11,7 @@ import { describe, expect, test } from "vitest";
 import { resolveFrameworkConfig } from "../../../src/conformance/frameworkConfig/explain.js";
 import { RELEASE_FACTS } from "../../../src/conformance/frameworkConfig/releases.js";
 import { evaluateResolution } from "../../../src/conformance/frameworkConfig/resolution.js";
+import { l2Norm } from "../../../src/core/sum.js";
 import { ConfigError, MaskError } from "../../../src/errors.js";
 import { matrixRelErr, num, relErr, rows } from "../../_kit/polgradFixtures.js";
 import {
@@ -70,10 +71,11 @@ function mismatch(fw: (typeof FRAMEWORKS)[number], c: ReleaseCase): string | nul
   if (!within(r.loss, num(c.loss as number), lossBound))
     out.push(`loss ${r.loss} vs ${c.loss} (rel ${relErr(r.loss, num(c.loss as number))})`);
   const expected = rows(c.grad_logprobs ?? []).flat();
-  const norm = (x: ArrayLike<number>) => Math.hypot(...Array.from(x));
-  const dg = norm(Array.from(r.gradLogprobs.data, (v, i) => v - (expected[i] ?? Number.NaN)));
+  const dg = l2Norm(Array.from(r.gradLogprobs.data, (v, i) => v - (expected[i] ?? Number.NaN)));
   const gradBound = r.terms.reduce((a, t) => a + t.gradBound, 0);
-  if (!(expected.length === r.gradLogprobs.data.length && dg <= 1e-12 * norm(expected) + gradBound))
+  if (
+    !(expected.length === r.gradLogprobs.data.length && dg <= 1e-12 * l2Norm(expected) + gradBound)
+  )
     out.push(`grad rel ${matrixRelErr(r.gradLogprobs, c.grad_logprobs ?? [])}`);
   if (c.micro_batches !== undefined) {
     const ours = r.microBatches.map((m) =>
