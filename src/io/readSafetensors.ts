@@ -14,8 +14,21 @@ import {
   readRange,
   readRangeInto,
 } from "./_internal/files.js";
-import { assemble, type Fail, headerLength, parseHeader } from "./safetensors.js";
-import { DEFAULT_MAX_SAFETENSORS_BYTES, type ReadOptions, type TensorSet } from "./tensorTypes.js";
+import { extensionOf } from "./extension.js";
+import {
+  assemble,
+  type Fail,
+  type Header,
+  headerLength,
+  parseHeader,
+  SAFETENSORS_EXTENSIONS,
+} from "./safetensors.js";
+import {
+  DEFAULT_MAX_SAFETENSORS_BYTES,
+  type NamedTensor,
+  type ReadOptions,
+  type TensorSet,
+} from "./tensorTypes.js";
 
 /**
  * Read a safetensors file: kind and size checked (statSync) before opening, header validated
@@ -73,4 +86,88 @@ export function readOpenSafetensors(
       ? readRange(fn, path, file, 8 + n, bufferLength)
       : readRangeInto(fn, path, file, 8 + n, scratch.take(fn, path, bufferLength));
   return assemble(path, header, fail, body, true);
+}
+
+/**
+ * A safetensors file read a block of rows at a time (docs/io.md#reading-by-rows): the header is
+ * read and validated as {@link readSafetensors} validates it, then each call reads only the rows
+ * it is asked for. @internal
+ */
+export interface SafetensorsRowReader {
+  /** The header's tensors with their dtypes and shapes and no values (for name resolution). */
+  readonly shapes: TensorSet;
+  /**
+   * Every tensor whose outermost dimension is `B`, cut to rows [b0, b1); every other tensor
+   * whole. Decoded as readSafetensors decodes the whole file (the same `assemble`); the arrays are
+   * valid until the next call. With `only`, the set holds that tensor alone.
+   */
+  rows(B: number, b0: number, b1: number, only?: string): TensorSet;
+  /** Close the file. */
+  close(): void;
+}
+
+/**
+ * Open `path` for reading by rows when its extension is one the reader registry reads as
+ * safetensors (`.safetensors`; the registry itself is not loaded: its other readers cost about
+ * 5 MiB of a process's memory); null for any other path, and for any file the whole read must
+ * judge (it cannot be opened, its header breaks a rule): the caller reads it whole and reports
+ * what that read reports. @internal
+ */
+export function openSafetensorsRowReader(fn: string, path: string): SafetensorsRowReader | null {
+  if (typeof path !== "string" || !SAFETENSORS_EXTENSIONS.includes(extensionOf(path))) return null;
+  let file: OpenFile;
+  try {
+    file = openForRead(fn, path, DEFAULT_MAX_SAFETENSORS_BYTES);
+  } catch {
+    return null;
+  }
+  let header: Header;
+  let bodyAt: number;
+  try {
+    if (file.size < 8) throw new Error("short");
+    const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
+    const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
+    bodyAt = 8 + n;
+    header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), file.size - bodyAt);
+  } catch {
+    closeSync(file.fd);
+    return null;
+  }
+  const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
+  const shapes = new Map<string, NamedTensor>();
+  for (const e of header.entries)
+    shapes.set(e.name, { dtype: e.dtype, shape: e.shape, data: new Uint8Array(0) });
+  let scratch = new Uint8Array(0);
+  return {
+    shapes: { path, format: "safetensors", tensors: shapes, metadata: header.metadata },
+    rows(B: number, b0: number, b1: number, only?: string): TensorSet {
+      // The block's bytes in one buffer, each tensor at an 8-byte boundary (so an F64 tensor is
+      // a view, as in the whole read), then decoded by the whole read's `assemble`.
+      const listed =
+        only === undefined ? header.entries : header.entries.filter((e) => e.name === only);
+      const cuts = listed.map((e) => {
+        const byRows = e.shape.length >= 1 && e.shape[0] === B;
+        const rowBytes = byRows ? (e.end - e.begin) / B : 0;
+        const from = byRows ? e.begin + b0 * rowBytes : e.begin;
+        const length = byRows ? (b1 - b0) * rowBytes : e.end - e.begin;
+        const shape = byRows ? [b1 - b0, ...e.shape.slice(1)] : e.shape;
+        const count = byRows ? (e.count / B) * (b1 - b0) : e.count;
+        return { e, from, length, shape, count };
+      });
+      let bytes = 0;
+      for (const c of cuts) bytes += Math.ceil(c.length / 8) * 8;
+      if (scratch.length < bytes) scratch = new Uint8Array(bytes);
+      const entries = [];
+      let at = 0;
+      for (const c of cuts) {
+        readRangeInto(fn, path, file, bodyAt + c.from, scratch.subarray(at, at + c.length));
+        entries.push({ ...c.e, shape: c.shape, count: c.count, begin: at, end: at + c.length });
+        at += Math.ceil(c.length / 8) * 8;
+      }
+      return assemble(path, { entries, metadata: header.metadata }, fail, scratch, true);
+    },
+    close(): void {
+      closeSync(file.fd);
+    },
+  };
 }

@@ -8,9 +8,10 @@
 import { fmtValue } from "../core/message.js";
 import { ioError } from "./_internal/ioError.js";
 import { parseJsonBytes } from "./_internal/jsonText.js";
+import { extensionOf } from "./extension.js";
 import { NPY_READER } from "./npy.js";
 import { NPZ_READER } from "./npz.js";
-import { parseSafetensorsAs } from "./safetensors.js";
+import { parseSafetensorsAs, SAFETENSORS_EXTENSIONS } from "./safetensors.js";
 import { tensorsFromJsonAs } from "./tensorsFromJson.js";
 import {
   DEFAULT_MAX_JSON_BYTES,
@@ -74,7 +75,7 @@ function sniffJson(head: Uint8Array): boolean {
 export const TENSOR_READERS: readonly TensorReader[] = Object.freeze([
   Object.freeze({
     format: "safetensors",
-    extensions: Object.freeze([".safetensors"]),
+    extensions: SAFETENSORS_EXTENSIONS,
     defaultMaxBytes: DEFAULT_MAX_SAFETENSORS_BYTES,
     sniff: sniffSafetensors,
     parse: (fn: string, bytes: Uint8Array, path: string) => parseSafetensorsAs(fn, bytes, path),
@@ -92,12 +93,7 @@ export const TENSOR_READERS: readonly TensorReader[] = Object.freeze([
   PT_READER,
 ]);
 
-/** The lower-cased extension of a path as node's `extname` gives it (`""` for `.json` alone). */
-export function extensionOf(path: string): string {
-  const base = path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-  const dot = base.lastIndexOf(".");
-  return dot > 0 ? base.slice(dot).toLowerCase() : "";
-}
+export { extensionOf } from "./extension.js";
 
 /** The reader owning `path`'s extension, or undefined. @internal */
 export function readerByExtension(path: string): TensorReader | undefined {

@@ -23,6 +23,9 @@ import {
   type TensorSet,
 } from "./tensorTypes.js";
 
+/** The extensions the reader registry reads as safetensors (./readers.ts). @internal */
+export const SAFETENSORS_EXTENSIONS: readonly string[] = Object.freeze([".safetensors"]);
+
 interface Entry {
   readonly name: string;
   readonly dtype: TensorDtype;

@@ -1,4 +1,8 @@
-import { type GlobalNormalizer, rowTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import {
+  checkGlobal,
+  type GlobalNormalizer,
+  rowTokenWeights,
+} from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
@@ -323,15 +327,100 @@ export function policyLossBlocks(
   // The entropy bonus adds a second `[B, T]` output (its gradient): the whole-result path writes it.
   if (cfg.entropyBonus !== null) return null;
   const { plan } = planned;
-  const { B, T } = plan;
+  return runRowBlocks(cfg, plan.B, plan.T, positions, (b0, b1) => rowsOf(plan, b0, b1), onBlock);
+}
+
+/** The totals of a batch read by rows, from a first pass over its mask. @internal */
+export interface RowStreamTotals {
+  /** Σ_b L_b, the response tokens of the whole batch. */
+  readonly tokens: number;
+  /** The rows whose mask has no response token. */
+  readonly emptyRows: number;
+}
+
+/**
+ * {@link policyLossBlocks} on a batch that is never whole in memory (`polgrad loss --out` on a
+ * safetensors file, docs/performance.md#loss---out-streamed): `read(b0, b1)` returns the inputs of
+ * rows [b0, b1) alone, and each block is planned on its own with the whole batch's normaliser as
+ * its global context: {N, B_counted, 1} without `global` (rowTokenWeights gives those the bits of
+ * no context), else `global` resolved once against the whole batch's `totals`. Every row's weight,
+ * term and output, and the row-major compensated sum, are then those of policyLoss on the whole
+ * batch.
+ *
+ * Returns null, having stopped, where policyLossBlocks does, and also for anything a block cannot
+ * judge alone: any error in a block (the whole call names it against the whole batch), empty rows
+ * with `emptyRows: "reject"`, a `global` the whole batch breaks, and the configs whose plan reads
+ * every row before the first (`isCorrection.normalize`, `rejection`, `topEntropyQuantile`,
+ * `entropyBonus`). The caller then takes the whole-batch path. @internal
+ *
+ * @enforcedBy test/cli/lossStreamed.test.ts > lossOutStreamed > identity: the streamed file, JSON and text are byte for byte the whole-batch path's, across dtypes, name maps, configs and block sizes
+ */
+export function policyLossRowStream(
+  config: PolicyLossConfig,
+  B: number,
+  T: number,
+  totals: RowStreamTotals,
+  read: (b0: number, b1: number) => PolicyLossInputs | null,
+  positions: number,
+  onBlock: (b0: number, b1: number, out: PolicyOutputs) => void,
+  global?: GlobalNormalizer,
+): PolicyLossScalars | null {
+  const fn = "policyLoss";
+  const cfg = validatePolicyLossConfig(fn, config);
+  if (
+    cfg.entropyBonus !== null ||
+    cfg.topEntropyQuantile !== null ||
+    cfg.rejection !== null ||
+    cfg.isCorrection?.normalize === true
+  )
+    return null;
+  if (totals.emptyRows > 0 && cfg.emptyRows === "reject") return null;
+  const rowsCounted = cfg.emptyRows === "drop" ? B - totals.emptyRows : B;
+  let g: GlobalNormalizer;
+  try {
+    g =
+      global === undefined
+        ? { tokens: totals.tokens, rows: rowsCounted, dpSize: 1 }
+        : checkGlobal(fn, "options.global", global, totals.tokens, rowsCounted);
+  } catch {
+    return null;
+  }
+  const planBlock = (b0: number, b1: number): PolicyPlan | null => {
+    const inputs = read(b0, b1);
+    if (inputs === null) return null;
+    try {
+      const { plan } = planPolicyLoss(fn, cfg, inputs, undefined, g);
+      return plan.B === b1 - b0 && plan.T === T ? plan : null;
+    } catch {
+      return null;
+    }
+  };
+  return runRowBlocks(cfg, B, T, positions, planBlock, onBlock);
+}
+
+/**
+ * The block loop of {@link policyLossBlocks} and {@link policyLossRowStream}: rows [b0, b1) of
+ * about `positions` positions at a time, each planned by `planBlock` (null: stop), run on outputs
+ * reused from block to block, handed to `onBlock`, and added to one compensated sum in row-major
+ * order.
+ */
+function runRowBlocks(
+  cfg: ResolvedPolicyLossConfig,
+  B: number,
+  T: number,
+  positions: number,
+  planBlock: (b0: number, b1: number) => PolicyPlan | null,
+  onBlock: (b0: number, b1: number, out: PolicyOutputs) => void,
+): PolicyLossScalars | null {
   const rows = Math.max(1, Math.min(B, Math.floor(positions / Math.max(1, T))));
   const buf = allocOutputs(rows * T, false);
-  const k = new Float64Array(plan.kl === null ? 0 : T);
+  const k = new Float64Array(cfg.kl === null ? 0 : T);
   const acc = new LossSums();
   const events = new Float64Array(EVENT_SLOTS);
   for (let b0 = 0; b0 < B; b0 += rows) {
     const b1 = Math.min(B, b0 + rows);
-    const sub = rowsOf(plan, b0, b1);
+    const sub = planBlock(b0, b1);
+    if (sub === null) return null;
     const n = (b1 - b0) * T;
     const out = outputs(
       buf.grad.subarray(0, n),
@@ -353,7 +442,7 @@ export function policyLossBlocks(
   // finish()'s arithmetic on finite sums; anything non-finite is policyLoss's to name.
   const surrogate = acc.loss();
   if (!Number.isFinite(surrogate)) return null;
-  if (plan.kl === null || cfg.kl === null) return { loss: surrogate, klLoss: null };
+  if (cfg.kl === null) return { loss: surrogate, klLoss: null };
   const klLoss = acc.kl();
   const loss = surrogate + cfg.kl.coef * klLoss;
   if (!Number.isFinite(klLoss) || !Number.isFinite(loss)) return null;

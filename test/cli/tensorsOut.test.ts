@@ -52,10 +52,10 @@ describe("loss --out", () => {
     }
   });
 
-  test("identity: by row blocks (the default) the file, the document and the text are byte for byte the whole-result path's (--threads 2)", async () => {
+  test("identity: by row blocks (the default, from a file or stdin) the file, the document and the text are byte for byte the whole-result path's (--threads 2)", async () => {
     const dir = tmp("rows");
     mkdirSync(dir, { recursive: true });
-    // A batch of several blocks: 40 rows of 8192 positions (2^17 positions a block: 16 rows).
+    // A batch of several blocks: 40 rows of 8192 positions (2^16 positions a block: 8 rows).
     const B = 40;
     const T = 8192;
     const lp = new Float64Array(B * T);
@@ -123,6 +123,21 @@ describe("loss --out", () => {
         expect(rows.stdout.replaceAll(a as string, "F"), algo).toBe(
           whole.stdout.replaceAll(b as string, "F"),
         );
+        // From stdin the batch is read whole, then run by row blocks (lossOutByRows; a file is
+        // streamed, test/cli/lossStreamed.test.ts): the same bytes.
+        const [c] = out(`stdin${json.length}`);
+        const viaStdin = await runMain(
+          ["loss", "--algorithm", algo, "--batch", "-", "--out", c as string, ...json],
+          { stdin: readFileSync(batch) },
+        );
+        expect(viaStdin.code, viaStdin.stderr).toBe(0);
+        expect(readFileSync(c as string).equals(readFileSync(b as string)), `${algo} stdin`).toBe(
+          true,
+        );
+        expect(
+          viaStdin.stdout.replaceAll(c as string, "F").replaceAll("<stdin>", batch),
+          algo,
+        ).toBe(whole.stdout.replaceAll(b as string, "F"));
       }
     }
     // No partial file is left beside the outputs.

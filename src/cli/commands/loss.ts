@@ -179,6 +179,31 @@ export const lossCommand: Command = {
     const { policyLoss } = await import("../../losses/policyLoss.js");
     await import("../../node/registerThreads.js");
     const global = globalOption(values);
+    if (
+      typeof values.out === "string" &&
+      (threads ?? 1) === 1 &&
+      typeof values.batch === "string" &&
+      values.batch !== "-"
+    ) {
+      // A safetensors file never whole in memory: read, evaluated and written by row blocks
+      // (src/cli/lossOut.ts); null for any other file, and whenever the whole read must judge.
+      const { lossOutStreamed } = await import("../lossOut.js");
+      const { nameOptionsOf } = await import("../batchInput.js");
+      const names = await nameOptionsOf(fn, values);
+      const code = await asFlags(() =>
+        lossOutStreamed(
+          values,
+          io,
+          config,
+          source,
+          values.batch as string,
+          names,
+          values.out as string,
+          global,
+        ),
+      );
+      if (code !== null) return code;
+    }
     const batch = await readCliBatch(fn, values, io);
     if (typeof values.out === "string" && (threads ?? 1) === 1) {
       // The result straight to the tensor file by row blocks, never whole (src/cli/lossOut.ts).
