@@ -38,6 +38,8 @@ async function distApi() {
     write,
     loss,
     root_,
+    lossOut,
+    registry,
   ] = await Promise.all([
     d("cli/main.js"),
     d("conformance/python/definitions.js"),
@@ -52,6 +54,8 @@ async function distApi() {
     d("io/writeSafetensors.js"),
     d("losses/policyLoss.js"),
     d("index.js"),
+    d("cli/lossOut.js"),
+    d("registry/index.js"),
   ]);
   const runCli = async (argv) => {
     let stdout = "";
@@ -85,6 +89,8 @@ async function distApi() {
     resolveFrameworkConfig: root_.resolveFrameworkConfig,
     evaluateResolution: root_.evaluateResolution,
     BUILTIN_BATCH: root_.BUILTIN_BATCH,
+    lossOutStreamed: lossOut.lossOutStreamed,
+    getAlgorithm: registry.getAlgorithm,
   };
 }
 

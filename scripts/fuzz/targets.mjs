@@ -7,7 +7,7 @@
  * `TENSOR_READERS` is a target, so a reader added later is fuzzed without a change here. The
  * PRNG and the mutation strategies live in mutate.mjs.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { contractViolations } from "./contract.mjs";
 import { int, MAX_INPUT_BYTES, MUTATIONS, mutateBytes, pick, prng } from "./mutate.mjs";
@@ -230,7 +230,144 @@ export function makeTargets(api, { root, scratch }) {
     },
     true,
   );
-  return [...readers, batchJson, config, runTarget, python, cli, frameworkConfig];
+  const streamed = makeStreamedTarget(api, scratch, readerSeeds.get("safetensors"), allSeeds);
+  return [...readers, batchJson, config, runTarget, python, cli, frameworkConfig, streamed];
+}
+
+/**
+ * `loss --out` streamed against the whole path (docs/performance.md#loss---out-streamed): a
+ * mutated safetensors batch is evaluated by lossOutStreamed one row per block and by the CLI with
+ * `--threads 2` (the batch read whole); the streamed path must either decline, printing and
+ * writing nothing, or give the whole path's file and document byte for byte. Appended last.
+ */
+/** A safetensors file with a few body bytes changed (its header, hence its layout, kept). */
+function mutateBody(rand, input) {
+  const out = Uint8Array.from(input);
+  if (out.length < 8) return out;
+  const n = Number(new DataView(out.buffer).getBigUint64(0, true));
+  const at = 8 + n;
+  if (!(at < out.length)) return out;
+  for (let k = 1 + int(rand, 4); k > 0; k--) {
+    const i = at + int(rand, out.length - at);
+    // Small changes (a low mantissa byte), large ones (an exponent byte) and whole values.
+    out[i] = rand() < 0.3 ? out[i] ^ 1 : int(rand, 256);
+  }
+  return out;
+}
+
+function makeStreamedTarget(api, scratch, safetensorsSeeds, allSeeds) {
+  const dir = join(scratch, "streamed");
+  mkdirSync(dir, { recursive: true });
+  const algorithms = ["dapo", "gspo", "cispo", "dr_grpo"];
+  const u = (b, t, f) =>
+    Array.from({ length: b }, (_, i) => Array.from({ length: t }, (_, j) => f(i, j)));
+  const larger = api.encodeSafetensors(
+    new Map([
+      [
+        "logprobs",
+        {
+          dtype: "F32",
+          shape: [5, 4],
+          data: u(5, 4, (i, j) => -0.5 - 0.1 * ((i * 4 + j) % 7)).flat(),
+        },
+      ],
+      [
+        "old_logprobs",
+        {
+          dtype: "F64",
+          shape: [5, 4],
+          data: u(5, 4, (i, j) => -0.6 - 0.05 * ((i + j) % 5)).flat(),
+        },
+      ],
+      ["advantages", { dtype: "F64", shape: [5], data: [0.5, -1, 2, 0, -0.25] }],
+      [
+        "response_mask",
+        { dtype: "BOOL", shape: [5, 4], data: u(5, 4, (i, j) => (j <= i % 4 ? 1 : 0)).flat() },
+      ],
+    ]),
+  );
+  let n = 0;
+  return {
+    name: "loss --out streamed (lossOutStreamed against the whole path)",
+    seeds: [...safetensorsSeeds, larger],
+    // Half the inputs keep the header and change values in the body (the header's mutations
+    // end almost all in a typed error before any row is read).
+    mutate: (rand, input) =>
+      rand() < 0.5 ? mutateBody(rand, input) : mutateBytes(rand, input, allSeeds),
+    size: (input) => input.length,
+    async run(input) {
+      const k = n++;
+      const batch = join(dir, `b${k}.safetensors`);
+      const a = join(dir, `a${k}.safetensors`);
+      const b = join(dir, `w${k}.safetensors`);
+      writeFileSync(batch, input);
+      const algorithm = algorithms[input.length % algorithms.length];
+      try {
+        const args = [
+          "--algorithm",
+          algorithm,
+          ...(algorithm === "dr_grpo" ? ["--norm-len", "8"] : []),
+        ];
+        let config;
+        let whole;
+        try {
+          const spec = api.getAlgorithm(algorithm);
+          config = algorithm === "dr_grpo" ? { ...spec.loss, normLen: 8 } : spec.loss;
+          whole = await api.runCli([
+            "loss",
+            ...args,
+            "--batch",
+            batch,
+            "--out",
+            b,
+            "--threads",
+            "2",
+            "--json",
+          ]);
+        } catch (error) {
+          return classify(api, { threw: true, error });
+        }
+        const printed = { stdout: "", stderr: "" };
+        const io = { stdout: (t) => (printed.stdout += t), stderr: (t) => (printed.stderr += t) };
+        const o = await capture(() =>
+          api.lossOutStreamed(
+            { json: true, out: a },
+            io,
+            config,
+            `algorithm ${algorithm}`,
+            batch,
+            {},
+            a,
+            undefined,
+            1,
+          ),
+        );
+        if (o.threw) return classify(api, o);
+        const bad = [];
+        if (o.value === null) {
+          if (printed.stdout !== "" || printed.stderr !== "") bad.push("declined but printed");
+          if (existsSync(a)) bad.push("declined but wrote the file");
+        } else {
+          if (whole.code !== 0)
+            bad.push(
+              `streamed a result where the whole path exits ${whole.code}: ${whole.stderr.slice(0, 200)}`,
+            );
+          else {
+            if (!readFileSync(a).equals(readFileSync(b))) bad.push("the files differ");
+            if (printed.stdout.replaceAll(a, "F") !== whole.stdout.replaceAll(b, "F"))
+              bad.push("the documents differ");
+            if (printed.stderr !== whole.stderr) bad.push("the notices differ");
+          }
+        }
+        if (bad.length > 0) return { kind: "other", detail: bad.join("; ") };
+        if (whole.code === 2)
+          return { kind: "typed", code: /E_[A-Z_]+/.exec(whole.stderr)?.[0] ?? "E_?" };
+        return { kind: "result" };
+      } finally {
+        for (const f of [batch, a, b]) rmSync(f, { force: true });
+      }
+    },
+  };
 }
 
 /** Framework configs in the forms users hold them, one per framework and form, behind their release. */

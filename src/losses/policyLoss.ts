@@ -598,7 +598,14 @@ function runThreaded(
   // straight into the result (a retired worker may still read the arena: the next call gets a
   // new one).
   const shared = outputsOf(job);
-  const onWorker = (j: number): boolean => j > 0 && events[j * EVENT_SLOTS] !== BLOCK_FAILED;
+  // Which blocks the workers ran, read once: a rerun below writes its own block's event slot, so
+  // testing the slot again would take a rerun block for a worker's and copy the arena's stale
+  // rows over it (a pool that could not start, e.g. under a V8 flag: row blocks left zero).
+  const ran = Array.from(
+    { length: threads },
+    (_, j) => j > 0 && events[j * EVENT_SLOTS] !== BLOCK_FAILED,
+  );
+  const onWorker = (j: number): boolean => ran[j] === true;
   for (let j = 1; j < threads; j++) {
     if (onWorker(j)) continue;
     arena.drop();

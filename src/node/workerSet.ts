@@ -81,11 +81,17 @@ export class WorkerSet<T> {
     try {
       for (let i = this.members.length; i < n; i++) {
         const s = this.spawn(this.ctl);
-        const worker = new Worker(this.url, {
-          workerData: s.workerData,
-          transferList: [...s.transferList],
-          execArgv: workerExecArgv(),
-        });
+        const options = { workerData: s.workerData, transferList: [...s.transferList] };
+        let worker: Worker;
+        try {
+          worker = new Worker(this.url, { ...options, execArgv: workerExecArgv() });
+        } catch (e) {
+          // A V8 option of the process (`node --max-old-space-size=…`, `--expose-gc`) is refused
+          // by a worker; the worker entry needs none of the process's options, so it starts
+          // without them (measured before this: no pool at all under any V8 flag).
+          if ((e as { code?: unknown }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw e;
+          worker = new Worker(this.url, { ...options, execArgv: [] });
+        }
         worker.unref();
         worker.on("error", () => this.retire());
         this.members.push({ worker, extra: s.extra });

@@ -2,6 +2,8 @@
  * The functions the fuzz targets (scripts/fuzz/targets.mjs) exercise, taken from src/ (the long
  * campaign, scripts/fuzz.mjs, takes the same names from dist/).
  */
+
+import { lossOutStreamed } from "../../src/cli/lossOut.js";
 import { COMMANDS, main } from "../../src/cli/main.js";
 import { resolveFrameworkConfig } from "../../src/conformance/frameworkConfig/explain.js";
 import { evaluateResolution } from "../../src/conformance/frameworkConfig/resolution.js";
@@ -16,6 +18,7 @@ import { TENSOR_READERS } from "../../src/io/readers.js";
 import { tensorsFromJson } from "../../src/io/tensorsFromJson.js";
 import { encodeSafetensors } from "../../src/io/writeSafetensors.js";
 import { policyLoss } from "../../src/losses/policyLoss.js";
+import { getAlgorithm } from "../../src/registry/index.js";
 import { BUILTIN_BATCH } from "../../src/which/index.js";
 import { runMain } from "../cli/_run.js";
 
@@ -38,4 +41,6 @@ export const SRC_API: Record<string, unknown> = {
   resolveFrameworkConfig,
   evaluateResolution,
   BUILTIN_BATCH,
+  lossOutStreamed,
+  getAlgorithm,
 };

@@ -113,6 +113,12 @@ describe("fuzz", () => {
     ).toEqual([]);
   });
 
+  test("property: a mutated safetensors batch streamed by loss --out declines or gives the whole path's file and document", async () => {
+    expect(
+      await fuzz("loss --out streamed (lossOutStreamed against the whole path)", 150, 18),
+    ).toEqual([]);
+  });
+
   test("property: random command lines keep the cli contract", async () => {
     expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
   });

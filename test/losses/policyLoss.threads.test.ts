@@ -12,6 +12,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getAlgorithm, type PolicyLossConfig, policyLoss } from "../../src/index.js";
+import {
+  BLOCK_FAILED,
+  EVENT_SLOTS,
+  rowBlockRunner,
+  setRowBlockRunner,
+} from "../../src/losses/kernel/blocks.js";
 import { threadPool } from "../../src/node/threadPool.js";
 import { WorkerSet } from "../../src/node/workerSet.js";
 import { FC_PARAMS, IS_VARIANTS } from "../_kit/index.js";
@@ -177,6 +183,53 @@ describe("policyLoss threads", () => {
     // A worker that cannot load leaves the pool waiting its 10 s start budget, then one thread.
     expect(out.workerBlocks).toBe(1);
     expect(out.ms).toBeLessThan(8000);
+  });
+
+  it("regression: blocks a pool could not run are rerun on the calling thread and kept (under a V8 flag they were left zero, the loss missing their rows)", () => {
+    // The pool's own fallback, forced: every other block marked failed, block 0 run here. The
+    // rerun wrote its block's event slot, which was then read as "ran on a worker", and the
+    // arena's unwritten rows were copied over the rerun's (found by the streamed-loss fuzz target
+    // in a child started with --max-old-space-size).
+    const real = rowBlockRunner();
+    setRowBlockRunner({
+      cores: 8,
+      run(job, own) {
+        for (let j = 1; j < job.blocks.length - 1; j++) job.events[j * EVENT_SLOTS] = BLOCK_FAILED;
+        own();
+      },
+    });
+    try {
+      fc.assert(
+        fc.property(policyBatches, fc.constantFrom(2, 3, 5), ({ config, inputs }, threads) => {
+          const one = outcome(() => policyLoss(config, inputs, { threads: 1 }));
+          const many = outcome(() => policyLoss(config, inputs, { threads }));
+          expectSame(many, one, `${JSON.stringify(config)} threads ${threads}`);
+        }),
+        FC_PARAMS,
+      );
+    } finally {
+      setRowBlockRunner(real);
+    }
+  });
+
+  it("regression: the workers start in a process run with V8 options (node --max-old-space-size=…), which a worker refuses", () => {
+    const dist = new URL("../../dist/", import.meta.url).href;
+    const script = `
+      import { getAlgorithm, policyLoss } from "${dist}index.js";
+      import { threadPool } from "${dist}node/threadPool.js";
+      const inputs = { logprobs: [[-0.2, -1, -0.7], [-0.5, -0.4, -1]], oldLogprobs: [[-0.5, -0.7, -0.9], [-0.6, -0.5, -1]], advantages: [1.5, -0.8], responseMask: [[1, 1, 1], [1, 1, 0]] };
+      const cfg = getAlgorithm("dapo").loss;
+      const one = policyLoss(cfg, inputs, { threads: 1 });
+      const two = policyLoss(cfg, inputs, { threads: 2 });
+      console.log(JSON.stringify({ workerBlocks: threadPool.workerBlocks, same: Object.is(one.loss, two.loss) && one.gradLogprobs.data.every((g, i) => Object.is(g, two.gradLogprobs.data[i])) }));
+    `;
+    const r = spawnSync(
+      process.execPath,
+      ["--max-old-space-size=3072", "--max-semi-space-size=4", "--input-type=module", "-e", script],
+      { encoding: "utf8" },
+    );
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual({ workerBlocks: 1, same: true });
   });
 
   it("golden: idle workers stop after their idle time and start again on the next use", async () => {
