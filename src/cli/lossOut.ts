@@ -62,7 +62,8 @@ export async function lossOutByRows(
  * {@link lossOutByRows} on a safetensors `--batch` file read a block of rows at a time: a first
  * pass reads the mask alone and counts the rows' response tokens; the second validates each block
  * as toBatch validates the whole file (the same names, dtypes, shapes, mask values and
- * log-probability signs, block by block), evaluates it (policyLossRowStream) and writes it. Returns null, with nothing
+ * log-probability signs, block by block), checks that its rows' token counts are pass 1's (so the
+ * normaliser is the mask toBatch reads), evaluates it (policyLossRowStream) and writes it. Returns null, with nothing
  * printed, for any other source and whenever a block or the whole would meet an error or
  * anything policyLossRowStream leaves to the whole call: the caller then reads the file whole,
  * and that path reports what it always reports.
@@ -118,6 +119,7 @@ export async function lossOutStreamed(
     // toBatch validates the file, in pass 2; a mask value other than 0/1 is the whole path's to
     // name).
     let tokens = 0;
+    const lengths = new Int32Array(B);
     let emptyRows = 0;
     for (let b0 = 0; b0 < B; b0 += rows) {
       const b1 = Math.min(B, b0 + rows);
@@ -143,6 +145,7 @@ export async function lossOutStreamed(
           if (v === 1) n++;
           else if (v !== 0) return null;
         }
+        lengths[b0 + r] = n;
         tokens += n;
         if (n === 0) emptyRows++;
       }
@@ -170,6 +173,12 @@ export async function lossOutStreamed(
             if (b === null) return null;
             if (b0 === 0) notice = nameNotice(fn, b.source.names);
             mask = b.responseMask.data;
+            // The mask pass 1 counted must be the one toBatch reads: each row's count again.
+            for (let r = 0; r < b1 - b0; r++) {
+              let n = 0;
+              for (let i = r * T; i < (r + 1) * T; i++) n += mask[i] as number;
+              if (n !== lengths[b0 + r]) return null;
+            }
             return b;
           },
           positions,
