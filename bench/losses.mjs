@@ -1,11 +1,4 @@
 #!/usr/bin/env node
-// polgrad's benchmark (docs/performance.md): loss + gradient through the public API (dist/) for
-// four registered configs on deterministic ragged and full batches, in typed and nested input
-// forms, beside the bare exp pass and, when present, polgrad 0.2.0 on PyTorch, interleaved
-// round by round, medians; then the CLI end to end and run diagnosis. Run after `npm run build`:
-//   node bench/losses.mjs [--quick] [--rounds N] [--sizes 64x4096,…] [--configs dapo,…]
-//                         [--fills ragged,full] [--only losses,cli,diagnose] [--no-peer]
-//                         [--cli-size BxT] [--diagnose-steps N] [--seed N] [--json FILE]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -18,6 +11,14 @@ import { benchDiagnose } from "./_diagnose.mjs";
 import { PEER_HOW_TO, peerMissing, startPeer } from "./_peer.mjs";
 import { interleave, timeSync } from "./_timing.mjs";
 import { makeBatch, nestedInputs, parseSize, typedInputs, writeBatchNpy } from "./cases.mjs";
+// polgrad's benchmark (docs/performance.md): loss + gradient through the public API (dist/) for
+// four registered configs on deterministic ragged and full batches, in typed and nested input
+// forms, beside the bare exp pass and, when present, polgrad 0.2.0 on PyTorch, interleaved
+// round by round, medians; then the CLI end to end and run diagnosis. Run after `npm run build`:
+//   node bench/losses.mjs [--quick] [--rounds N] [--sizes 64x4096,…] [--configs dapo,…]
+//                         [--fills ragged,full] [--only losses,cli,diagnose] [--no-peer]
+//                         [--cli-size BxT] [--diagnose-steps N] [--seed N] [--json FILE]
+import { targetVerdicts } from "./targets.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -331,6 +332,13 @@ if (sections.has("diagnose")) {
       `diagnose: ${(d.runBytes / 1e9).toFixed(3)} GB on ${t.threads} thread(s) in ${t.diagnoseSeconds.toFixed(2)} s = ${t.mbPerSecond.toFixed(0)} MB/s of run data (target ${TARGET.diagnoseMBps}), peak RSS ${t.peakRssMiB.toFixed(0)} MiB (${t.peakRssOverRun.toFixed(3)}× the run); peer: n/a (polgrad 0.2.0 has no run-level diagnosis)`,
     );
 }
+
+// Issue 12's targets, judged from this run (bench/targets.mjs).
+doc.verdicts = targetVerdicts(doc);
+say("");
+say("targets (issue 12), this run:");
+for (const v of doc.verdicts)
+  say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
 
 doc.finishedAt = new Date().toISOString();
 if (opt.json !== undefined) {

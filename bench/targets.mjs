@@ -1,0 +1,76 @@
+// Issue 12's targets judged from one bench JSON document (docs/performance.md#the-verdicts): each
+// target with what this run measured and whether it is met (null when this run did not measure
+// it, e.g. without the peer or without the 256x8192 size). Pure: the printing is losses.mjs's.
+
+/** The batch size the loss targets are set at. */
+const AT = { B: 256, T: 8192 };
+
+const at = (rows, threads) =>
+  rows.filter(
+    (r) => r.B === AT.B && r.T === AT.T && (threads === undefined || r.threads === threads),
+  );
+
+const range = (xs, f) =>
+  xs.length === 0 ? "not measured" : `${f(Math.min(...xs))}–${f(Math.max(...xs))}`;
+const times = (x) => `${x.toFixed(2)}×`;
+const pct = (x) => `${(100 * x).toFixed(0)} %`;
+
+/** Every row's value must pass; null when no row (or no peer) measured it. */
+function all(values, pass) {
+  return values.length === 0 ? null : values.every(pass);
+}
+
+/**
+ * The verdicts of `doc` (the document bench/losses.mjs writes): an array of
+ * `{ target, measured, met }`, in the order of issue 12's list.
+ */
+export function targetVerdicts(doc) {
+  const rows = doc.rows ?? [];
+  const withPeer = (rs) => rs.filter((r) => r.ratio !== null && r.ratio !== undefined);
+  const one = withPeer(at(rows, 1)).map((r) => r.ratio.typed);
+  const two = withPeer(at(rows, 2)).map((r) => r.ratio.typed);
+  const nested = at(rows).map((r) => r.nestedOverTyped);
+  const dapo = at(rows, 1)
+    .filter((r) => r.config === "dapo")
+    .map((r) => r.typed.fractionOfExp);
+  const diag = (doc.diagnose?.threads ?? []).map((t) => t.mbPerSecond);
+  const cli = doc.cli ?? null;
+  const cliRatio = cli?.ratioOut ?? null;
+  const cliRss = cli?.oursOut?.peakRssOverFile ?? null;
+  return [
+    {
+      target: "loss + gradient at 256x8192 ≥ 3× torch, one thread, typed",
+      measured: range(one, times),
+      met: all(one, (x) => x >= 3),
+    },
+    {
+      target: "≥ 2× torch's two threads with our two (256x8192, typed)",
+      measured: range(two, times),
+      met: all(two, (x) => x >= 2),
+    },
+    {
+      target: "nested within 1.5× of typed (256x8192)",
+      measured: range(nested, (x) => x.toFixed(2)),
+      met: all(nested, (x) => x <= 1.5),
+    },
+    {
+      target:
+        "fused pg_clip token-mean (dapo) ≥ 40 % of the bare exp pass (256x8192, one thread, typed)",
+      measured: range(dapo, pct),
+      met: all(dapo, (x) => x >= 0.4),
+    },
+    {
+      target: "run diagnosis ≥ 400 MB/s (the bench's run, read from the page cache)",
+      measured: range(diag, (x) => `${x.toFixed(0)} MB/s`),
+      met: all(diag, (x) => x >= 400),
+    },
+    {
+      target: "CLI loss --out ≥ 2× Python, peak memory ≤ 2× the file",
+      measured:
+        cliRatio === null || cliRss === null
+          ? "not measured"
+          : `${times(cliRatio)}, ${cliRss.toFixed(2)}× the file`,
+      met: cliRatio === null || cliRss === null ? null : cliRatio >= 2 && cliRss <= 2,
+    },
+  ];
+}
