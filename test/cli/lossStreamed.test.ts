@@ -446,28 +446,10 @@ describe("lossOutStreamed", () => {
       // Through the CLI: exactly the whole path's answer (an error, or for the JSON file a result).
       const a = join(dir, `${label}-cli.safetensors`);
       const b = join(dir, `${label}-whole.safetensors`);
-      const cli = await runMain([
-        "loss",
-        "--config",
-        config,
-        "--batch",
-        batch,
-        "--out",
-        a,
-        "--json",
-      ]);
-      const whole = await runMain([
-        "loss",
-        "--config",
-        config,
-        "--batch",
-        batch,
-        "--out",
-        b,
-        "--threads",
-        "2",
-        "--json",
-      ]);
+      const loss = (out: string, ...extra: string[]) =>
+        runMain(["loss", "--config", config, "--batch", batch, "--out", out, ...extra, "--json"]);
+      const cli = await loss(a);
+      const whole = await loss(b, "--threads", "2");
       expect(cli.code, label).toBe(whole.code);
       expect(cli.stderr, label).toBe(whole.stderr);
       expect(cli.stdout.replaceAll(a, "F"), label).toBe(whole.stdout.replaceAll(b, "F"));
