@@ -63,10 +63,10 @@ export async function lossOutByRows(
  * pass reads the mask alone and counts the rows' response tokens; the second validates each block
  * as toBatch validates the whole file (the same names, dtypes, shapes, mask values and
  * log-probability signs, block by block), checks that its rows' token counts are pass 1's (so the
- * normaliser is the mask toBatch reads), evaluates it (policyLossRowStream) and writes it. Returns null, with nothing
- * printed, for any other source and whenever a block or the whole would meet an error or
- * anything policyLossRowStream leaves to the whole call: the caller then reads the file whole,
- * and that path reports what it always reports.
+ * normaliser is the mask toBatch reads), evaluates it (policyLossRowStream) and writes it.
+ * Returns null, with nothing printed, for any other source and whenever a block or the whole
+ * would meet an error or anything policyLossRowStream leaves to the whole call: the caller then
+ * reads the file whole, and that path reports what it always reports.
  *
  * @enforcedBy test/cli/lossStreamed.test.ts > lossOutStreamed > identity: the streamed file, JSON and text are byte for byte the whole-batch path's, across dtypes, name maps, configs and block sizes
  */
@@ -118,9 +118,7 @@ export async function lossOutStreamed(
     // Pass 1: the rows' response tokens, from the mask alone (each block is validated whole, as
     // toBatch validates the file, in pass 2; a mask value other than 0/1 is the whole path's to
     // name).
-    let tokens = 0;
     const lengths = new Int32Array(B);
-    let emptyRows = 0;
     for (let b0 = 0; b0 < B; b0 += rows) {
       const b1 = Math.min(B, b0 + rows);
       let m: ArrayLike<number>;
@@ -138,18 +136,15 @@ export async function lossOutStreamed(
         if (t === undefined || t.shape.length !== 2 || t.shape[1] !== T) return null;
         m = t.data;
       }
-      for (let r = 0; r < b1 - b0; r++) {
-        let n = 0;
-        for (let i = r * T; i < (r + 1) * T; i++) {
-          const v = m[i] as number;
-          if (v === 1) n++;
-          else if (v !== 0) return null;
-        }
-        lengths[b0 + r] = n;
-        tokens += n;
-        if (n === 0) emptyRows++;
-      }
+      if (!rowCounts(m, b1 - b0, T, lengths, b0)) return null;
     }
+    let tokens = 0;
+    let emptyRows = 0;
+    for (const n of lengths) {
+      tokens += n;
+      if (n === 0) emptyRows++;
+    }
+    const again = new Int32Array(rows);
     let notice = "";
     // Pass 2: each block evaluated and written.
     const code = await writeByRows(
@@ -174,11 +169,8 @@ export async function lossOutStreamed(
             if (b0 === 0) notice = nameNotice(fn, b.source.names);
             mask = b.responseMask.data;
             // The mask pass 1 counted must be the one toBatch reads: each row's count again.
-            for (let r = 0; r < b1 - b0; r++) {
-              let n = 0;
-              for (let i = r * T; i < (r + 1) * T; i++) n += mask[i] as number;
-              if (n !== lengths[b0 + r]) return null;
-            }
+            if (!rowCounts(mask, b1 - b0, T, again, 0)) return null;
+            for (let r = 0; r < b1 - b0; r++) if (again[r] !== lengths[b0 + r]) return null;
             return b;
           },
           positions,
@@ -194,6 +186,29 @@ export async function lossOutStreamed(
   } finally {
     reader.close();
   }
+}
+
+/**
+ * Count the 1s of each of `rows` mask rows of width T into `into[at + r]`; false when a value is
+ * neither 0 nor 1 (the whole read names it).
+ */
+function rowCounts(
+  m: ArrayLike<number>,
+  rows: number,
+  T: number,
+  into: Int32Array,
+  at: number,
+): boolean {
+  for (let r = 0; r < rows; r++) {
+    let n = 0;
+    for (let i = r * T; i < (r + 1) * T; i++) {
+      const v = m[i] as number;
+      if (v === 1) n++;
+      else if (v !== 0) return false;
+    }
+    into[at + r] = n;
+  }
+  return true;
 }
 
 /**
