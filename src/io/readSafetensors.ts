@@ -121,11 +121,11 @@ export function openSafetensorsRowReader(fn: string, path: string): SafetensorsR
   } catch {
     return null;
   }
+  const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   let header: Header;
   let bodyAt: number;
   try {
-    if (file.size < 8) throw new Error("short");
-    const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
+    if (file.size < 8) throw fail("file", "at least 8 bytes (the header length)", "fewer");
     const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
     bodyAt = 8 + n;
     header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), file.size - bodyAt);
@@ -133,7 +133,6 @@ export function openSafetensorsRowReader(fn: string, path: string): SafetensorsR
     closeSync(file.fd);
     return null;
   }
-  const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   const shapes = new Map<string, NamedTensor>();
   for (const e of header.entries)
     shapes.set(e.name, { dtype: e.dtype, shape: e.shape, data: new Uint8Array(0) });
