@@ -9,8 +9,9 @@ import { getAlgorithm, policyLoss, VERSION } from "../dist/index.js";
 import { benchCli } from "./_cli.mjs";
 import { benchDiagnose } from "./_diagnose.mjs";
 import { PEER_HOW_TO, peerMissing, startPeer } from "./_peer.mjs";
-import { interleave, timeSync } from "./_timing.mjs";
+import { interleave, median, timeSync } from "./_timing.mjs";
 import { makeBatch, nestedInputs, parseSize, typedInputs, writeBatchNpy } from "./cases.mjs";
+import { floorOutputs, floorPass } from "./floor.mjs";
 // polgrad's benchmark (docs/performance.md): loss + gradient through the public API (dist/) for
 // four registered configs on deterministic ragged and full batches, in typed and nested input
 // forms, beside the bare exp pass and, when present, polgrad 0.2.0 on PyTorch, interleaved
@@ -120,6 +121,7 @@ const doc = {
   peer: { available: false, reason: null, versions: null },
   targets: TARGET,
   exp: [],
+  floor: [],
   rows: [],
   skipped: [],
   cli: null,
@@ -184,6 +186,7 @@ async function benchLosses() {
       const nested = nestedInputs(batch);
       const z = new Float64Array(n);
       const out = reusedOutputs(n);
+      const floorReused = floorOutputs(n);
       if (peer !== null) {
         const dir = mkdtempSync(join(os.tmpdir(), "polgrad-bench-npy-"));
         writeBatchNpy(dir, batch);
@@ -191,6 +194,7 @@ async function benchLosses() {
         rmSync(dir, { recursive: true, force: true });
       }
       const expTimes = [];
+      const floorTimes = { fresh: [], out: [] };
       for (const threads of THREADS) {
         for (const name of configs) {
           const config = getAlgorithm(name).loss;
@@ -219,6 +223,9 @@ async function benchLosses() {
           }
           const arms = [
             { name: "exp", run: () => timed(() => expPass(batch.logprobs, batch.oldLogprobs, z)) },
+            // The output-contract floor (bench/floor.mjs): dapo's outputs in one plain pass.
+            { name: "floor", run: () => timed(() => floorPass(batch, floorOutputs(n), true)) },
+            { name: "floorOut", run: () => timed(() => floorPass(batch, floorReused, false)) },
             { name: "typed", run: () => timed(() => callOurs(config, typed, threads)) },
             { name: "out", run: () => timed(() => callOurs(config, typed, threads, out)) },
           ];
@@ -232,6 +239,8 @@ async function benchLosses() {
           arms.push({ name: "nested", run: () => timed(() => callOurs(config, nested, threads)) });
           const t = await interleave(rounds, arms);
           expTimes.push(...t.exp.times);
+          floorTimes.fresh.push(...t.floor.times);
+          floorTimes.out.push(...t.floorOut.times);
           const side = (m) => ({
             medianSeconds: m.median,
             times: m.times,
@@ -248,6 +257,7 @@ async function benchLosses() {
             loss,
             gradAbsSum,
             exp: { medianSeconds: t.exp.median, tokensPerSecond: n / t.exp.median },
+            floor: { fresh: side(t.floor), out: side(t.floorOut) },
             typed: side(t.typed),
             out: side(t.out),
             nested: side(t.nested),
@@ -260,6 +270,8 @@ async function benchLosses() {
                     typed: t.peer.median / t.typed.median,
                     out: t.peer.median / t.out.median,
                     nested: t.peer.median / t.nested.median,
+                    floor: t.peer.median / t.floor.median,
+                    floorOut: t.peer.median / t.floorOut.median,
                   },
             agreement,
           };
@@ -294,6 +306,19 @@ async function benchLosses() {
       doc.exp.push({ B, T, fill, medianSeconds: expMedian, tokensPerSecond: n / expMedian });
       say(
         `exp     ${`${B}x${T}`.padEnd(10)}  ${fill.padEnd(6)}  bare exp(lp − old) pass: ${mtok(n / expMedian)} Mtok/s (${(expMedian * 1e3).toFixed(1)} ms)`,
+      );
+      const floorFresh = median(floorTimes.fresh);
+      const floorOut = median(floorTimes.out);
+      doc.floor.push({
+        B,
+        T,
+        fill,
+        fresh: { medianSeconds: floorFresh, tokensPerSecond: n / floorFresh },
+        out: { medianSeconds: floorOut, tokensPerSecond: n / floorOut },
+        fractionOfExp: { fresh: expMedian / floorFresh, out: expMedian / floorOut },
+      });
+      say(
+        `floor   ${`${B}x${T}`.padEnd(10)}  ${fill.padEnd(6)}  dapo's outputs in one plain pass: ${(floorFresh * 1e3).toFixed(1)} ms fresh, ${(floorOut * 1e3).toFixed(1)} ms reused (${fmt((100 * expMedian) / floorFresh, 0)} % / ${fmt((100 * expMedian) / floorOut, 0)} % of exp)`,
       );
     }
     const rss = process.resourceUsage().maxRSS / 1024;
@@ -337,8 +362,13 @@ if (sections.has("diagnose")) {
 doc.verdicts = targetVerdicts(doc);
 say("");
 say("targets (issue 12), this run:");
-for (const v of doc.verdicts)
+for (const v of doc.verdicts) {
   say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
+  if (v.bound !== null)
+    say(
+      `       the floor pass: ${v.bound}${v.reachable ? "" : ": the target lies beyond even the floor pass on this machine"}`,
+    );
+}
 
 doc.finishedAt = new Date().toISOString();
 if (opt.json !== undefined) {

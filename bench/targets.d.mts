@@ -6,6 +6,10 @@ export interface Verdict {
   readonly measured: string;
   /** null: this run did not measure it. */
   readonly met: boolean | null;
+  /** The floor pass's best ratio or fraction in this run; null where it bounds nothing. */
+  readonly bound: string | null;
+  /** Whether the bound passes the target (false: unreachable on this machine); null with no bound. */
+  readonly reachable: boolean | null;
 }
 
 export function targetVerdicts(doc: unknown): Verdict[];

@@ -1,6 +1,9 @@
 // Issue 12's targets judged from one bench JSON document (docs/performance.md#the-verdicts): each
 // target with what this run measured and whether it is met (null when this run did not measure
-// it, e.g. without the peer or without the 256x8192 size). Pure: the printing is losses.mjs's.
+// it, e.g. without the peer or without the 256x8192 size), and, for the loss targets the floor
+// pass bounds (bench/floor.mjs, docs/performance.md#the-floor-pass), the best any implementation
+// of the output contract could measure in the same run and whether the target is reachable at
+// all on this machine. Pure: the printing is losses.mjs's.
 
 /** The batch size the loss targets are set at. */
 const AT = { B: 256, T: 8192 };
@@ -15,6 +18,20 @@ const range = (xs, f) =>
 const times = (x) => `${x.toFixed(2)}×`;
 const pct = (x) => `${(100 * x).toFixed(0)} %`;
 
+/**
+ * The configs whose floor the floor pass is: a token ratio, one exp per response token (GSPO's
+ * sequence ratio takes one exp per row, so the pass bounds nothing for it).
+ */
+const TOKEN_RATIO = new Set(["dapo", "grpo", "cispo"]);
+
+/** The floor's bound: `best` per row (null when the row has no floor), reachable when all pass. */
+function bounded(rows, best, pass, f) {
+  const xs = rows.map(best).filter((x) => x !== null && x !== undefined);
+  return xs.length === 0
+    ? { bound: null, reachable: null }
+    : { bound: range(xs, f), reachable: xs.every(pass) };
+}
+
 /** Every row's value must pass; null when no row (or no peer) measured it. */
 function all(values, pass) {
   return values.length === 0 ? null : values.every(pass);
@@ -22,13 +39,38 @@ function all(values, pass) {
 
 /**
  * The verdicts of `doc` (the document bench/losses.mjs writes): an array of
- * `{ target, measured, met }`, in the order of issue 12's list.
+ * `{ target, measured, met, bound, reachable }`, in the order of issue 12's list; `bound` (the
+ * floor pass's best in this run) and `reachable` are null where the floor bounds nothing or did
+ * not run.
  */
 export function targetVerdicts(doc) {
   const rows = doc.rows ?? [];
   const withPeer = (rs) => rs.filter((r) => r.ratio !== null && r.ratio !== undefined);
   const one = withPeer(at(rows, 1)).map((r) => r.ratio.typed);
   const two = withPeer(at(rows, 2)).map((r) => r.ratio.typed);
+  const floored = (rs) => withPeer(rs).filter((r) => TOKEN_RATIO.has(r.config));
+  // One thread: torch's time over the floor's with fresh outputs (the typed call's outputs are
+  // fresh). Two threads: over half the floor's one-thread time, a perfect split of its work.
+  const oneBound = bounded(
+    floored(at(rows, 1)),
+    (r) => r.ratio.floor,
+    (x) => x >= 3,
+    times,
+  );
+  const twoBound = bounded(
+    floored(at(rows, 2)),
+    (r) => (r.ratio.floor === undefined ? null : 2 * r.ratio.floor),
+    (x) => x >= 2,
+    times,
+  );
+  const dapoRows = at(rows, 1).filter((r) => r.config === "dapo");
+  const dapoOut = dapoRows.map((r) => r.out?.fractionOfExp).filter((x) => x !== undefined);
+  const expBound = bounded(
+    dapoRows,
+    (r) => (r.floor === undefined ? null : r.exp.medianSeconds / r.floor.fresh.medianSeconds),
+    (x) => x >= 0.4,
+    pct,
+  );
   const nested = at(rows).map((r) => r.nestedOverTyped);
   const dapo = at(rows, 1)
     .filter((r) => r.config === "dapo")
@@ -42,27 +84,37 @@ export function targetVerdicts(doc) {
       target: "loss + gradient at 256x8192 ≥ 3× torch, one thread, typed",
       measured: range(one, times),
       met: all(one, (x) => x >= 3),
+      ...oneBound,
     },
     {
       target: "≥ 2× torch's two threads with our two (256x8192, typed)",
       measured: range(two, times),
       met: all(two, (x) => x >= 2),
+      ...twoBound,
     },
     {
       target: "nested within 1.5× of typed (256x8192)",
       measured: range(nested, (x) => x.toFixed(2)),
       met: all(nested, (x) => x <= 1.5),
+      bound: null,
+      reachable: null,
     },
     {
       target:
         "fused pg_clip token-mean (dapo) ≥ 40 % of the bare exp pass (256x8192, one thread, typed)",
-      measured: range(dapo, pct),
+      measured:
+        dapoOut.length === 0
+          ? range(dapo, pct)
+          : `${range(dapo, pct)} (out: ${range(dapoOut, pct)})`,
       met: all(dapo, (x) => x >= 0.4),
+      ...expBound,
     },
     {
       target: "run diagnosis ≥ 400 MB/s (the bench's run, read from the page cache)",
       measured: range(diag, (x) => `${x.toFixed(0)} MB/s`),
       met: all(diag, (x) => x >= 400),
+      bound: null,
+      reachable: null,
     },
     {
       target: "CLI loss --out ≥ 2× Python, peak memory ≤ 2× the file",
@@ -71,6 +123,8 @@ export function targetVerdicts(doc) {
           ? "not measured"
           : `${times(cliRatio)}, ${cliRss.toFixed(2)}× the file`,
       met: cliRatio === null || cliRss === null ? null : cliRatio >= 2 && cliRss <= 2,
+      bound: null,
+      reachable: null,
     },
   ];
 }

@@ -81,3 +81,56 @@ describe("targetVerdicts", () => {
     expect(targetVerdicts(noPeer).map((v) => v.met)).toEqual([null, null, true, true, null, null]);
   });
 });
+
+/** A 256x8192 row with the floor pass: torch over the floor's fresh time, and exp and floor times. */
+function floored(
+  config: string,
+  threads: number,
+  ratioFloor: number,
+  expMs: number,
+  floorMs: number,
+) {
+  return {
+    ...row(config, 256, 8192, threads, 1, 1, 0.2),
+    ratio: { typed: 1, out: 1, nested: 1, floor: ratioFloor, floorOut: ratioFloor },
+    exp: { medianSeconds: expMs / 1e3 },
+    floor: { fresh: { medianSeconds: floorMs / 1e3 }, out: { medianSeconds: floorMs / 1e3 } },
+    out: { fractionOfExp: 0.33 },
+  };
+}
+
+describe("targetVerdicts with the floor pass", () => {
+  test("golden: a target beyond the floor is unreachable; the floor of GSPO and other targets bound nothing", () => {
+    const doc = {
+      rows: [
+        // One thread: dapo's floor is 3.5× torch, cispo's 1.8×: 3× is beyond the floor for cispo.
+        floored("dapo", 1, 3.5, 20, 40),
+        floored("cispo", 1, 1.8, 20, 40),
+        // GSPO's sequence ratio takes one exp per row: its 0.5 is not a bound and is left out.
+        floored("gspo", 1, 0.5, 20, 40),
+        // Two threads: the bound is twice the floor's ratio (a perfect split): 2·1.1 = 2.2 ≥ 2.
+        floored("dapo", 2, 1.1, 20, 40),
+      ],
+    };
+    const v = targetVerdicts(doc);
+    expect(v.map((x) => [x.bound, x.reachable])).toEqual([
+      ["1.80×–3.50×", false],
+      ["2.20×–2.20×", true],
+      [null, null],
+      // exp / floor = 20 / 40 = 50 % ≥ 40 %: reachable in this run.
+      ["50 %–50 %", true],
+      [null, null],
+      [null, null],
+    ]);
+    // The dapo target shows the call with reused outputs beside the fresh one.
+    expect(v[3]?.measured).toBe("20 %–20 % (out: 33 %–33 %)");
+    // A floor at 39 % of exp: the 40 % target is beyond it.
+    const slow = { rows: [floored("dapo", 1, 3.5, 39, 100)] };
+    expect(targetVerdicts(slow)[3]).toMatchObject({ bound: "39 %–39 %", reachable: false });
+  });
+
+  test("golden: rows without the floor (an older document) give no bound", () => {
+    const v = targetVerdicts({ rows: [row("dapo", 256, 8192, 1, 2, 1, 0.2)] });
+    expect(v.map((x) => [x.bound, x.reachable])).toEqual(Array(6).fill([null, null]));
+  });
+});

@@ -1,0 +1,14 @@
+// Types of bench/floor.mjs, for its test.
+import type { BenchBatch } from "./cases.mjs";
+
+/** The five [B, T] outputs the floor pass writes, named as the kernel's. */
+export interface FloorOutputs {
+  readonly grad: Float64Array;
+  readonly objective: Float64Array;
+  readonly ratio: Float64Array;
+  readonly low: Uint8Array;
+  readonly high: Uint8Array;
+}
+
+export function floorOutputs(n: number): FloorOutputs;
+export function floorPass(batch: BenchBatch, out: FloorOutputs, fresh: boolean): number;
