@@ -221,20 +221,37 @@ async function benchLosses() {
             agreement.peerLossRel = relDiff(loss, p.loss);
             agreement.peerGradAbsSumRel = relDiff(gradAbsSum, p.grad_abs_sum);
           }
+          // Minor page faults of each typed call and each peer call (the warm-up round's first).
+          const faults = { typed: [], peer: [] };
           const arms = [
             { name: "exp", run: () => timed(() => expPass(batch.logprobs, batch.oldLogprobs, z)) },
             // The output-contract floor (bench/floor.mjs): dapo's outputs in one plain pass.
             { name: "floor", run: () => timed(() => floorPass(batch, floorOutputs(n), true)) },
             { name: "floorOut", run: () => timed(() => floorPass(batch, floorReused, false)) },
-            { name: "typed", run: () => timed(() => callOurs(config, typed, threads)) },
+            {
+              name: "typed",
+              run: () => {
+                const f0 = process.resourceUsage().minorPageFault;
+                const s = timed(() => callOurs(config, typed, threads));
+                faults.typed.push(process.resourceUsage().minorPageFault - f0);
+                return s;
+              },
+            },
             { name: "out", run: () => timed(() => callOurs(config, typed, threads, out)) },
           ];
           if (peer !== null)
             arms.push({
               name: "peer",
-              run: async () =>
-                (await peer.request({ cmd: "time", config: name, threads: peerThreads, reps: 1 }))
-                  .times[0],
+              run: async () => {
+                const p = await peer.request({
+                  cmd: "time",
+                  config: name,
+                  threads: peerThreads,
+                  reps: 1,
+                });
+                faults.peer.push(p.faults[0]);
+                return p.times[0];
+              },
             });
           arms.push({ name: "nested", run: () => timed(() => callOurs(config, nested, threads)) });
           const t = await interleave(rounds, arms);
@@ -258,6 +275,11 @@ async function benchLosses() {
             gradAbsSum,
             exp: { medianSeconds: t.exp.median, tokensPerSecond: n / t.exp.median },
             floor: { fresh: side(t.floor), out: side(t.floorOut) },
+            // Median minor page faults per call, the warm-up round left out (null: no peer).
+            faults: {
+              typed: median(faults.typed.slice(1)),
+              peer: peer === null ? null : median(faults.peer.slice(1)),
+            },
             typed: side(t.typed),
             out: side(t.out),
             nested: side(t.nested),

@@ -21,6 +21,7 @@ Two modes:
 import gc
 import json
 import os
+import resource
 import sys
 import time
 
@@ -52,13 +53,14 @@ def tensors_from_arrays(arrays):
 
 
 def run_loss(config_name, t):
-    """One loss + backward; returns (seconds, result, gradient)."""
+    """One loss + backward; returns (seconds, result, gradient, minor page faults)."""
     cfg = polgrad.get_algorithm(config_name).loss
     lp = t["logprobs"].detach().requires_grad_(True)
     kwargs = {}
     if cfg.kl is not None:
         kwargs["ref_logprobs"] = t["ref_logprobs"]
     gc.collect()  # as the JS side collects before each timed call: no inherited garbage
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t0 = time.perf_counter()
     res = polgrad.policy_loss(
         cfg,
@@ -70,7 +72,8 @@ def run_loss(config_name, t):
     )
     res.loss.backward()
     dt = time.perf_counter() - t0
-    return dt, res, lp.grad
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
+    return dt, res, lp.grad, faults
 
 
 def serve():
@@ -88,14 +91,16 @@ def serve():
         elif cmd == "time":
             torch.set_num_threads(int(msg.get("threads", 1)))
             times = []
+            faults = []
             loss = grad_abs = None
             for _ in range(int(msg.get("reps", 1))):
-                dt, res, grad = run_loss(msg["config"], tensors)
+                dt, res, grad, f = run_loss(msg["config"], tensors)
                 times.append(dt)
+                faults.append(f)
                 loss = res.loss.item()
                 grad_abs = grad.abs().sum().item()
                 del res, grad
-            reply = {"times": times, "loss": loss, "grad_abs_sum": grad_abs}
+            reply = {"times": times, "faults": faults, "loss": loss, "grad_abs_sum": grad_abs}
         elif cmd == "quit":
             return
         else:
@@ -134,7 +139,7 @@ def cli(argv):
     torch.set_num_threads(threads)
     arrays = read_safetensors(path)
     t = tensors_from_arrays({k: v for k, v in arrays.items() if k in STREAMS})
-    _, res, _ = run_loss(algo, t)
+    _, res, _, _ = run_loss(algo, t)
     print(json.dumps({"loss": res.loss.item()}))
 
 

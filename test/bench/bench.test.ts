@@ -34,6 +34,8 @@ interface Row {
   nested: Side;
   peer: Side | null;
   ratio: { typed: number; out: number; nested: number } | null;
+  floor: { fresh: Side; out: Side };
+  faults: { typed: number; peer: number | null };
   agreement: { nestedBitwise: boolean; peerLossRel: number | null };
 }
 
@@ -81,7 +83,10 @@ describe("bench/losses.mjs", () => {
     );
     for (const row of rows) {
       expect([row.peer, row.ratio, row.agreement.peerLossRel]).toEqual([null, null, null]);
-      for (const side of [row.typed, row.out, row.nested]) {
+      // The floor pass ran in the same rounds; the typed call's page faults are a count.
+      expect(Number.isInteger(row.faults.typed) && row.faults.typed >= 0).toBe(true);
+      expect(row.faults.peer).toBeNull();
+      for (const side of [row.typed, row.out, row.nested, row.floor.fresh, row.floor.out]) {
         expect(side.times).toHaveLength(1);
         expect(side.medianSeconds).toBe(side.times[0]);
         // Tokens per second count every B·T position: 512 / median.
@@ -90,6 +95,7 @@ describe("bench/losses.mjs", () => {
       }
     }
     expect((doc.exp as unknown[]).length).toBe(2);
+    expect((doc.floor as { fill: string }[]).map((f) => f.fill)).toEqual(["ragged", "full"]);
     const cli = doc.cli as {
       B: number;
       T: number;
