@@ -3,11 +3,13 @@
  * (a file of any registered format, a folder of tensor files, or standard input sniffed from its
  * magic bytes) and how to read its names: `--names verl|trl|openrlhf|polgrad|FILE.json`,
  * `--name ours=theirs[,…]`, `--strict`, `--response-slice last|START:END`. One notice line on
- * stderr says which names were read and which tensors were set aside.
+ * stderr says which names were read and which tensors were set aside, and one warning line per
+ * log-probability tensor with values above 0.
  */
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { UsageError } from "../errors.js";
+import type { BatchSource, BatchWarning } from "../io/batch.js";
 import type { BatchTensorName } from "../io/batchNames.js";
 import type { CustomNameMap, NameOptions, NameResolution, ResponseSlice } from "../io/names.js";
 import type { TensorSet } from "../io/tensorTypes.js";
@@ -29,7 +31,8 @@ export const NAME_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   },
   strict: {
     type: "boolean",
-    description: "make tensors the batch does not use an error instead of a notice",
+    description:
+      "make tensors the batch does not use an error instead of a notice, and log-probabilities above 0 an error instead of a warning",
   },
   "response-slice": {
     type: "string",
@@ -175,6 +178,45 @@ export function noticeLine(
 }
 
 /**
+ * The stderr lines of a batch's warnings (a log-probability above 0: docs/io.md#warnings), one
+ * per tensor, or "".
+ *
+ * @param fn - The command, each line's prefix.
+ * @param warnings - The batch's warnings (batch.source.warnings).
+ * @returns Lines ending with a newline, or "".
+ */
+export function warningLines(fn: string, warnings: readonly BatchWarning[]): string {
+  return warnings
+    .map((w) => `${fn}: warning: ${safeText(w.message, 400)} (--strict makes this an error)\n`)
+    .join("");
+}
+
+/** Write a batch's notice and warning lines to the command's notice stream. @internal */
+export function sayBatchSource(fn: string, io: CommandIO, source: BatchSource): void {
+  const text = nameNotice(fn, source.names) + warningLines(fn, source.warnings);
+  if (text !== "") (io.notice ?? io.stderr)(text);
+}
+
+/** The `source` of a `--json` document: where the batch came from and what it warned of. */
+export interface SourceDocument {
+  readonly path: string;
+  readonly format: string;
+  readonly warnings: readonly BatchWarning[];
+}
+
+/**
+ * Where a batch came from, as the `source` of a `--json` document: path, format and warnings.
+ *
+ * @param source - The batch's source.
+ * @returns `{path, format, warnings}` (wire names snake_case).
+ */
+export function sourceDocument(
+  source: Pick<BatchSource, "path" | "format" | "warnings">,
+): SourceDocument {
+  return { path: source.path, format: source.format, warnings: source.warnings };
+}
+
+/**
  * `--batch` read and validated as a full batch under the command's name options, with the notice
  * written to stderr.
  *
@@ -203,7 +245,6 @@ export async function readCliBatch(
   const options = await nameOptionsOf(fn, values);
   const { toBatch } = await import("../io/batch.js");
   const batch = toBatch(await readBatchTensors(fn, path, io), { ...options, require });
-  const notice = nameNotice(fn, batch.source.names);
-  if (notice !== "") (io.notice ?? io.stderr)(notice);
+  sayBatchSource(fn, io, batch.source);
   return batch;
 }

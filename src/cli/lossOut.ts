@@ -15,11 +15,12 @@
  */
 
 import type { GlobalNormalizer } from "../aggregate/effectiveTokenWeights.js";
-import type { Batch } from "../io/batch.js";
+import type { Batch, BatchWarning } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import type { PolicyOutputs } from "../losses/kernel/outputs.js";
 import type { PolicyLossScalars } from "../losses/policyLoss.js";
+import { type SourceDocument, sourceDocument } from "./batchInput.js";
 import type { CommandIO, OptionValues } from "./command.js";
 import { writeJson } from "./output.js";
 import { type TensorsFileInfo, WIDEST_NUMBER } from "./tensorsOut.js";
@@ -47,14 +48,23 @@ export async function lossOutByRows(
   const { policyLossBlocks } = await import("../losses/policyLoss.js");
   const { rows: B, cols: T } = batch.logprobs;
   const mask = batch.responseMask.data;
-  return writeByRows(values, io, config, source, batch.source.path, B, T, path, (onBlock) =>
-    policyLossBlocks(
-      config,
-      batch,
-      BLOCK_POSITIONS,
-      (b0, b1, out) => onBlock(b0, b1, out, mask.subarray(b0 * T, b1 * T)),
-      global,
-    ),
+  return writeByRows(
+    values,
+    io,
+    config,
+    source,
+    () => sourceDocument(batch.source),
+    B,
+    T,
+    path,
+    (onBlock) =>
+      policyLossBlocks(
+        config,
+        batch,
+        BLOCK_POSITIONS,
+        (b0, b1, out) => onBlock(b0, b1, out, mask.subarray(b0 * T, b1 * T)),
+        global,
+      ),
   );
 }
 
@@ -87,8 +97,8 @@ export async function lossOutStreamed(
   if (reader === null) return null;
   try {
     const { resolveNames } = await import("../io/names.js");
-    const { toBatchAs } = await import("../io/batch.js");
-    const { nameNotice } = await import("./batchInput.js");
+    const { toBatchAs, mergeBatchWarnings } = await import("../io/batch.js");
+    const { nameNotice, warningLines } = await import("./batchInput.js");
     const { policyLossRowStream } = await import("../losses/policyLoss.js");
     // [B, T] from the header: the tensor the names read as logprobs; the mask's name in the file.
     let resolved: ReturnType<typeof resolveNames>;
@@ -146,13 +156,21 @@ export async function lossOutStreamed(
     }
     const again = new Int32Array(rows);
     let notice = "";
+    let format = "safetensors";
+    // Each block's warnings (a log-probability above 0), merged as one read of the file gives them.
+    const blockWarnings: { rowOffset: number; warnings: readonly BatchWarning[] }[] = [];
+    let merged: BatchWarning[] | null = null;
+    const warnings = (): BatchWarning[] => {
+      merged ??= mergeBatchWarnings(blockWarnings);
+      return merged;
+    };
     // Pass 2: each block evaluated and written.
     const code = await writeByRows(
       values,
       io,
       config,
       source,
-      batchPath,
+      () => ({ path: batchPath, format, warnings: warnings() }),
       B,
       T,
       path,
@@ -166,7 +184,12 @@ export async function lossOutStreamed(
           (b0, b1) => {
             const b = block(b0, b1);
             if (b === null) return null;
-            if (b0 === 0) notice = nameNotice(fn, b.source.names);
+            if (b0 === 0) {
+              notice = nameNotice(fn, b.source.names);
+              format = b.source.format;
+            }
+            if (b.source.warnings.length > 0)
+              blockWarnings.push({ rowOffset: b0, warnings: b.source.warnings });
             mask = b.responseMask.data;
             // The mask pass 1 counted must be the one toBatch reads: each row's count again.
             if (!rowCounts(mask, b1 - b0, T, again, 0)) return null;
@@ -179,7 +202,8 @@ export async function lossOutStreamed(
         );
       },
       () => {
-        if (notice !== "") (io.notice ?? io.stderr)(notice);
+        const text = notice + warningLines(fn, warnings());
+        if (text !== "") (io.notice ?? io.stderr)(text);
       },
     );
     return code;
@@ -221,7 +245,7 @@ async function writeByRows(
   io: CommandIO,
   config: PolicyLossConfig,
   source: string,
-  batchPath: string,
+  batchSource: () => SourceDocument,
   B: number,
   T: number,
   path: string,
@@ -278,11 +302,12 @@ async function writeByRows(
       // The entropy bonus takes the whole-result path (the row paths return null with one).
       entropyLoss: null,
       gradEntropies: null,
+      source: batchSource(),
     };
     writeJson(io, "loss", { ...kept, tensorsFile: file });
   } else {
     const { safeText } = await import("../core/message.js");
-    const text = renderLossSummary(config, source, batchPath, result, summary);
+    const text = renderLossSummary(config, source, batchSource().path, result, summary);
     io.stdout(
       `${text.replace(/\(use --json[^)]*\)\n$/, "")}tensors ${Object.keys(tensors).join(", ")} written to ${safeText(path)}\n`,
     );

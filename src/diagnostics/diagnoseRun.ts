@@ -331,6 +331,12 @@ function collectRunStepsAs(
         maps.set(key, m);
         for (const n of r.ignored) ignored.set(n, (ignored.get(n) ?? 0) + 1);
         for (const n of r.notes) notes.add(n);
+        // A log-probability above 0 (read as given, docs/io.md#warnings): one note a tensor, the
+        // same text from every step and every shard, so the parts merge.
+        for (const w of batch.source.warnings)
+          notes.add(
+            `${w.fileName ?? w.tensor}: log-probabilities above 0 at response positions in some step(s): probabilities or logits stored by mistake?`,
+          );
         // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
         const d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
         if (d.mismatchOverflow) mismatchOverflowSteps.push(step);

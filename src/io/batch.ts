@@ -4,7 +4,7 @@
  * snake_case file names to camelCase fields. Non-finite values are kept: finiteness is a rule
  * of response positions only, checked by the losses.
  */
-import { fmtShape } from "../core/message.js";
+import { fmtShape, safeText } from "../core/message.js";
 import type { Mask, Matrix } from "../core/tensor.js";
 import type { IoError } from "../errors.js";
 import { ioError } from "./_internal/ioError.js";
@@ -32,6 +32,77 @@ export interface BatchSource {
   readonly dtypes: Readonly<Record<string, string>>;
   /** How the file's names were read: the map, renames, ignored tensors, notes. */
   readonly names: NameResolution;
+  /** What the file holds that polgrad reads but doubts (docs/io.md#warnings); empty when nothing. */
+  readonly warnings: readonly BatchWarning[];
+}
+
+/**
+ * A value a batch file holds that polgrad 0.2.0 accepts and polgrad reads as given, but that is
+ * likely a mistake: a log-probability stream with finite values above 0 at response positions
+ * (probabilities or logits stored in a logprob stream). Under `strict` it is an error instead.
+ */
+export interface BatchWarning {
+  readonly code: "positive-logprob";
+  /** polgrad's name of the tensor. */
+  readonly tensor: string;
+  /** The tensor's name in the file, when it was read under another name; else null. */
+  readonly fileName: string | null;
+  /** How many response positions hold a finite value above 0. */
+  readonly count: number;
+  /** The first such value, in row-major order. */
+  readonly firstValue: number;
+  /** Its position (row, column). */
+  readonly firstAt: readonly [number, number];
+  /** One line for people: tensor, count, first value and position, and the likely cause. */
+  readonly message: string;
+}
+
+/**
+ * The positive-log-probability warning of one tensor (its message derived from its fields).
+ * @internal
+ */
+export function positiveLogprobWarning(
+  tensor: string,
+  fileName: string | null,
+  count: number,
+  firstValue: number,
+  firstAt: readonly [number, number],
+): BatchWarning {
+  const label = fileName === null ? tensor : `${safeText(fileName, 60)} (read as ${tensor})`;
+  return {
+    code: "positive-logprob",
+    tensor,
+    fileName,
+    count,
+    firstValue,
+    firstAt,
+    message: `${label}: ${count} value(s) > 0, first ${firstValue} at (${firstAt[0]}, ${firstAt[1]}): probabilities or logits stored by mistake?`,
+  };
+}
+
+/**
+ * The warnings of a batch read in row blocks, as one read of the whole file would give them:
+ * counts summed, the first value the first block's, its row shifted by the block's first row.
+ * @internal
+ */
+export function mergeBatchWarnings(
+  blocks: readonly { readonly rowOffset: number; readonly warnings: readonly BatchWarning[] }[],
+): BatchWarning[] {
+  const byTensor = new Map<string, { first: BatchWarning; row: number; count: number }>();
+  for (const { rowOffset, warnings } of blocks) {
+    for (const w of warnings) {
+      const seen = byTensor.get(w.tensor);
+      if (seen === undefined)
+        byTensor.set(w.tensor, { first: w, row: w.firstAt[0] + rowOffset, count: w.count });
+      else seen.count += w.count;
+    }
+  }
+  return [...byTensor.values()].map(({ first, row, count }) =>
+    positiveLogprobWarning(first.tensor, first.fileName, count, first.firstValue, [
+      row,
+      first.firstAt[1],
+    ]),
+  );
 }
 
 /** A validated batch: `[B, T]` float64 matrices, `[B]` or `[B, T]` advantages and a 0/1 mask. */
@@ -156,10 +227,11 @@ function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
  * given, renames; unused tensors set aside in `source.names.ignored`, an error with `strict`),
  * then names from {@link BATCH_TENSOR_NAMES}; value tensors float `[B, T]` (the shape of
  * `logprobs`); `advantages` float `[B]` or `[B, T]`; `response_mask` `[B, T]` of any dtype whose
- * values are exactly 0 or 1; the log-probability streams (logprobs, old_logprobs, ref_logprobs,
- * rollout_logprobs, masked_logprobs) ≤ 0 at every response position (a finite value above 0 is
- * rejected; NaN/±Inf are left to the losses). Empty mask rows are not checked here (the losses
- * reject them).
+ * values are exactly 0 or 1. A log-probability stream (logprobs, old_logprobs, ref_logprobs,
+ * rollout_logprobs, masked_logprobs) with finite values above 0 at response positions is read as
+ * given, as polgrad 0.2.0 reads it, with a {@link BatchWarning} in `source.warnings` (tensor,
+ * count, first value and position); under `strict` it is an error. NaN/±Inf are left to the
+ * losses. Empty mask rows are not checked here (the losses reject them).
  *
  * @param tensors - The tensors, e.g. from {@link readTensors}.
  * @param options - `require`: names needed beyond logprobs, old_logprobs, advantages,
@@ -168,11 +240,12 @@ function maskOf(fail: Fail, t: NamedTensor, like: Matrix): Mask {
  * @throws {IoError} E_IO for an unused name under `strict` (with a did-you-mean suggestion),
  *   ambiguous or conflicting names, missing required names (listing the missing, the present
  *   and ignored near misses), a wrong rank, shape or dtype, mask values
- *   other than 0/1, or a log-probability above 0 at a response position (naming tensor and
- *   position).
+ *   other than 0/1, or, under `strict`, a log-probability above 0 at a response position
+ *   (naming tensor, position and count).
  * @derivation docs/io.md#batches
  * @enforcedBy test/io/batch.test.ts > toBatch > rejects: an unknown tensor name with a suggestion
- * @enforcedBy test/io/batch.test.ts > toBatch > regression: a log-probability above 0 at a response position is rejected in every stream
+ * @enforcedBy test/io/batch.test.ts > toBatch > golden: a log-probability above 0 at a response position is a warning naming tensor, count and first position, in every stream
+ * @enforcedBy test/io/batch.test.ts > toBatch > rejects: under strict, a log-probability above 0 at a response position in every stream
  * @enforcedBy test/io/batch.test.ts > toBatch > rejects: missing required tensors listing missing and present
  * @since 0.1.0
  */
@@ -208,6 +281,7 @@ export function toBatchAs(fn: string, file: TensorSet, options: ToBatchOptions):
     names,
     set.tensors.get("response_mask") as NamedTensor,
     logprobs,
+    options.strict === true,
   ) as Batch;
 }
 
@@ -238,7 +312,7 @@ export interface PartialBatch {
  * @param tensors - The tensors, e.g. from {@link readTensors}.
  * @returns The partial batch.
  * @throws {IoError} E_IO for an unknown name (with a suggestion), a missing mask, a wrong rank,
- *   shape, dtype or mask value, or a log-probability above 0 at a response position.
+ *   shape, dtype or mask value, or (strict) a log-probability above 0 at a response position.
  * @derivation docs/io.md#batches
  * @enforcedBy test/io/partialBatch.test.ts > toPartialBatch > golden: any subset of tensors with a mask is accepted
  * @since 0.1.0
@@ -262,10 +336,17 @@ export function toPartialBatchAs(fn: string, file: TensorSet, options: NameOptio
   const [rows = 0, cols = 0] = m.shape;
   if (m.shape.length !== 2 || rows < 1 || cols < 1)
     throw fail("response_mask", "2-D [B, T] with B, T >= 1", `shape ${fmtShape(m.shape)}`);
-  return assemble(fail, set, names, m, { rows, cols, data: new Float64Array(0) });
+  return assemble(
+    fail,
+    set,
+    names,
+    m,
+    { rows, cols, data: new Float64Array(0) },
+    options.strict === true,
+  );
 }
 
-/** The log-probability streams of a batch file: each must be ≤ 0 at every response position. */
+/** The log-probability streams of a batch file: a finite value above 0 is a warning (or, strict, an error). */
 const LOGPROB_STREAMS = [
   "logprobs",
   "old_logprobs",
@@ -275,34 +356,54 @@ const LOGPROB_STREAMS = [
 ] as const;
 
 /**
- * Reject a finite log-probability above 0 at a response position (a file with probabilities, or
- * logits, in a logprob stream). NaN and ±Infinity are left to the losses' finiteness rule
- * (E_NONFINITE); padding is never read.
+ * The response positions holding a finite value above 0: how many, and the first (−1 when none).
+ * NaN and ±Infinity are left to the losses' finiteness rule (E_NONFINITE); padding is never read.
  */
-/** The first response position holding a finite value above 0, or −1. */
-function firstPositive(d: ArrayLike<number>, m: Uint8Array): number {
+function positives(d: ArrayLike<number>, m: Uint8Array): { count: number; first: number } {
+  let count = 0;
+  let first = -1;
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== 1) continue;
     const v = d[i] as number;
-    if (v > 0 && v < Number.POSITIVE_INFINITY) return i;
+    if (v > 0 && v < Number.POSITIVE_INFINITY) {
+      if (count === 0) first = i;
+      count++;
+    }
   }
-  return -1;
+  return { count, first };
 }
 
-function checkLogprobs(fail: Fail, set: TensorSet, mask: Mask): void {
+/**
+ * A finite log-probability above 0 at a response position (probabilities or logits in a logprob
+ * stream): polgrad 0.2.0 accepts any finite value, so it is a warning; under `strict` an error.
+ */
+function checkLogprobs(
+  fail: Fail,
+  set: TensorSet,
+  mask: Mask,
+  names: NameResolution,
+  strict: boolean,
+): BatchWarning[] {
+  const warnings: BatchWarning[] = [];
   for (const name of LOGPROB_STREAMS) {
     const t = set.tensors.get(name);
     if (t === undefined) continue;
-    const i = firstPositive(t.data, mask.data);
-    if (i >= 0) {
-      const b = Math.floor(i / mask.cols);
+    const { count, first } = positives(t.data, mask.data);
+    if (count === 0) continue;
+    const b = Math.floor(first / mask.cols);
+    const at = [b, first - b * mask.cols] as const;
+    if (strict) {
       throw fail(
         name,
-        "a log-probability (≤ 0) at every response position",
-        `${t.data[i]} at (${b}, ${i - b * mask.cols})`,
+        "a log-probability (≤ 0) at every response position (strict)",
+        `${t.data[first]} at (${at[0]}, ${at[1]}) (${count} value(s) > 0)`,
       );
     }
+    warnings.push(
+      positiveLogprobWarning(name, names.renamed[name] ?? null, count, t.data[first] as number, at),
+    );
   }
+  return warnings;
 }
 
 /** Validate every present tensor against the `[B, T]` of `like` and map names to fields. */
@@ -312,12 +413,14 @@ function assemble(
   names: NameResolution,
   mask: NamedTensor,
   like: Matrix,
+  strict: boolean,
 ): PartialBatch {
   const dtypes: Record<string, string> = {};
   for (const [name, t] of set.tensors) dtypes[name] = t.dtype;
+  const warnings: BatchWarning[] = [];
   const out: { -readonly [K in keyof PartialBatch]: PartialBatch[K] } = {
     responseMask: maskOf(fail, mask, like),
-    source: { path: set.path, format: set.format, dtypes, names },
+    source: { path: set.path, format: set.format, dtypes, names, warnings },
   };
   const lp = set.tensors.get("logprobs");
   if (lp !== undefined) out.logprobs = floatMatrix(fail, "logprobs", lp, like);
@@ -330,6 +433,6 @@ function assemble(
     if (t !== undefined) out[field] = floatMatrix(fail, name, t, like);
   }
   // Every stream now has the mask's shape, so position i is the same token in each.
-  checkLogprobs(fail, set, out.responseMask);
+  warnings.push(...checkLogprobs(fail, set, out.responseMask, names, strict));
   return out;
 }

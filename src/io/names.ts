@@ -34,7 +34,10 @@ export interface NameOptions {
   readonly names?: NameMapId | CustomNameMap;
   /** One-offs applied over the map: polgrad name → the file's name (`--name ours=theirs`). */
   readonly rename?: CustomNameMap;
-  /** Make tensors the batch does not use an error instead of a notice. @defaultValue false */
+  /**
+   * Make tensors the batch does not use an error instead of a notice, and a log-probability
+   * above 0 an error instead of a warning (docs/io.md#warnings). @defaultValue false
+   */
   readonly strict?: boolean;
   /** Cut the response part out of a mask wider than the log-probability streams. */
   readonly responseSlice?: ResponseSlice;

@@ -200,3 +200,13 @@ export function runBin(
 export function contractViolations(run: CliRun, expected?: 0 | 1 | 2): string[] {
   return check(run, expected);
 }
+
+/**
+ * A `--json` document's text without `result.source` (the batch's path and format, which differ
+ * between two reads of one batch from different files or stdin), for comparing their results.
+ */
+export function withoutSource(stdout: string): string {
+  const doc = JSON.parse(stdout) as { result?: Record<string, unknown> };
+  if (doc.result !== undefined) delete doc.result.source;
+  return JSON.stringify(doc);
+}

@@ -43,6 +43,8 @@ interface Case {
   readonly tokenAdvantages: boolean;
   readonly emptyRow: boolean;
   readonly extra: readonly string[];
+  /** Old log-probabilities above 0 at some response positions, in several blocks (a warning). */
+  readonly positiveOld?: boolean;
   /** Rows per block in the direct call (positions = rows·T). */
   readonly blockRows: number;
 }
@@ -68,6 +70,8 @@ function writeCase(dir: string, c: Case, seed: number): string {
         lp[i] = old[i] + 0.8 * (u() - 0.5);
         ref[i] = old[i] + 0.2 * (u() - 0.5);
         if (c.tokenAdvantages) adv[i] = 2 * u() - 1;
+        // polgrad's README batches: old = lp + 0.1·noise, so some are above 0.
+        if (c.positiveOld === true && u() < 0.2) old[i] = 0.01 + 0.1 * u();
       } else {
         // Padding: junk (finite, to be written by any dtype; never read).
         lp[i] = 5 * u();
@@ -130,7 +134,15 @@ function cases(): Case[] {
     config: getAlgorithm(name).loss,
   });
   return [
-    { ...base, ...algo("dapo"), label: "dapo-one-row-blocks", B: 9, T: 37, blockRows: 1 },
+    {
+      ...base,
+      ...algo("dapo"),
+      label: "dapo-one-row-blocks",
+      B: 9,
+      T: 37,
+      blockRows: 1,
+      positiveOld: true,
+    },
     {
       ...base,
       ...algo("grpo"),
@@ -170,6 +182,7 @@ function cases(): Case[] {
       blockRows: 2,
       names: "verl",
       extra: ["rows", "scalar"],
+      positiveOld: true,
     },
     {
       ...base,
@@ -247,6 +260,8 @@ describe("lossOutStreamed", () => {
           whole.stdout.replaceAll(wholeFile, "F"),
         );
         expect(viaCli.stderr, tag).toBe(whole.stderr);
+        // The warning of a log-probability above 0: counted over every block, once.
+        expect(whole.stderr.split("value(s) > 0").length - 1, tag).toBe(c.positiveOld ? 1 : 0);
         if (!json) {
           // The direct call's text names its source as the CLI's does for an algorithm.
           if (c.args[0] === "--algorithm")
@@ -344,14 +359,16 @@ describe("lossOutStreamed", () => {
       return path;
     };
     const last = n - 1;
-    const declined: [string, string, string][] = [];
+    // [label, batch, config, strict]: strict adds --strict (names option strict) to both runs.
+    const declined: [string, string, string, boolean?][] = [];
     {
       const t = good();
-      t.logprobs[last] = 0.5; // a log-probability above 0 in the last block
+      t.logprobs[last] = 0.5; // a log-probability above 0 in the last block: strict, an error
       declined.push([
-        "positive-logprob",
+        "positive-logprob-strict",
         write("positive", t),
         '{"ratio":"token","surrogate":"pg","aggregation":"token_mean"}',
+        true,
       ]);
     }
     {
@@ -426,7 +443,7 @@ describe("lossOutStreamed", () => {
       '{"ratio":"token","surrogate":"pg","aggregation":"token_mean"}',
     ]);
     const { parsePolicyLossConfig } = await import("../../src/io/configJson.js");
-    for (const [label, batch, config] of declined) {
+    for (const [label, batch, config, strict] of declined) {
       const file = join(dir, `${label}-out.safetensors`);
       const { out, io } = capturedIO();
       const code = await lossOutStreamed(
@@ -435,7 +452,7 @@ describe("lossOutStreamed", () => {
         parsePolicyLossConfig(JSON.parse(config), "--config"),
         "--config",
         batch,
-        {},
+        strict === true ? { strict: true } : {},
         file,
         undefined,
         2 * T,
@@ -447,7 +464,18 @@ describe("lossOutStreamed", () => {
       const a = join(dir, `${label}-cli.safetensors`);
       const b = join(dir, `${label}-whole.safetensors`);
       const loss = (out: string, ...extra: string[]) =>
-        runMain(["loss", "--config", config, "--batch", batch, "--out", out, ...extra, "--json"]);
+        runMain([
+          "loss",
+          "--config",
+          config,
+          "--batch",
+          batch,
+          "--out",
+          out,
+          ...extra,
+          ...(strict === true ? ["--strict"] : []),
+          "--json",
+        ]);
       const cli = await loss(a);
       const whole = await loss(b, "--threads", "2");
       expect(cli.code, label).toBe(whole.code);

@@ -231,8 +231,69 @@ describe("toBatch", () => {
     expect(Array.from(full.entropies?.data ?? [])).toEqual([1, 2, 3, 4]);
   });
 
-  test("regression: a log-probability above 0 at a response position is rejected in every stream", () => {
-    // BASE's mask is [[1, 1], [1, 0]]: (1, 1) is padding and may hold anything, 0.5 included.
+  test("golden: a log-probability above 0 at a response position is a warning naming tensor, count and first position, in every stream", () => {
+    // BASE's mask is [[1, 1], [1, 0]]: (1, 1) is padding and may hold anything, 9 included.
+    // Response positions above 0: (0, 1) = 0.031 and (1, 0) = 0.5, so count 2, first (0, 1).
+    const above = [
+      [-0.5, 0.031],
+      [0.5, 9],
+    ];
+    for (const name of [
+      "logprobs",
+      "old_logprobs",
+      "ref_logprobs",
+      "rollout_logprobs",
+      "masked_logprobs",
+    ]) {
+      for (const read of [toBatch, toPartialBatch]) {
+        const b = read(jsonSet({ ...BASE, [name]: above }));
+        expect(b.source.warnings).toEqual([
+          {
+            code: "positive-logprob",
+            tensor: name,
+            fileName: null,
+            count: 2,
+            firstValue: 0.031,
+            firstAt: [0, 1],
+            message: `${name}: 2 value(s) > 0, first 0.031 at (0, 1): probabilities or logits stored by mistake?`,
+          },
+        ]);
+      }
+    }
+    // Read as given: the values are the file's, untouched.
+    const b = toBatch(jsonSet({ ...BASE, old_logprobs: above }));
+    expect([...b.oldLogprobs.data.subarray(0, 3)]).toEqual([-0.5, 0.031, 0.5]);
+    // Under another name the warning names the file's tensor too.
+    const verl = toBatch(
+      jsonSet({
+        log_probs: BASE.logprobs,
+        old_log_probs: above,
+        advantages: BASE.advantages,
+        response_mask: BASE.response_mask,
+      }),
+    );
+    expect(verl.source.warnings[0]?.message).toBe(
+      "old_log_probs (read as old_logprobs): 2 value(s) > 0, first 0.031 at (0, 1): probabilities or logits stored by mistake?",
+    );
+    // 0 itself (probability 1) is a log-probability; so is junk at padding; NaN/Inf at a
+    // response position is left to the losses' E_NONFINITE: no warning for any of them.
+    const edge = [
+      [0, -1.0],
+      [-0.1, 0.5],
+    ];
+    expect(toBatch(jsonSet({ ...BASE, logprobs: edge })).source.warnings).toEqual([]);
+    const inf = [
+      ["Infinity", -1],
+      [-0.1, 9],
+    ];
+    const withInf = toBatch(jsonSet({ ...BASE, logprobs: inf }));
+    expect(withInf.logprobs.data[0]).toBe(INF);
+    expect(withInf.source.warnings).toEqual([]);
+    // Values streams are not log-probabilities: entropies above 0 are no warning.
+    expect(toBatch(jsonSet({ ...BASE, entropies: above })).source.warnings).toEqual([]);
+  });
+
+  test("rejects: under strict, a log-probability above 0 at a response position in every stream", () => {
     const above = [
       [-0.5, -1.0],
       [0.5, 0.5],
@@ -244,27 +305,17 @@ describe("toBatch", () => {
       "rollout_logprobs",
       "masked_logprobs",
     ]) {
-      const e = expectIoError(() => toBatch(jsonSet({ ...BASE, [name]: above })), name);
+      const e = expectIoError(
+        () => toBatch(jsonSet({ ...BASE, [name]: above }), { strict: true }),
+        name,
+      );
       expect(e.message).toContain("a log-probability (≤ 0)");
-      expect(e.message).toContain("got 0.5 at (1, 0)");
-      expectIoError(() => toPartialBatch(jsonSet({ ...BASE, [name]: above })), name);
+      expect(e.message).toContain("got 0.5 at (1, 0) (1 value(s) > 0)");
+      expectIoError(
+        () => toPartialBatch(jsonSet({ ...BASE, [name]: above }), { strict: true }),
+        name,
+      );
     }
-    // 0 itself (probability 1) is a log-probability; so is junk at padding; NaN/Inf at a
-    // response position is left to the losses' E_NONFINITE.
-    const edge = [
-      [0, -1.0],
-      [-0.1, 0.5],
-    ];
-    expect(toBatch(jsonSet({ ...BASE, logprobs: edge })).logprobs.data[0]).toBe(0);
-    const inf = [
-      ["Infinity", -1],
-      [-0.1, 9],
-    ];
-    expect(toBatch(jsonSet({ ...BASE, logprobs: inf })).logprobs.data[0]).toBe(
-      Number.POSITIVE_INFINITY,
-    );
-    // Values streams are not log-probabilities: entropies above 0 are fine.
-    expect(toBatch(jsonSet({ ...BASE, entropies: above })).entropies?.rows).toBe(2);
   });
 });
 
@@ -294,6 +345,7 @@ describe("readBatch", () => {
       format: "json",
       dtypes: { logprobs: "F64", old_logprobs: "F64", advantages: "F64", response_mask: "BOOL" },
       names: { map: "polgrad", detected: true, renamed: {}, ignored: [], notes: [] },
+      warnings: [],
     });
   });
 

@@ -5,10 +5,10 @@ import { UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
 import {
   NAME_OPTIONS,
-  nameNotice,
   nameOptionsOf,
   noticeLine,
   readBatchTensors,
+  sayBatchSource,
 } from "../batchInput.js";
 import type { Command, CommandIO, OptionValues } from "../command.js";
 import { intOption, SCHEMA_VERSION, writeJson } from "../output.js";
@@ -201,8 +201,7 @@ export const diagnoseCommand: Command = {
     const { diagnoseBatch } = await import("../../diagnostics/diagnoseBatch.js");
     const tensors = await readBatchTensors(fn, path, io);
     const batch = toPartialBatch(tensors, names);
-    const notice = nameNotice(fn, batch.source.names);
-    if (notice !== "") (io.notice ?? io.stderr)(notice);
+    sayBatchSource(fn, io, batch.source);
     const d = diagnoseBatch(batch, options);
     if (typeof values.html === "string") {
       // One batch's page is the which table over the whole batch (its loss streams are needed).

@@ -7,7 +7,7 @@ import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PapoConfig } from "../../losses/papoConfig.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
-import { NAME_OPTIONS, readCliBatch } from "../batchInput.js";
+import { NAME_OPTIONS, readCliBatch, sourceDocument } from "../batchInput.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 import { checkOneStdin, readConfigValue } from "./configOption.js";
@@ -222,8 +222,11 @@ export const lossCommand: Command = {
     );
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
     const { renderLossText } = await import("../../report/lossText.js");
-    return emit(values, io, { config: policyLossConfigToJson(config), ...result }, () =>
-      renderLossText(config, source, batch.source.path, result, batch.responseMask),
+    return emit(
+      values,
+      io,
+      { config: policyLossConfigToJson(config), ...result, source: sourceDocument(batch.source) },
+      () => renderLossText(config, source, batch.source.path, result, batch.responseMask),
     );
   },
 };
@@ -310,6 +313,7 @@ async function runFramework(
       description: model.description,
     },
     ...r,
+    source: sourceDocument(batch.source),
   };
   return emit(
     values,
@@ -358,6 +362,7 @@ async function runFrameworkConfig(
     ratio: r.ratio,
     microBatches: r.microBatches,
     terms: r.terms.map(({ gradLogprobs: _g, ...t }) => t),
+    source: sourceDocument(batch.source),
   };
   return emit(
     values,
@@ -486,6 +491,7 @@ async function evaluatePapo(
     config: policyLossConfigToJson(parent),
     perception: run.perception,
     ...r,
+    source: sourceDocument(batch.source),
   };
   const p = run.perception;
   const kl = parent.kl ?? null;
