@@ -168,6 +168,21 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
       "--batch",
       F.batch,
     ]),
+    row(
+      0,
+      () => [
+        "loss",
+        "--framework",
+        "verl@74a718a4:seq-mean-token-mean",
+        "--mask-dtype",
+        "float64",
+        "--batch",
+        F.batch,
+        "--json",
+      ],
+      true,
+    ),
+    row(2, () => ["loss", "--algorithm", "dapo", "--mask-dtype", "float64", "--batch", F.batch]),
     row(2, () => [
       "loss",
       "--framework",

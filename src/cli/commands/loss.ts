@@ -60,7 +60,7 @@ export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
   usage:
-    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--global-tokens N] [--global-rows N] [--dp-size D] [--threads N] [--out FILE.safetensors] [--json]",
+    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID [--mask-dtype DTYPE]) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--global-tokens N] [--global-rows N] [--dp-size D] [--threads N] [--out FILE.safetensors] [--json]",
   options: {
     config: {
       type: "string",
@@ -84,6 +84,13 @@ export const lossCommand: Command = {
       argument: "ID|REF",
       description:
         "evaluate a framework model, e.g. verl@1dda039b:seq-mean-token-mean (see 'polgrad frameworks'), or a release, e.g. trl@v1.9.0, with --framework-config (default: the release's defaults)",
+    },
+    "mask-dtype": {
+      type: "string",
+      argument: "DTYPE",
+      description:
+        "with --framework ID: the mask dtype the model assumes, float64 (polgrad 0.2.0's recordings, where verl's and OpenRLHF's L + 1e-8 row ε survives) or the framework's own (bool for verl, long for OpenRLHF and TRL); the same as the id suffix [mask_dtype=DTYPE]",
+      default: "the framework's own",
     },
     "framework-config": {
       type: "string",
@@ -144,6 +151,12 @@ export const lossCommand: Command = {
         /^(trl|verl|openrlhf)@[^:]+$/i.test(values.framework))
     )
       return runFrameworkConfig(values, io);
+    if (values["mask-dtype"] !== undefined && typeof values.framework !== "string")
+      throw new UsageError(
+        fn,
+        "--mask-dtype",
+        `${fn}: --mask-dtype must come with --framework ID (a framework model); got --mask-dtype without --framework`,
+      );
     for (const k of ["framework-config", "num-processes", "num-items-in-batch"])
       if (values[k] !== undefined)
         throw new UsageError(
@@ -302,7 +315,7 @@ async function runFramework(
   );
   policyOnly(values, "a framework model");
   const { getFrameworkModel } = await import("../../conformance/frameworks/registry.js");
-  const model = getFrameworkModel(values.framework as string);
+  const model = getFrameworkModel(await withMaskDtype(values));
   const batch = await readCliBatch(fn, values, io);
   const r = model.evaluate(batch);
   const doc = {
@@ -325,6 +338,38 @@ async function runFramework(
   );
 }
 
+/**
+ * The `--framework` id with `--mask-dtype` as its `mask_dtype` override (a usage error naming the
+ * flag for a value the framework does not take, or for an id that already sets it).
+ */
+async function withMaskDtype(values: OptionValues): Promise<string> {
+  const fn = "polgrad loss";
+  const id = values.framework as string;
+  const dtype = values["mask-dtype"];
+  if (dtype === undefined) return id;
+  const { frameworkOverrideKeys } = await import("../../conformance/frameworks/registry.js");
+  const fw = /^(verl|openrlhf|trl)@/.exec(id)?.[1] as "verl" | "openrlhf" | "trl" | undefined;
+  const allowed =
+    fw === undefined
+      ? []
+      : (frameworkOverrideKeys(fw).find((k) => k.key === "mask_dtype")?.values ?? []);
+  if (typeof dtype !== "string" || !allowed.includes(dtype))
+    throw new UsageError(
+      fn,
+      "--mask-dtype",
+      `${fn}: --mask-dtype must be ${allowed.length > 0 ? `one of ${allowed.join(", ")} for ${fw}` : "used with a verl, openrlhf or trl model id"}; got ${fmtValue(dtype)}`,
+    );
+  if (/\bmask_dtype=/.test(id))
+    throw new UsageError(
+      fn,
+      "--mask-dtype",
+      `${fn}: --mask-dtype must not repeat the id's own mask_dtype; got both`,
+    );
+  return id.endsWith("]")
+    ? `${id.slice(0, -1)},mask_dtype=${dtype}]`
+    : `${id}[mask_dtype=${dtype}]`;
+}
+
 /** `--framework REF [--framework-config FILE]`: a framework config resolved against a release (docs/conformance/explain.md). */
 async function runFrameworkConfig(
   values: OptionValues,
@@ -336,6 +381,12 @@ async function runFrameworkConfig(
     "with a release takes its settings from --framework-config, not from --config, --algorithm or --norm-len",
   );
   policyOnly(values, "a framework config");
+  if (values["mask-dtype"] !== undefined)
+    throw new UsageError(
+      fn,
+      "--mask-dtype",
+      `${fn}: --mask-dtype must come with a framework model id such as verl@74a718a4:gspo (a release's config fixes its own mask); got it with ${fmtValue(values.framework)}`,
+    );
   const { resolveCliFrameworkConfig } = await import("./frameworkConfigOption.js");
   const res = await resolveCliFrameworkConfig(fn, values, [], io, {
     configOption: "framework-config",

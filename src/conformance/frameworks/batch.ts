@@ -8,6 +8,7 @@
 
 import { overflowError } from "../../core/finite.js";
 import { fmtValue, mustBe } from "../../core/message.js";
+import { oneOf } from "../../core/names.js";
 import { CompensatedSum } from "../../core/sum.js";
 import type { Mask, MaskLike, Matrix } from "../../core/tensor.js";
 import { maskCounts } from "../../core/tensor.js";
@@ -303,10 +304,104 @@ export function positiveOverride(
   return x;
 }
 
-/** The id suffix listing overridden settings, e.g. `[loss_scale_factor=16]` (empty without overrides). */
-export function overrideSuffix(
-  entries: readonly (readonly [string, number | string | undefined])[],
-): string {
-  const set = entries.filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+/**
+ * One setting a framework model may override: its field in the overrides object, its name in a
+ * model id's `[key=value,…]` suffix (the framework's own config name), and its values (one of
+ * `values`, or a positive finite number). Each framework's table is the one source of both.
+ */
+export interface OverrideKey {
+  readonly field: string;
+  readonly key: string;
+  readonly values?: readonly string[];
+}
+
+/**
+ * Validate an overrides object against a framework's table: every field known (did-you-mean
+ * otherwise), each value one of its `values` or a positive finite number.
+ *
+ * @returns The overrides with only the fields set.
+ * @throws {ConfigError} E_CONFIG for a non-object or a non-positive number.
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown field or value.
+ */
+export function checkOverrides<O>(fn: string, overrides: unknown, keys: readonly OverrideKey[]): O {
+  requireOverrides(fn, overrides);
+  const out: Record<string, number | string> = {};
+  for (const [field, x] of Object.entries(overrides as Record<string, unknown>)) {
+    const k = keys.find((e) => e.field === field);
+    if (k === undefined) {
+      oneOf(
+        fn,
+        "overrides",
+        field,
+        keys.map((e) => e.field),
+      );
+      continue;
+    }
+    if (x === undefined) continue;
+    out[field] =
+      k.values === undefined
+        ? (positiveOverride(fn, `overrides.${field}`, x as number) as number)
+        : oneOf(fn, `overrides.${field}`, x, k.values);
+  }
+  return out as O;
+}
+
+/** The id suffix listing overridden settings in table order, e.g. `[loss_scale_factor=16]` (empty without overrides). */
+export function overrideSuffix(keys: readonly OverrideKey[], overrides: object): string {
+  const o = overrides as Record<string, unknown>;
+  const set = keys.filter((k) => o[k.field] !== undefined).map((k) => `${k.key}=${o[k.field]}`);
   return set.length === 0 ? "" : `[${set.join(",")}]`;
+}
+
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * Parse the `key=value,…` inside a model id's brackets into an overrides object, by a framework's
+ * table (the inverse of {@link overrideSuffix}); values are checked by {@link checkOverrides}.
+ *
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown key (did-you-mean over the table).
+ * @throws {ConfigError} E_CONFIG for an item that is not key=value, a key given twice, or a number
+ *   that is not a decimal.
+ */
+export function parseOverrideSuffix(
+  fn: string,
+  text: string,
+  keys: readonly OverrideKey[],
+): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const item of text.split(",")) {
+    const eq = item.indexOf("=");
+    const name = eq < 0 ? item.trim() : item.slice(0, eq).trim();
+    const raw = eq < 0 ? "" : item.slice(eq + 1).trim();
+    if (eq <= 0 || raw === "")
+      throw new ConfigError(
+        fn,
+        "id",
+        mustBe(fn, "id", "overrides written [key=value,…]", fmtValue(item)),
+      );
+    const k = keys.find((e) => e.key === name);
+    if (k === undefined) {
+      oneOf(
+        fn,
+        "id's override",
+        name,
+        keys.map((e) => e.key),
+      );
+      continue;
+    }
+    if (Object.hasOwn(out, k.field))
+      throw new ConfigError(fn, "id", mustBe(fn, "id", "each override given once", fmtValue(name)));
+    if (k.values !== undefined) out[k.field] = oneOf(fn, `id's ${name}`, raw, k.values);
+    else {
+      const x = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
+      if (!(Number.isFinite(x) && x > 0))
+        throw new ConfigError(
+          fn,
+          "id",
+          mustBe(fn, `id's ${name}`, "a positive finite number", fmtValue(raw)),
+        );
+      out[k.field] = x;
+    }
+  }
+  return out;
 }

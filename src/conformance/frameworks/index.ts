@@ -4,6 +4,7 @@
  * quirk included (log-ratio clamps, always-on dual clip, row ε divisors, hard-coded aggregations,
  * straight-through KL, float32 casts). See docs/conformance/frameworks.md.
  */
+export type { OverrideKey } from "./batch.js";
 export type {
   FrameworkModel,
   FrameworkName,
@@ -13,19 +14,23 @@ export type {
   FrameworkStream,
 } from "./model.js";
 export {
+  OPENRLHF_OVERRIDE_KEYS,
   OPENRLHF_VARIANTS,
   type OpenRlhfKlKind,
   type OpenRlhfLabel,
   type OpenRlhfOverrides,
   openRlhfModel,
 } from "./openrlhf.js";
+export { POLGRAD_VENDORED } from "./polgradVendored.js";
 export {
   canonicalFrameworkModelId,
   FRAMEWORK_MODEL_IDS,
   FRAMEWORK_MODELS,
+  frameworkOverrideKeys,
   getFrameworkModel,
 } from "./registry.js";
 export {
+  TRL_OVERRIDE_KEYS,
   TRL_VARIANTS,
   type TrlLabel,
   type TrlLossType,
@@ -38,6 +43,7 @@ export {
   trlLuspoTokenLoss,
 } from "./trlLuspo.js";
 export {
+  VERL_OVERRIDE_KEYS,
   VERL_VARIANTS,
   type VerlAggMode,
   type VerlKlKind,

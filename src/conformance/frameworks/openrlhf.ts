@@ -10,14 +10,15 @@ import { oneOf } from "../../core/names.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import {
+  checkOverrides,
   constantRows,
   type FrameworkBatch,
   frameworkResult,
+  type OverrideKey,
   ones,
   overrideSuffix,
   prepareBatch,
   reduceRows,
-  requireOverrides,
 } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { evaluateOnAlgebra, type FrameworkDivisor } from "./onAlgebra.js";
@@ -31,6 +32,11 @@ export interface OpenRlhfOverrides {
    */
   readonly maskDtype?: "long" | "float64";
 }
+
+/** The settings an OpenRLHF model may override, with their names in ids (`[mask_dtype=float64]`). */
+export const OPENRLHF_OVERRIDE_KEYS: readonly OverrideKey[] = Object.freeze([
+  { field: "maskDtype", key: "mask_dtype", values: ["long", "float64"] },
+]);
 
 /** The OpenRLHF commits modelled: polgrad's pin and the head read. */
 export type OpenRlhfLabel = "bc71bb19" | "3c3be623";
@@ -264,15 +270,11 @@ export function openRlhfModel(
   overrides: OpenRlhfOverrides = {},
 ): FrameworkModel {
   const fnName = "openRlhfModel";
-  requireOverrides(fnName, overrides);
+  const o = checkOverrides<OpenRlhfOverrides>(fnName, overrides, OPENRLHF_OVERRIDE_KEYS);
   const lab = oneOf(fnName, "label", label, Object.keys(OPENRLHF_LOSS_FILES) as OpenRlhfLabel[]);
   const v = oneOf(fnName, "variant", variant, OPENRLHF_VARIANTS[lab]);
-  const maskDtype =
-    overrides.maskDtype === undefined
-      ? undefined
-      : oneOf(fnName, "overrides.maskDtype", overrides.maskDtype, ["long", "float64"] as const);
-  const f64 = maskDtype === "float64";
-  const id = `openrlhf@${lab}:${v}${overrideSuffix([["mask_dtype", maskDtype]])}`;
+  const f64 = o.maskDtype === "float64";
+  const id = `openrlhf@${lab}:${v}${overrideSuffix(OPENRLHF_OVERRIDE_KEYS, o)}`;
   const isKl = v.startsWith("kl:");
   const reads = { old: !isKl, advantages: !isKl, ref: isKl, rollout: false };
   const evaluate = (inputs: PolicyLossInputs): FrameworkResult => {

@@ -5,10 +5,16 @@
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
 import { UnknownNameError } from "../../errors.js";
+import { type OverrideKey, parseOverrideSuffix } from "./batch.js";
 import type { FrameworkModel } from "./model.js";
-import { OPENRLHF_VARIANTS, type OpenRlhfLabel, openRlhfModel } from "./openrlhf.js";
-import { TRL_VARIANTS, type TrlLabel, trlModel } from "./trl.js";
-import { VERL_VARIANTS, type VerlLabel, verlModel } from "./verl.js";
+import {
+  OPENRLHF_OVERRIDE_KEYS,
+  OPENRLHF_VARIANTS,
+  type OpenRlhfLabel,
+  openRlhfModel,
+} from "./openrlhf.js";
+import { TRL_OVERRIDE_KEYS, TRL_VARIANTS, type TrlLabel, trlModel } from "./trl.js";
+import { VERL_OVERRIDE_KEYS, VERL_VARIANTS, type VerlLabel, verlModel } from "./verl.js";
 
 function build(): Readonly<Record<string, FrameworkModel>> {
   const out: Record<string, FrameworkModel> = {};
@@ -68,13 +74,51 @@ export function canonicalFrameworkModelId(id: string): string {
   return `${fw}@${label}:${v}`;
 }
 
+/** `<registered id>[key=value,…]`: a model with overridden settings. */
+const OVERRIDES = /^(.+)\[([^\]]*)\]$/;
+
+/** Each framework's model builder and the overrides its ids may carry. */
+const BUILDERS: Readonly<
+  Record<
+    FrameworkModel["framework"],
+    {
+      readonly keys: readonly OverrideKey[];
+      readonly build: (label: string, variant: string, o: object) => FrameworkModel;
+    }
+  >
+> = {
+  verl: { keys: VERL_OVERRIDE_KEYS, build: (l, v, o) => verlModel(l as VerlLabel, v, o) },
+  openrlhf: {
+    keys: OPENRLHF_OVERRIDE_KEYS,
+    build: (l, v, o) => openRlhfModel(l as OpenRlhfLabel, v, o),
+  },
+  trl: { keys: TRL_OVERRIDE_KEYS, build: (l, v, o) => trlModel(l as TrlLabel, v, o) },
+};
+
+/**
+ * The overrides a framework model id may carry in its `[key=value,…]` suffix, by framework
+ * (docs/conformance/frameworks.md#overrides).
+ *
+ * @param framework - verl, openrlhf or trl.
+ * @returns The framework's table: each key, and its values when it is not a positive number.
+ * @derivation docs/conformance/frameworks.md#overrides
+ * @enforcedBy test/conformance/frameworks/registry.test.ts > getFrameworkModel > golden: an id with overrides builds the model with those settings and round-trips
+ * @since 0.1.0
+ */
+export function frameworkOverrideKeys(
+  framework: FrameworkModel["framework"],
+): readonly OverrideKey[] {
+  return BUILDERS[framework].keys;
+}
+
 /**
  * Look up a framework model by id, accepting the short forms of {@link canonicalFrameworkModelId}.
  *
  * Formula: FRAMEWORK_MODELS[canonical(id)].
  *
  * @param id - A registered id such as `verl@1dda039b:vanilla:seq-mean-token-mean`, or a short form
- *   such as `verl@1dda039b:seq-mean-token-mean`.
+ *   such as `verl@1dda039b:seq-mean-token-mean`, optionally followed by overrides in brackets,
+ *   `verl@74a718a4:vanilla:seq-mean-token-mean[mask_dtype=float64]` (the id such a model reports).
  * @returns The model.
  * @throws {UnknownNameError} E_UNKNOWN_NAME with the closest registered ids when none matches.
  * @derivation docs/conformance/frameworks.md#registry
@@ -84,13 +128,20 @@ export function canonicalFrameworkModelId(id: string): string {
  */
 export function getFrameworkModel(id: string): FrameworkModel {
   const fn = "getFrameworkModel";
-  const key = typeof id === "string" ? canonicalFrameworkModelId(id) : "";
+  // A registered id, optionally with overrides: `verl@74a718a4:gspo[mask_dtype=float64]`.
+  const m = typeof id === "string" ? OVERRIDES.exec(id) : null;
+  const base = m === null ? (typeof id === "string" ? id : "") : (m[1] as string);
+  const key = canonicalFrameworkModelId(base);
   const model = Object.hasOwn(FRAMEWORK_MODELS, key) ? FRAMEWORK_MODELS[key] : undefined;
-  if (model !== undefined) return model;
+  if (model !== undefined && m === null) return model;
+  if (model !== undefined) {
+    const b = BUILDERS[model.framework];
+    return b.build(model.pin.label, model.variant, parseOverrideSuffix(fn, m?.[2] ?? "", b.keys));
+  }
   // Did-you-mean only for a name of plausible length: a 1 MB id gets no edit-distance search.
   const suggestions =
-    typeof id === "string" && id.length <= 200
-      ? closestNames(id, FRAMEWORK_MODEL_IDS).slice(0, 3)
+    typeof id === "string" && base.length <= 200
+      ? closestNames(base, FRAMEWORK_MODEL_IDS).slice(0, 3)
       : [];
   const hint = didYouMean(suggestions);
   throw new UnknownNameError(

@@ -13,11 +13,11 @@ import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import {
+  checkOverrides,
   type FrameworkBatch,
+  type OverrideKey,
   overrideSuffix,
-  positiveOverride,
   prepareBatch,
-  requireOverrides,
 } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { evaluateOnAlgebra, type FrameworkDivisor } from "./onAlgebra.js";
@@ -47,7 +47,20 @@ export interface TrlOverrides {
   readonly numItemsInBatch?: number;
   /** `max_completion_length` of dr_grpo (default: the padded width T). */
   readonly maxCompletionLength?: number;
+  /**
+   * The completion mask's dtype: `long` (default, what TRL builds) or `float64` (polgrad 0.2.0's
+   * recordings). No TRL normaliser adds an ε to a mask sum, so the arithmetic is the same under
+   * both; the choice is recorded in the settings and the id.
+   */
+  readonly maskDtype?: "long" | "float64";
 }
+
+/** The settings a TRL model may override, with their names in ids (`[num_items_in_batch=64]`). */
+export const TRL_OVERRIDE_KEYS: readonly OverrideKey[] = Object.freeze([
+  { field: "numItemsInBatch", key: "num_items_in_batch" },
+  { field: "maxCompletionLength", key: "max_completion_length" },
+  { field: "maskDtype", key: "mask_dtype", values: ["long", "float64"] },
+]);
 
 const EPSILON = 0.2;
 const CISPO_EPSILON_HIGH = 5;
@@ -174,7 +187,7 @@ function settingsOf(
 ): Record<string, FrameworkSettingValue> {
   return {
     loss_type: lt,
-    response_mask_dtype: "torch.long",
+    response_mask_dtype: o.maskDtype === "float64" ? "torch.float64" : "torch.long",
     importance_sampling_level: sequence ? "sequence" : "token",
     epsilon: EPSILON,
     epsilon_high: lt === "cispo" ? CISPO_EPSILON_HIGH : EPSILON,
@@ -217,19 +230,15 @@ export function trlModel(
   overrides: TrlOverrides = {},
 ): FrameworkModel {
   const fnName = "trlModel";
-  requireOverrides(fnName, overrides);
+  const o = checkOverrides<TrlOverrides>(fnName, overrides, TRL_OVERRIDE_KEYS);
   const lab = oneOf(fnName, "label", label, Object.keys(TRL_FILES) as TrlLabel[]);
   const v = oneOf(fnName, "variant", variant, TRL_VARIANTS[lab]);
   const [ltRaw, level] = v.split(":") as [string, string];
   const lt = ltRaw as TrlLossType;
   const sequence = level === "sequence";
   const beta = v.endsWith(":beta-0.04") ? BETA : 0;
-  const items = positiveOverride(fnName, "overrides.numItemsInBatch", overrides.numItemsInBatch);
-  const maxLen = positiveOverride(
-    fnName,
-    "overrides.maxCompletionLength",
-    overrides.maxCompletionLength,
-  );
+  const items = o.numItemsInBatch;
+  const maxLen = o.maxCompletionLength;
   if (items !== undefined && lt !== "dapo" && lt !== "cispo") {
     throw new ConfigError(
       fnName,
@@ -244,14 +253,7 @@ export function trlModel(
       mustBe(fnName, "overrides.maxCompletionLength", "set only for dr_grpo", v),
     );
   }
-  const o: TrlOverrides = {
-    ...(items !== undefined && { numItemsInBatch: items }),
-    ...(maxLen !== undefined && { maxCompletionLength: maxLen }),
-  };
-  const id = `trl@${lab}:${v}${overrideSuffix([
-    ["num_items_in_batch", items],
-    ["max_completion_length", maxLen],
-  ])}`;
+  const id = `trl@${lab}:${v}${overrideSuffix(TRL_OVERRIDE_KEYS, o)}`;
   const reads = { old: true, advantages: true, ref: beta !== 0, rollout: false };
   const evaluate = (inputs: PolicyLossInputs): FrameworkResult =>
     trlLoss(lab, lt, sequence, beta, prepareBatch(id, inputs, reads), o);

@@ -9,7 +9,7 @@ import { mustBe } from "../../core/message.js";
 import { oneOf } from "../../core/names.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
-import { overrideSuffix, positiveOverride, prepareBatch, requireOverrides } from "./batch.js";
+import { checkOverrides, type OverrideKey, overrideSuffix, prepareBatch } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
 import { VERL_FILES } from "./pins.js";
 import {
@@ -29,6 +29,16 @@ import {
 
 export type { VerlAggMode, VerlKlKind, VerlOverrides } from "./verlLosses.js";
 
+/**
+ * The settings a verl model may override, with their names in ids (`[mask_dtype=float64]`),
+ * docs/conformance/frameworks.md#overrides.
+ */
+export const VERL_OVERRIDE_KEYS: readonly OverrideKey[] = Object.freeze([
+  { field: "lossScaleFactor", key: "loss_scale_factor" },
+  { field: "globalBatchSize", key: "global_batch_size" },
+  { field: "batchNumTokens", key: "batch_num_tokens" },
+  { field: "maskDtype", key: "mask_dtype", values: ["bool", "float64"] },
+]);
 /** The verl commits modelled: polgrad's pin and the head read. */
 export type VerlLabel = "74a718a4" | "1dda039b";
 
@@ -159,38 +169,9 @@ export function verlModel(
   overrides: VerlOverrides = {},
 ): FrameworkModel {
   const fnName = "verlModel";
-  requireOverrides(fnName, overrides);
+  const o = checkOverrides<VerlOverrides>(fnName, overrides, VERL_OVERRIDE_KEYS);
   const lab = oneOf(fnName, "label", label, Object.keys(VERL_FILES) as VerlLabel[]);
   const v = oneOf(fnName, "variant", variant, VERL_VARIANTS[lab]);
-  const o: VerlOverrides = {
-    ...(overrides.lossScaleFactor !== undefined && {
-      lossScaleFactor: positiveOverride(
-        fnName,
-        "overrides.lossScaleFactor",
-        overrides.lossScaleFactor,
-      ) as number,
-    }),
-    ...(overrides.globalBatchSize !== undefined && {
-      globalBatchSize: positiveOverride(
-        fnName,
-        "overrides.globalBatchSize",
-        overrides.globalBatchSize,
-      ) as number,
-    }),
-    ...(overrides.maskDtype !== undefined && {
-      maskDtype: oneOf(fnName, "overrides.maskDtype", overrides.maskDtype, [
-        "bool",
-        "float64",
-      ] as const),
-    }),
-    ...(overrides.batchNumTokens !== undefined && {
-      batchNumTokens: positiveOverride(
-        fnName,
-        "overrides.batchNumTokens",
-        overrides.batchNumTokens,
-      ) as number,
-    }),
-  };
   const agg = v.startsWith("vanilla:") ? (v.slice("vanilla:".length) as VerlAggMode) : null;
   const kind = v.startsWith("kl:") ? (v.slice("kl:".length) as VerlKlKind) : null;
   if (o.lossScaleFactor !== undefined && agg !== "seq-mean-token-sum-norm") {
@@ -205,12 +186,7 @@ export function verlModel(
       ),
     );
   }
-  const id = `verl@${lab}:${v}${overrideSuffix([
-    ["loss_scale_factor", o.lossScaleFactor],
-    ["global_batch_size", o.globalBatchSize],
-    ["batch_num_tokens", o.batchNumTokens],
-    ["mask_dtype", o.maskDtype],
-  ])}`;
+  const id = `verl@${lab}:${v}${overrideSuffix(VERL_OVERRIDE_KEYS, o)}`;
   const fn =
     kind !== null
       ? "kl_penalty"

@@ -1,10 +1,15 @@
 /** Enforces docs/conformance/frameworks.md#registry: ids, pins, short forms and lookups. */
+
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import {
   canonicalFrameworkModelId,
   FRAMEWORK_MODEL_IDS,
   FRAMEWORK_MODELS,
+  frameworkOverrideKeys,
   getFrameworkModel,
+  verlModel,
 } from "../../../src/conformance/frameworks/index.js";
 import { UnknownNameError } from "../../../src/errors.js";
 
@@ -71,5 +76,95 @@ describe("getFrameworkModel", () => {
     expect(u.message).toMatch(/did you mean/);
     expect(() => getFrameworkModel("toString")).toThrow(UnknownNameError);
     expect(() => getFrameworkModel(42 as unknown as string)).toThrow(UnknownNameError);
+  });
+
+  test("golden: an id with overrides builds the model with those settings and round-trips", () => {
+    const pairs: [string, Record<string, unknown>, string][] = [
+      [
+        "verl@74a718a4:seq-mean-token-mean[mask_dtype=float64]",
+        { response_mask_dtype: "torch.float64" },
+        "verl@74a718a4:vanilla:seq-mean-token-mean[mask_dtype=float64]",
+      ],
+      [
+        // Keys in any order; the model's id lists them in table order.
+        "verl@1dda039b:seq-mean-token-sum-norm[mask_dtype=bool, loss_scale_factor=16]",
+        { loss_scale_factor: 16 },
+        "verl@1dda039b:vanilla:seq-mean-token-sum-norm[loss_scale_factor=16,mask_dtype=bool]",
+      ],
+      [
+        "openrlhf@bc71bb19:ppo:sample[mask_dtype=float64]",
+        { response_mask_dtype: "torch.float64" },
+        "openrlhf@bc71bb19:ppo:sample[mask_dtype=float64]",
+      ],
+      [
+        "trl@v1.8.0:dapo[mask_dtype=float64,num_items_in_batch=64]",
+        { num_items_in_batch: 64, response_mask_dtype: "torch.float64" },
+        "trl@v1.8.0:dapo:token[num_items_in_batch=64,mask_dtype=float64]",
+      ],
+    ];
+    for (const [id, settings, canonical] of pairs) {
+      const m = getFrameworkModel(id);
+      expect(m.id).toBe(canonical);
+      expect(m.settings).toMatchObject(settings);
+      // The model's own id builds it again.
+      expect(getFrameworkModel(m.id).id).toBe(canonical);
+      // The same model as the builder's overrides argument gives.
+      expect(getFrameworkModel(m.id).settings).toEqual(m.settings);
+    }
+    // Each framework's table: mask_dtype with the framework's own dtype first.
+    expect(frameworkOverrideKeys("verl").find((k) => k.key === "mask_dtype")?.values).toEqual([
+      "bool",
+      "float64",
+    ]);
+    expect(frameworkOverrideKeys("openrlhf").map((k) => k.key)).toEqual(["mask_dtype"]);
+  });
+
+  test("rejects: an override id with an unknown key, value or a malformed item", () => {
+    const cases: [string, string, string][] = [
+      ["verl@74a718a4:gspo[mask_dtyp=float64]", "E_UNKNOWN_NAME", 'did you mean "mask_dtype"'],
+      ["verl@74a718a4:gspo[mask_dtype=long]", "E_UNKNOWN_NAME", "id's mask_dtype"],
+      ["verl@74a718a4:gspo[mask_dtype]", "E_CONFIG", "[key=value"],
+      ["verl@74a718a4:gspo[mask_dtype=bool,mask_dtype=bool]", "E_CONFIG", "once"],
+      ["trl@v1.8.0:dapo[num_items_in_batch=-3]", "E_CONFIG", "positive finite number"],
+      ["trl@v1.8.0:dapo[num_items_in_batch=1e999]", "E_CONFIG", "positive finite number"],
+      ["trl@v1.8.0:grpo[num_items_in_batch=3]", "E_CONFIG", "dapo or cispo"],
+      ["verl@74a718a4:gspox[mask_dtype=bool]", "E_UNKNOWN_NAME", "verl@74a718a4:gspo"],
+    ];
+    for (const [id, code, fragment] of cases) {
+      let err: unknown;
+      try {
+        getFrameworkModel(id);
+      } catch (e) {
+        err = e;
+      }
+      expect([id, (err as { code?: string })?.code]).toEqual([id, code]);
+      expect((err as Error).message, id).toContain(fragment);
+    }
+    // An unknown field of an overrides object is an error, never ignored.
+    expect(() => verlModel("74a718a4", "gspo", { maskDtyp: "float64" } as never)).toThrow(
+      /did you mean "maskDtype"/,
+    );
+  });
+
+  test("identity: the docs' override table is the frameworks' tables", () => {
+    const doc = readFileSync(
+      fileURLToPath(new URL("../../../docs/conformance/frameworks.md", import.meta.url)),
+      "utf8",
+    );
+    const section = doc.slice(doc.indexOf("### Overrides"), doc.indexOf("## polgrad's VENDORED"));
+    const rows = [
+      ...section.matchAll(/^\| (verl|OpenRLHF|TRL) \| `(\w+)` \(`(\w+)`\) \| (.+) \|$/gm),
+    ];
+    const fw = { verl: "verl", OpenRLHF: "openrlhf", TRL: "trl" } as const;
+    const documented = rows.map((r) => {
+      const values = [...(r[4] as string).matchAll(/`(\w+)`/g)].map((v) => v[1]);
+      return `${fw[r[1] as keyof typeof fw]} ${r[2]} ${r[3]} ${values.join("|") || "number"}`;
+    });
+    const coded = (["verl", "openrlhf", "trl"] as const).flatMap((f) =>
+      frameworkOverrideKeys(f).map(
+        (k) => `${f} ${k.key} ${k.field} ${k.values?.join("|") ?? "number"}`,
+      ),
+    );
+    expect(documented).toEqual(coded);
   });
 });
