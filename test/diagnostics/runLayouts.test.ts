@@ -86,6 +86,38 @@ describe("diagnoseRun", () => {
     expect(() => diagnoseRun(empty)).toThrow(/no step file or folder in .* \(only notes\.txt\)/);
   });
 
+  test("golden: steps with log-probabilities above 0 are diagnosed with one note a tensor; under strict they are unreadable", () => {
+    // 6 steps of polgrad-style logprobs: old = lp + 0.1 at every token, so lp = −0.05 gives an
+    // old log-probability of +0.05 at response tokens of steps 1 and 4.
+    const dir = tmp("positive");
+    mkdirSync(dir);
+    for (let step = 0; step < 6; step++) {
+      const lp = Array.from({ length: B * T }, (_, i) => -0.5 - 0.01 * i);
+      if (step === 1 || step === 4) lp[0] = -0.05;
+      writeFileSync(
+        join(dir, `step_${step}.safetensors`),
+        encodeSafetensors({
+          logprobs: { dtype: "F64", shape: [B, T], data: lp },
+          old_logprobs: { dtype: "F64", shape: [B, T], data: lp.map((x) => x + 0.1) },
+          advantages: { dtype: "F64", shape: [B], data: [1, -1, 0.5, -0.5] },
+          response_mask: { dtype: "U8", shape: [B, T], data: MASK },
+        }),
+      );
+    }
+    const d = diagnoseRun(dir);
+    expect(d.steps.length).toBe(6);
+    expect(d.problems).toEqual([]);
+    expect(d.names.notes).toEqual([
+      "old_logprobs: log-probabilities above 0 at response positions in some step(s): probabilities or logits stored by mistake?",
+    ]);
+    const strict = diagnoseRun(dir, { strict: true });
+    expect(strict.steps.map((s) => s.step)).toEqual([0, 2, 3, 5]);
+    expect(strict.problems.map((p) => [p.step, p.message.includes("(≤ 0)")])).toEqual([
+      [1, true],
+      [4, true],
+    ]);
+  });
+
   test("golden: a pure linear entropy decline is a trend, not a changepoint", () => {
     // 200 steps of h = 2 − 0.004·step + N(0, 0.02²)-ish noise (seeded): a steady decline of 0.8
     // nats, 40 noise standard deviations. The old CUSUM on the raw series called its middle a
