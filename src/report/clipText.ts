@@ -9,7 +9,7 @@ import { g4 } from "./format.js";
  * summary() does: `[0.8, 1.3]`, not `[0.8000, 1.300]`.
  *
  * @param report - The result of clipReport.
- * @returns Four lines, each ending with a newline.
+ * @returns Four lines joined by newlines, with no trailing newline (polgrad's text).
  * @derivation docs/diagnostics/clipping.md#text-report
  * @enforcedBy test/diagnostics/clipping.test.ts > renderClipText > golden: four lines of the six-token census
  * @since 0.1.0
@@ -21,5 +21,5 @@ export function renderClipText(report: ClipReport): string {
     `A < 0: clipped low ${g4(report.fracNegAdvClippedLow)} (gradient killed), clipped high ${g4(report.fracNegAdvClippedHigh)} (gradient flows unless dual-clip caps it)`,
     `gradient killed on ${g4(report.gradientKilledFrac)} of response tokens`,
   ];
-  return `${lines.join("\n")}\n`;
+  return lines.join("\n");
 }

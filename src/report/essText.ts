@@ -8,7 +8,7 @@ import { g4 } from "./format.js";
  * Numbers print as Python's `.4g` (g4), as polgrad's summary() does: `1.8`, not `1.800`. Integers (`n`) print exactly.
  *
  * @param report - The result of importanceEss.
- * @returns Two lines, each ending with a newline.
+ * @returns Two lines joined by newlines, with no trailing newline (polgrad's text).
  * @derivation docs/diagnostics/ess.md#text-report
  * @enforcedBy test/report/essText.test.ts > renderEssText > golden: the two lines of the sequence-level golden
  * @since 0.1.0
@@ -18,5 +18,5 @@ export function renderEssText(report: ESSReport): string {
     `importance ESS (${report.level} level): ESS=${g4(report.ess)} of n=${report.n} (ESS/n=${g4(report.essRatio)})`,
     `log-weights: mean=${g4(report.logWeightMean)} std=${g4(report.logWeightStd)} min=${g4(report.logWeightMin)} max=${g4(report.logWeightMax)}`,
   ];
-  return `${lines.join("\n")}\n`;
+  return lines.join("\n");
 }

@@ -11,7 +11,7 @@ export { renderBatchDiagnosisText, renderRunDiagnosisText } from "./diagnoseText
 export { renderEntropyText, renderTrendText } from "./entropyText.js";
 export { renderEssText } from "./essText.js";
 export { renderDiffText, renderExplainText, renderHistoryText } from "./explainText.js";
-export { g4, pyExp, pyFixed, sig4 } from "./format.js";
+export { g4, pyExp, pyFixed, pyGeneral, sig4 } from "./format.js";
 export { renderLengthBiasText } from "./lengthBiasText.js";
 export { renderLossSummary, renderLossText } from "./lossText.js";
 export { renderMismatchText } from "./mismatchText.js";

@@ -18,7 +18,7 @@ function range(xs: ArrayLike<number>): [number, number] {
  * lengths. Floats use Python's `.4g` format.
  *
  * @param report - The result of lengthBiasProbe.
- * @returns Two lines, each ending with a newline.
+ * @returns Two lines joined by newlines, with no trailing newline (polgrad's text).
  * @derivation docs/diagnostics/length-bias.md#reading-the-report
  * @enforcedBy test/report/lengthBiasText.test.ts > renderLengthBiasText > golden: the two summary lines of the hc3 golden batch
  * @since 0.1.0
@@ -29,6 +29,6 @@ export function renderLengthBiasText(report: LengthBiasReport): string {
   return (
     `length-bias probe: slope=${g4(report.slope)} (HC3 se=${g4(report.slopeSe)}, 95% CI ` +
     `[${g4(report.ciLow)}, ${g4(report.ciHigh)}]), intercept=${g4(report.intercept)}, n=${report.n}\n` +
-    `per-seq weight sums in [${g4(wlo)}, ${g4(whi)}]; lengths in [${llo}, ${lhi}]\n`
+    `per-seq weight sums in [${g4(wlo)}, ${g4(whi)}]; lengths in [${llo}, ${lhi}]`
   );
 }

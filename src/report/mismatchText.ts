@@ -10,7 +10,7 @@ import { g4 } from "./format.js";
  * Python's `.4g` (g4), as polgrad's summary() does; counts print exactly.
  *
  * @param report - The result of logprobMismatch.
- * @returns Six lines, each ending with a newline.
+ * @returns Six lines joined by newlines, with no trailing newline (polgrad's text).
  * @derivation docs/diagnostics/mismatch.md#text-report
  * @enforcedBy test/report/mismatchText.test.ts > renderMismatchText > golden: the six lines of the three-token golden
  * @since 0.1.0
@@ -28,5 +28,5 @@ export function renderMismatchText(report: MismatchReport): string {
     `sequence log-ratio: mean=${g4(report.seqLogRatioMean)} std=${g4(report.seqLogRatioStd)} |max|=${g4(report.seqLogRatioAbsMax)}`,
     `catastrophic tokens: ${report.catastrophicCount}`,
   ];
-  return `${lines.join("\n")}\n`;
+  return lines.join("\n");
 }

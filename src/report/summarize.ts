@@ -88,15 +88,12 @@ export function summarize(result: SummarizableResult): string {
       mustBe("summarize", "result", "a polgrad result object", fmtValue(r)),
     );
   const x = r as object;
-  const strip = (s: string) => s.replace(/\n$/, "");
-  if (has(x, "essRatio", "logWeightMean")) return strip(renderEssText(x as ESSReport));
-  if (has(x, "gradientKilledFrac")) return strip(renderClipText(x as ClipReport));
-  if (has(x, "entropyEstimate", "perSeqEntropy"))
-    return strip(renderEntropyText(x as EntropyReport));
-  if (has(x, "cusumStat", "slope")) return strip(renderTrendText(x as TrendReport));
-  if (has(x, "gapQuantiles")) return strip(renderMismatchText(x as MismatchReport));
-  if (has(x, "slopeSe", "ciLow", "intercept"))
-    return strip(renderLengthBiasText(x as LengthBiasReport));
+  if (has(x, "essRatio", "logWeightMean")) return renderEssText(x as ESSReport);
+  if (has(x, "gradientKilledFrac")) return renderClipText(x as ClipReport);
+  if (has(x, "entropyEstimate", "perSeqEntropy")) return renderEntropyText(x as EntropyReport);
+  if (has(x, "cusumStat", "slope")) return renderTrendText(x as TrendReport);
+  if (has(x, "gapQuantiles")) return renderMismatchText(x as MismatchReport);
+  if (has(x, "slopeSe", "ciLow", "intercept")) return renderLengthBiasText(x as LengthBiasReport);
   if (has(x, "worstCase", "replay")) return conformanceSummary(x as ConformanceReport);
   if (has(x, "problems", "tolerances", "reference")) return renderVectorsText(x as VectorsReport);
   if (has(x, "worstCaseSeed", "maxLossRelDiff"))

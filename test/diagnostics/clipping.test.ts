@@ -375,7 +375,6 @@ describe("renderClipText", () => {
       "A > 0: clipped high 0.1667 (gradient killed), clipped low 0.1667 (gradient flows)",
       "A < 0: clipped low 0.1667 (gradient killed), clipped high 0.3333 (gradient flows unless dual-clip caps it)",
       "gradient killed on 0.6667 of response tokens",
-      "",
     ]);
   });
 });

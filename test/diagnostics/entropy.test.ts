@@ -158,7 +158,6 @@ describe("renderEntropyText", () => {
     expect(renderEntropyText(r).split("\n")).toEqual([
       "token entropy estimate: 2.333 nats over n_tokens=3 (estimator=mc_cross_entropy)",
       "per-sequence entropy: min=1.5 max=4 (B=2)",
-      "",
     ]);
   });
 });
@@ -293,13 +292,11 @@ describe("renderTrendText", () => {
       "entropy trend: Theil-Sen slope=-0.007888 per step",
       "CUSUM stat=22.93 vs threshold=5.388 (alpha=0.05, n_perm=999)",
       "changepoint: detected at step 139",
-      "",
     ]);
     expect(renderTrendText({ ...detected, changepointIndex: null }, "ESS").split("\n")).toEqual([
       "ESS trend: Theil-Sen slope=-0.007888 per step",
       "CUSUM stat=22.93 vs threshold=5.388 (alpha=0.05, n_perm=999)",
       "changepoint: none detected",
-      "",
     ]);
   });
 });

@@ -23,7 +23,7 @@ describe("renderEssText", () => {
     );
     expect(renderEssText(r)).toBe(
       "importance ESS (sequence level): ESS=1.8 of n=2 (ESS/n=0.9)\n" +
-        "log-weights: mean=0.3466 std=0.4901 min=0 max=0.6931\n",
+        "log-weights: mean=0.3466 std=0.4901 min=0 max=0.6931",
     );
   });
 });

@@ -17,7 +17,7 @@ describe("renderLengthBiasText", () => {
     );
     expect(renderLengthBiasText(r)).toBe(
       "length-bias probe: slope=1.5 (HC3 se=0.7071, 95% CI [0.1141, 2.886]), intercept=-0.6667, n=3\n" +
-        "per-seq weight sums in [0.3333, 1]; lengths in [1, 3]\n",
+        "per-seq weight sums in [0.3333, 1]; lengths in [1, 3]",
     );
   });
 
@@ -37,7 +37,7 @@ describe("renderLengthBiasText", () => {
     };
     expect(renderLengthBiasText(report)).toBe(
       "length-bias probe: slope=-2.731e-05 (HC3 se=6.601e-05, 95% CI [-0.0001567, 1e+04]), intercept=0.001, n=32\n" +
-        "per-seq weight sums in [0.03125, 1.235e+05]; lengths in [2, 7]\n",
+        "per-seq weight sums in [0.03125, 1.235e+05]; lengths in [2, 7]",
     );
   });
 });

@@ -29,7 +29,6 @@ describe("renderMismatchText", () => {
       "KL(rollout‖trainer) (tokens ~ rollout): k1=-0.2 k2=0.2333 k3=0.2962; trainer→rollout k3=0.2029",
       "sequence log-ratio: mean=0.3 std=0.9899 |max|=1",
       "catastrophic tokens: 1",
-      "",
     ]);
   });
 });
