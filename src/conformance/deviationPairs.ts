@@ -7,7 +7,9 @@
  * Browser-safe.
  */
 import { fmtValue, mustBe } from "../core/message.js";
+import { pyValue } from "../core/pyRepr.js";
 import { ConfigError } from "../errors.js";
+import { policyLossConfigToJson } from "../io/configJson.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
@@ -33,10 +35,54 @@ export interface DeviationReportOptions {
 
 const FN = "deviationReport";
 
+/** polgrad's `clip={config.clip}`: the ClipConfig dataclass repr, floats as Python prints them. */
 function clipRepr(c: PolicyLossConfig["clip"]): string {
   return c == null
     ? "None"
-    : `ClipConfig(eps_low=${c.epsLow ?? "None"}, eps_high=${c.epsHigh ?? "None"}, ratio_cap=${c.ratioCap ?? "None"})`;
+    : `ClipConfig(eps_low=${pyValue(c.epsLow)}, eps_high=${pyValue(c.epsHigh)}, ratio_cap=${pyValue(c.ratioCap)})`;
+}
+
+/** The four fields polgrad's config note names; every other set field is appended after them. */
+const NAMED = new Set(["ratio", "surrogate", "clip", "aggregation"]);
+
+/**
+ * polgrad's config note, `polgrad: surrogate=…, ratio=…, aggregation=…, clip=ClipConfig(…)`, then
+ * every further component the config sets, each as `key=<its config JSON>` (norm_len,
+ * is_correction, kl and the fields polgrad 0.2.0 does not have), then the config's source.
+ */
+function configNote(c: PolicyLossConfig, label: string): string {
+  const set = Object.entries(policyLossConfigToJson(c))
+    .filter(([k, v]) => !NAMED.has(k) && v !== null)
+    .map(([k, v]) => `, ${k}=${JSON.stringify(v)}`)
+    .join("");
+  return `polgrad: surrogate=${c.surrogate}, ratio=${c.ratio}, aggregation=${c.aggregation}, clip=${clipRepr(c.clip)}${set} (${label})`;
+}
+
+/**
+ * The note naming the streams beyond logprobs, old_logprobs, advantages and response_mask that
+ * the config makes policyLoss read (the rule of policyLoss's validation), each with the component
+ * that reads it; null when it reads none.
+ */
+function streamsNote(c: PolicyLossConfig): string | null {
+  const by = (stream: string, why: (string | false)[]) => {
+    const w = why.filter((x): x is string => x !== false);
+    return w.length === 0 ? [] : [`${stream} (${w.join(", ")})`];
+  };
+  const reads = [
+    ...by("ref_logprobs", [c.kl != null && "kl"]),
+    ...by("rollout_logprobs", [
+      c.isCorrection != null && "is_correction",
+      c.rejection != null && "rejection",
+      c.offPolicyMask?.sampling === "rollout" && "off_policy_mask",
+    ]),
+    ...by("entropies", [
+      c.topEntropyQuantile != null && "top_entropy_quantile",
+      c.entropyBonus != null && "entropy_bonus",
+    ]),
+  ];
+  return reads.length === 0
+    ? null
+    : `inputs: the polgrad side also reads ${reads.join(" and ")}; polgrad 0.2.0's deviation_report passes only logprobs, old_logprobs, advantages and response_mask, and raises on such a config`;
 }
 
 function paperOf(paper: string | PolicyLossConfig): { config: PolicyLossConfig; label: string } {
@@ -74,14 +120,17 @@ function paperOf(paper: string | PolicyLossConfig): { config: PolicyLossConfig; 
  * |a − b| / max(|a|, |b|, 1e-12), grad_rel = ‖g_a − g_b‖₂ / max(‖g_a‖₂, ‖g_b‖₂, 1e-12), the
  * cosine; max, max, min over cases; the ratio range of the losses.
  *
- * @param paper - An algorithm name or a PolicyLossConfig (KL and IS configs included: the batches
- *   carry ref and rollout logprobs, where polgrad 0.2.0 raises).
+ * @param paper - An algorithm name or a PolicyLossConfig. KL and IS-correction configs run (the
+ *   batches carry ref and rollout logprobs) where polgrad 0.2.0 raises; the notes name them.
  * @param model - A framework model id (`verl@1dda039b:vanilla:token-mean`).
  * @param options - Cases (default 64, polgrad's), shapes (default [[4, 8]]), seed, input mapping.
- * @returns The report with polgrad's notes: the config line, the framework, the model's provenance.
+ * @returns The report with polgrad's notes: the config line naming every component the config
+ *   sets, the extra streams it reads (when it reads any), the framework, the model's provenance.
  * @throws {ConfigError} E_CONFIG for a bad paper argument; {UnknownNameError} for an unknown model.
  * @derivation docs/conformance/deviations.md#pairs
  * @enforcedBy test/conformance/deviationPairs.test.ts > deviationReport > golden: verl token-mean equals pg_clip with ratio_cap 3 and the pair's notes name both sides
+ * @enforcedBy test/conformance/deviationPairs.test.ts > deviationReport > golden: a KL config, where polgrad 0.2.0 raises, equals TRL's beta 0.04 model and its notes name the KL term and the reference stream
+ * @enforcedBy test/conformance/deviationPairs.test.ts > deviationReport > identity: the notes name every component each registered algorithm's loss sets, and the streams it reads
  * @since 0.2.0
  */
 export function deviationReport(
@@ -92,6 +141,7 @@ export function deviationReport(
   const p = paperOf(paper);
   const m = getFrameworkModel(model);
   const c = p.config;
+  const streams = streamsNote(c);
   const r = compareLosses((i) => policyLoss(c, i), m.evaluate, {
     cases: options.cases ?? 64,
     shapes: options.shapes ?? [[4, 8]],
@@ -101,7 +151,8 @@ export function deviationReport(
   return {
     ...r,
     notes: [
-      `polgrad: surrogate=${c.surrogate}, ratio=${c.ratio}, aggregation=${c.aggregation}, clip=${clipRepr(c.clip)}${c.normLen == null ? "" : `, norm_len=${c.normLen}`}${c.kl == null ? "" : `, kl=${c.kl.kind}×${c.kl.coef}`} (${p.label})`,
+      configNote(c, p.label),
+      ...(streams === null ? [] : [streams]),
       `framework: ${m.id}`,
       `${m.framework} model of ${m.pin.repo} ${m.pin.path} at ${m.pin.commit.slice(0, 12)}: a polgrad model replayed against fixtures recorded from that code, not vendored code`,
     ],
