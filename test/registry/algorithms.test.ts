@@ -6,8 +6,12 @@
 import { describe, expect, test } from "vitest";
 import { effectiveTokenWeights } from "../../src/aggregate/index.js";
 import { ConfigError } from "../../src/errors.js";
+import { policyLoss, rlooAdvantages, toRows } from "../../src/index.js";
 import { validatePolicyLossConfig } from "../../src/losses/config.js";
 import { ALGORITHMS, type AlgorithmSpec } from "../../src/registry/index.js";
+
+/** polgrad's sentinel at masked positions (tests/strategies.py MASKED_JUNK). */
+const JUNK = 123;
 
 const KEYS = [
   "ppo",
@@ -315,6 +319,106 @@ describe("ALGORITHMS", () => {
     const d = effectiveTokenWeights(mask, ALGORITHMS.dr_grpo.loss.aggregation, { normLen: BUDGET });
     expect(Array.from(g.data)).toEqual([1 / 6, 1 / 6, 1 / 6, 1 / 2, 0, 0]);
     expect(Array.from(d.data)).toEqual([1 / 16, 1 / 16, 1 / 16, 1 / 16, 0, 0]);
+  });
+
+  test("golden: on polgrad's ragged batch the grpo loss is -14/15 and the dr_grpo loss (norm_len 2) is -0.8, with no equal-length factor between them", () => {
+    // polgrad tests/test_cross.py::test_ragged_grpo_dr_grpo_diverge_and_weight_ratio_matches_effective_token_weights:
+    // grpo's loss without its KL term and dr_grpo's with norm_len 2, the same [B, T] advantages.
+    // Row 0 (L = 1): r = e^(−0.5 + 0.9) = e^0.4 = 1.49 > 1.2, A = 1 → −min(r, 1.2)·1 = −1.2.
+    // Row 1 (L = 3): r = 1, A = (1, −1, 2) → (−1, 1, −2), row sum −2.
+    // grpo: ((−1.2)/1 + (−2)/3)/2 = −14/15; dr_grpo: (−1.2 − 2)/(B·norm_len) = −3.2/4 = −0.8.
+    const inputs = {
+      logprobs: [
+        [-0.5, JUNK, JUNK],
+        [-1.0, -0.5, -2.0],
+      ],
+      oldLogprobs: [
+        [-0.9, JUNK, JUNK],
+        [-1.0, -0.5, -2.0],
+      ],
+      advantages: [
+        [1, JUNK, JUNK],
+        [1, -1, 2],
+      ],
+      responseMask: [
+        [true, false, false],
+        [true, true, true],
+      ],
+    };
+    const grpo = policyLoss({ ...ALGORITHMS.grpo.loss, kl: null }, inputs);
+    const dr = policyLoss({ ...ALGORITHMS.dr_grpo.loss, normLen: 2 }, inputs);
+    expect(Math.abs(grpo.loss / (-14 / 15) - 1)).toBeLessThanOrEqual(1e-12);
+    expect(Math.abs(dr.loss / -0.8 - 1)).toBeLessThanOrEqual(1e-12);
+    // On equal lengths L, grpo = (norm_len/L)·dr_grpo; here neither L = 1 (factor 2: −1.6) nor
+    // L = 3 (factor 2/3: −0.533) relates them.
+    for (const L of [1, 3]) expect(Math.abs(grpo.loss - (2 / L) * dr.loss)).toBeGreaterThan(0.1);
+    // Each loss is its weights (1/(B·L_i) and 1/(B·norm_len)) against the shared per-token objective.
+    expect(toRows(grpo.perTokenObjective)).toEqual(toRows(dr.perTokenObjective));
+    const obj = grpo.perTokenObjective.data;
+    for (const [r, w] of [
+      [grpo, effectiveTokenWeights(inputs.responseMask, "seq_mean_token_mean")],
+      [dr, effectiveTokenWeights(inputs.responseMask, "token_sum_norm", { normLen: 2 })],
+    ] as const) {
+      const sum = Array.from(obj).reduce((s, x, i) => s + x * (w.data[i] as number), 0);
+      expect(r.loss).toBeCloseTo(sum, 15);
+    }
+  });
+
+  test("golden: the rloo entry fed rlooAdvantages equals manual leave-one-out reinforce: loss exactly 0.875, gradient -A_i/4", () => {
+    // polgrad tests/test_cross.py::test_rloo_registry_equals_manual_loo_reinforce_golden.
+    // Rewards (1, 0, 2, 4) in groups (0, 0, 1, 1): leave-one-out baselines (0, 1, 4, 2), so
+    // A = (1, −1, −2, 2). Masked logprob row sums (−1.5, −2.0, −1.0, −3.0); the reinforce
+    // surrogate under seq_mean_token_sum is (1/4)·Σ_i −A_i·Σ_t lp_{i,t}
+    // = (1.5 − 2.0 − 2.0 + 6.0)/4 = 0.875, with gradient −A_i/4 = (−0.25, 0.25, 0.5, −0.5) at
+    // each response token of row i. Every number is dyadic, so all of it is exact.
+    const spec = ALGORITHMS.rloo;
+    expect([spec.loss.surrogate, spec.loss.aggregation]).toEqual([
+      "reinforce",
+      "seq_mean_token_sum",
+    ]);
+    const rewards = [1, 0, 2, 4];
+    const groups = [0, 0, 1, 1];
+    const advantages = rlooAdvantages(rewards, groups);
+    expect(Array.from(advantages)).toEqual([1, -1, -2, 2]);
+    const mask = [
+      [true, true],
+      [true, false],
+      [true, true],
+      [true, false],
+    ];
+    const logprobs = [
+      [-0.5, -1.0],
+      [-2.0, JUNK],
+      [-0.25, -0.75],
+      [-3.0, JUNK],
+    ];
+    const r = policyLoss(spec.loss, {
+      logprobs,
+      oldLogprobs: logprobs,
+      advantages,
+      responseMask: mask,
+    });
+    // Manual composition with explicit loops: A_i = R_i − mean_{j ≠ i, same group} R_j, then
+    // mean_i(−A_i·Σ_{t in mask_i} lp_{i,t}).
+    const manualA = rewards.map((R, i) => {
+      const peers = rewards.filter((_, j) => j !== i && groups[j] === groups[i]);
+      return R - peers.reduce((a, b) => a + b, 0) / peers.length;
+    });
+    const manual =
+      logprobs
+        .map(
+          (row, i) =>
+            -(manualA[i] as number) * row.filter((_, t) => mask[i]?.[t]).reduce((a, b) => a + b, 0),
+        )
+        .reduce((a, b) => a + b, 0) / logprobs.length;
+    expect(r.loss).toBe(0.875);
+    expect(r.loss).toBe(manual);
+    expect(toRows(r.gradLogprobs)).toEqual([
+      [-0.25, -0.25],
+      [0.25, 0],
+      [0.5, 0.5],
+      [-0.5, 0],
+    ]);
   });
 
   test("identity: grpo and dr_grpo advantages differ only in the std factor", () => {
