@@ -29,6 +29,15 @@ const INF = Number.POSITIVE_INFINITY;
 
 let files = 0;
 
+/** The log-probability streams a batch file may hold (each checked for values above 0). */
+const LOGPROB_STREAMS = [
+  "logprobs",
+  "old_logprobs",
+  "ref_logprobs",
+  "rollout_logprobs",
+  "masked_logprobs",
+] as const;
+
 /** Write `doc` to a fresh JSON file and read its tensors. */
 function jsonSet(doc: Record<string, unknown>): TensorSet {
   return readTensors(writeFile(tmp(`set${files++}.json`), JSON.stringify(doc)));
@@ -238,13 +247,7 @@ describe("toBatch", () => {
       [-0.5, 0.031],
       [0.5, 9],
     ];
-    for (const name of [
-      "logprobs",
-      "old_logprobs",
-      "ref_logprobs",
-      "rollout_logprobs",
-      "masked_logprobs",
-    ]) {
+    for (const name of LOGPROB_STREAMS) {
       for (const read of [toBatch, toPartialBatch]) {
         const b = read(jsonSet({ ...BASE, [name]: above }));
         expect(b.source.warnings).toEqual([
@@ -298,13 +301,7 @@ describe("toBatch", () => {
       [-0.5, -1.0],
       [0.5, 0.5],
     ];
-    for (const name of [
-      "logprobs",
-      "old_logprobs",
-      "ref_logprobs",
-      "rollout_logprobs",
-      "masked_logprobs",
-    ]) {
+    for (const name of LOGPROB_STREAMS) {
       const e = expectIoError(
         () => toBatch(jsonSet({ ...BASE, [name]: above }), { strict: true }),
         name,
