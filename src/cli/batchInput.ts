@@ -19,6 +19,7 @@ import type { CommandIO, OptionSpec, OptionValues } from "./command.js";
 export const NAME_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   names: {
     type: "string",
+    role: "input",
     argument: "MAP",
     description:
       "read tensor names as verl, trl, openrlhf or polgrad, or by a FILE.json of polgrad name → tensor name",

@@ -11,6 +11,11 @@ export interface OptionSpec {
   readonly description: string;
   readonly default?: string;
   readonly short?: string;
+  /**
+   * A path option's direction: a file or folder the command reads (`input`: `-`, inline JSON and
+   * names that are no file are not paths) or one it writes (`output`); docs/cli.md#writing-files.
+   */
+  readonly role?: "input" | "output";
 }
 
 /** Where a command writes: stdout carries only the result, stderr diagnostics. */
@@ -44,6 +49,11 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Whether the command takes positional arguments (e.g. `describe NAME`). */
   readonly positionals?: number;
+  /**
+   * Which positionals are paths the command reads or writes, by index (the last entry covers the
+   * rest; null: not a path).
+   */
+  readonly positionalRoles?: readonly ("input" | "output" | null)[];
   /** Run the command; resolve to the exit code (0 ok, 1 a check failed, 2 bad input). */
   readonly run: (
     values: OptionValues,

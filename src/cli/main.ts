@@ -4,10 +4,13 @@
  * stderr with exit codes (docs/cli.md): 0 ok, 1 a check failed, 2 bad usage or input, 70
  * internal error, 141 the reader closed the pipe. stdout carries only the result.
  */
+
 import { parseArgs } from "node:util";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { PolgradError, UsageError } from "../errors.js";
+import { guardInputs } from "../io/_internal/inputs.js";
+import { cleanUpOnSignals } from "../io/_internal/writeFile.js";
 import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
 import { contractCommand } from "./commands/contract.js";
@@ -27,6 +30,7 @@ import { vectorsCommand } from "./commands/vectors.js";
 import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
 import { processIO, readProcessStdin, renderError } from "./output.js";
+import { checkOutputsApart } from "./paths.js";
 
 /** Every command, in help order. */
 export const COMMANDS: readonly Command[] = [
@@ -202,6 +206,10 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
       return 0;
     }
     const { values, positionals } = parseCommandArgs(cmd, rest);
+    // An output never lands on an input: checked before anything is read, and again by the writer
+    // against every file the command opens (docs/cli.md#writing-files).
+    checkOutputsApart(`polgrad ${cmd.name}`, cmd, values, positionals);
+    guardInputs(true);
     // Notices are held until the command ends: printed on success or a failed check, dropped
     // under an error with --json (the error document is then the one stderr line).
     const notices: string[] = [];
@@ -212,8 +220,10 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
         throw err;
       });
     for (const n of notices) io.stderr(n);
+    guardInputs(false);
     return code;
   } catch (err) {
+    guardInputs(false);
     const hints: string[] = [];
     if (err instanceof UsageError)
       hints.push(cmd !== undefined ? `polgrad ${cmd.name} --help` : "polgrad --help");
@@ -239,6 +249,7 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
  * @since 0.1.0
  */
 export async function runCli(argv: readonly string[]): Promise<number> {
+  cleanUpOnSignals();
   const { io, finish } = processIO(
     argv.includes("--json"),
     COMMANDS.find((c) => c.name === argv[0])?.name ?? null,

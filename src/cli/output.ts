@@ -2,7 +2,7 @@
  * Shared CLI output: the `--json` document, option parsing helpers, error rendering (one capped,
  * escaped line per error) and the process streams (write errors and EPIPE; docs/cli.md#output-streams).
  */
-import { readSync } from "node:fs";
+import { readSync, writeSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { IoError, PolgradError, UnknownNameError, UsageError } from "../errors.js";
 import { writeWireJson } from "../report/wire.js";
@@ -98,12 +98,28 @@ interface StreamFailure {
   readonly message: string;
 }
 
+/** Write all of `text` to `fd`, blocking: a full pipe (EAGAIN) is waited on, never buffered. */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(fd, bytes, done, bytes.length - done);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException)?.code !== "EAGAIN") throw e;
+      // A non-blocking pipe that is full: wait for the reader (backpressure), 2 ms at a time.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+    }
+  }
+}
+
 /**
- * The process's stdout and stderr as a {@link CommandIO} that never throws and never lets a write
- * error escape as an unhandled 'error' event, plus `finish(code)`: wait until every write has been
- * flushed (pipe writes are asynchronous), then resolve to the exit status. A reader that closed
- * the pipe (EPIPE) ends the process quietly with {@link EXIT_BROKEN_PIPE}; any other write error
- * on stdout (ENOSPC on a full disk, EIO, …) becomes one `error[E_IO]` line on stderr and exit 2.
+ * The process's stdout and stderr as a {@link CommandIO} that never throws, plus `finish(code)`,
+ * the exit status once everything is written. Writes are synchronous and blocking: a slow reader
+ * holds the writer back (no output is ever queued in memory), so a document of any size reaches
+ * a pipe whole. A reader that closed the pipe (EPIPE) ends the process quietly with
+ * {@link EXIT_BROKEN_PIPE}; any other write error on stdout (ENOSPC on a full disk, EIO) becomes
+ * one `error[E_IO]` line on stderr and exit 2.
  */
 export function processIO(
   json: boolean,
@@ -112,46 +128,28 @@ export function processIO(
   io: CommandIO;
   finish: (code: number) => Promise<number>;
 } {
+  // A stdout closed before the process started (`>&-`) cannot be seen here: Node replaces a closed
+  // descriptor 0-2 with /dev/null opened read-write before any JavaScript runs, exactly as a
+  // parent's subprocess.DEVNULL or stdio "ignore" does (docs/cli.md#output-streams).
   let failure: StreamFailure | null = null;
-  let pending = 0;
-  let settle: (() => void) | null = null;
-  // Resolve finish() once every write has called back, or at the first failure (a failed
-  // stream may never call back its queued writes).
-  const done = (): void => {
-    if ((pending === 0 || failure !== null) && settle !== null) settle();
-  };
-  const fail = (stream: "stdout" | "stderr", e: unknown): void => {
-    if (failure !== null) return;
-    const err = e as NodeJS.ErrnoException;
-    failure = { stream, code: String(err?.code ?? "EIO"), message: String(err?.message ?? e) };
-    done();
-  };
-  const writer = (stream: "stdout" | "stderr") => {
-    const s = process[stream];
-    s.on("error", (e) => fail(stream, e));
-    return (text: string): void => {
+  const writer =
+    (stream: "stdout" | "stderr", fd: number) =>
+    (text: string): void => {
       if (failure !== null) return;
-      pending++;
-      const flushed = (e?: Error | null): void => {
-        if (e) fail(stream, e);
-        pending--;
-        done();
-      };
       try {
-        s.write(text, flushed);
+        writeAll(fd, text);
       } catch (e) {
-        flushed(e as Error);
+        const err = e as NodeJS.ErrnoException;
+        failure = { stream, code: String(err?.code ?? "EIO"), message: String(err?.message ?? e) };
       }
     };
-  };
   const io: CommandIO = {
-    stdout: writer("stdout"),
-    stderr: writer("stderr"),
+    stdout: writer("stdout", 1),
+    stderr: writer("stderr", 2),
     stderrIsTTY: process.stderr.isTTY === true,
     readStdin: readProcessStdin,
   };
   const finish = async (code: number): Promise<number> => {
-    if (pending > 0 && failure === null) await new Promise<void>((resolve) => (settle = resolve));
     const f = failure as StreamFailure | null;
     if (f === null) return code;
     if (f.code === "EPIPE" || f.stream === "stderr")
@@ -166,13 +164,11 @@ export function processIO(
         `${f.code} (${safeText(f.message.replace(/^[A-Z]+: /, ""))})`,
       ),
     );
-    await new Promise<void>((resolve) => {
-      try {
-        process.stderr.write(renderError(err, json, [], command), () => resolve());
-      } catch {
-        resolve();
-      }
-    });
+    try {
+      writeAll(2, renderError(err, json, [], command));
+    } catch {
+      // stderr is gone too: the status says it.
+    }
     return 2;
   };
   return { io, finish };

@@ -6,7 +6,17 @@
  * ESS, an entropy collapse at `changepointStep`, a length bias that grows from zero, and two
  * catastrophic tokens (rollout −7 at (0, 0) and (1, 1)) from `catastrophicFrom` on.
  */
-import { mkdirSync, type Stats, statSync } from "node:fs";
+import {
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fmtValue, mustBe } from "../core/message.js";
 import { createRng, type Rng } from "../core/rng.js";
@@ -35,6 +45,12 @@ export interface DemoRunOptions {
   readonly catastrophicFrom?: number;
   /** Storage dtype of the float streams (default F64). */
   readonly dtype?: "F64" | "F32";
+  /**
+   * Write into a folder that is not empty: replace the step files an earlier demo run wrote
+   * (and remove those of its steps this run does not write), leave every other file alone.
+   * A step file demo-run did not write is never replaced. @defaultValue false
+   */
+  readonly force?: boolean;
 }
 
 /** The resolved schedule of a demo run. */
@@ -216,10 +232,12 @@ function ensureDir(fn: string, dir: string): void {
  * @returns The plan and the bytes written.
  * @throws {ConfigError} E_CONFIG for invalid options.
  * @throws {IoError} E_IO when `dir` is empty, an existing file, cannot be created (e.g. under
- *   /proc), or a file cannot be written.
+ *   /proc), or a file cannot be written; when the folder is not empty (unless `force`), or, with
+ *   `force`, holds a step file demo-run did not write.
  * @derivation docs/diagnostics/run.md#demo-run
  * @enforcedBy test/demo/demoRun.test.ts > writeDemoRun > golden: the schedule's injections are in the written files
  * @enforcedBy test/hardening/bounded.test.ts > demo-run > regression: an existing file, an empty path and a folder under /proc are io errors
+ * @enforcedBy test/cli/writes.test.ts > never over an input > regression: demo-run refuses a folder that is not empty, and with --force never replaces a file it did not write
  * @since 0.1.0
  */
 export function writeDemoRun(
@@ -227,20 +245,98 @@ export function writeDemoRun(
   options: DemoRunOptions = {},
   onStep?: (step: number, steps: number) => void,
 ): { plan: DemoRunPlan; files: number } {
+  const fn = "writeDemoRun";
   const plan = demoRunPlan(options);
-  ensureDir("writeDemoRun", dir);
-  const rng = createRng(plan.seed);
+  ensureDir(fn, dir);
   const digits = Math.max(6, String(plan.steps - 1).length);
-  for (let step = 0; step < plan.steps; step++) {
-    writeSafetensors(
-      join(dir, `step_${String(step).padStart(digits, "0")}.safetensors`),
-      demoStep(plan, step, rng),
-      {
-        generator: "polgrad demo-run",
-        step: String(step),
-      },
-    );
+  const names = Array.from(
+    { length: plan.steps },
+    (_, step) => `step_${String(step).padStart(digits, "0")}.safetensors`,
+  );
+  const stale = claimFolder(fn, dir, names, options.force === true);
+  const rng = createRng(plan.seed);
+  names.forEach((name, step) => {
+    writeSafetensors(join(dir, name), demoStep(plan, step, rng), {
+      generator: GENERATOR,
+      step: String(step),
+    });
     onStep?.(step, plan.steps);
+  });
+  // An earlier, longer demo run's later steps would make the run a mix: they are ours, removed.
+  for (const name of stale) {
+    try {
+      unlinkSync(join(dir, name));
+    } catch (e) {
+      throw fsError(fn, join(dir, name), e, "writing");
+    }
   }
   return { plan, files: plan.steps };
+}
+
+/** The `generator` metadata of every step file demo-run writes: how it knows its own files. */
+const GENERATOR = "polgrad demo-run";
+
+/** A step file name of any run layout (docs/diagnostics/run.md#a-run). */
+const STEP_NAME = /^(step|global_step|iter)[_-]?\d+/;
+
+/** Whether `path` is a safetensors file whose metadata says demo-run wrote it (read without following a link). */
+function writtenByDemoRun(path: string): boolean {
+  let fd: number | undefined;
+  try {
+    if (!lstatSync(path).isFile()) return false;
+    fd = openSync(path, "r");
+    const first8 = new Uint8Array(8);
+    if (readSync(fd, first8, 0, 8, 0) !== 8) return false;
+    const n = Number(new DataView(first8.buffer).getBigUint64(0, true));
+    if (n < 2 || n > 2 ** 20) return false;
+    const head = new Uint8Array(n);
+    if (readSync(fd, head, 0, n, 8) !== n) return false;
+    const meta = (JSON.parse(new TextDecoder().decode(head)) as { __metadata__?: unknown })
+      .__metadata__;
+    return (meta as { generator?: unknown } | undefined)?.generator === GENERATOR;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Check that demo-run may write `names` into `dir`: an empty folder always; a non-empty one only
+ * with `force`, and then every step file in it (one of `names` or another step) must be one
+ * demo-run wrote. Returns the earlier run's step files this run does not write (to remove).
+ */
+function claimFolder(fn: string, dir: string, names: readonly string[], force: boolean): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch (e) {
+    throw fsError(fn, dir, e, "writing");
+  }
+  if (entries.length === 0) return [];
+  if (!force) {
+    const shown = entries.slice(0, 5).join(", ") + (entries.length > 5 ? ", …" : "");
+    throw ioError(
+      fn,
+      dir,
+      "dir",
+      "a new or empty folder (--force / options.force writes over an earlier demo run there)",
+      `a folder holding ${entries.length} entr${entries.length === 1 ? "y" : "ies"}: ${shown}`,
+    );
+  }
+  const planned = new Set(names);
+  const stale: string[] = [];
+  for (const name of entries) {
+    if (!planned.has(name) && !STEP_NAME.test(name)) continue;
+    if (!writtenByDemoRun(join(dir, name)))
+      throw ioError(
+        fn,
+        join(dir, name),
+        "dir",
+        "a folder whose step files demo-run wrote (it never replaces or mixes in a file it did not write)",
+        `${name}, which polgrad demo-run did not write`,
+      );
+    if (!planned.has(name)) stale.push(name);
+  }
+  return stale;
 }

@@ -9,7 +9,7 @@ import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isNumericTypedArray } from "../core/tensor.js";
 import { ConfigError, IoError, ShapeError } from "../errors.js";
-import { openReplacement, writeFileChunks } from "./_internal/files.js";
+import { openReplacement, writeFileChunks } from "./_internal/writeFile.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
 /** A tensor to write: a dtype, a shape and row-major values (booleans as 0/1). */

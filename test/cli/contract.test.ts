@@ -335,6 +335,8 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
       "--f32",
       "--json",
     ]),
+    row(0, () => ["demo-run", join(dir, "demo"), "--steps", "2", "--width", "4", "--force"]),
+    row(2, () => ["demo-run", dir]),
     row(2, () => ["demo-run"]),
   ],
   frameworks: [row(0, () => ["frameworks"]), row(0, () => ["frameworks", "--json"])],

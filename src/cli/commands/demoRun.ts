@@ -10,8 +10,10 @@ export const demoRunCommand: Command = {
   name: "demo-run",
   summary:
     "Write a synthetic run (per-step batch files) with injected drift, stale-policy ESS decay, an entropy collapse, catastrophic tokens and growing length bias.",
-  usage: "demo-run DIR [--steps N] [--batch-size B] [--width T] [--seed N] [--f32] [--json]",
+  usage:
+    "demo-run DIR [--steps N] [--batch-size B] [--width T] [--seed N] [--f32] [--force] [--json]",
   positionals: 1,
+  positionalRoles: ["output"],
   options: {
     steps: {
       type: "string",
@@ -28,6 +30,11 @@ export const demoRunCommand: Command = {
     width: { type: "string", argument: "T", description: "padded width (2..4096)", default: "24" },
     seed: { type: "string", argument: "N", description: "seed", default: "0" },
     f32: { type: "boolean", description: "store float streams as F32 (half the disk)" },
+    force: {
+      type: "boolean",
+      description:
+        "write into a folder that is not empty: replace an earlier demo run's step files there (never a file demo-run did not write)",
+    },
     json: { type: "boolean", description: "print the plan as one JSON document" },
   },
   async run(values, positionals, io) {
@@ -61,6 +68,7 @@ export const demoRunCommand: Command = {
         ? { seed: intOption(values, "seed", "demo-run", 0) as number }
         : {}),
       dtype: values.f32 ? ("F32" as const) : ("F64" as const),
+      ...(values.force === true ? { force: true } : {}),
     };
     const bar = progressBar(io, "writing", io.stderrIsTTY === true && !values.json);
     const { plan } = writeDemoRun(dir, options, (s, n) => bar.tick(s + 1, n));

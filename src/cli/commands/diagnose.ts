@@ -47,6 +47,7 @@ export const diagnoseCommand: Command = {
   usage:
     "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--threads N] [--json]",
   positionals: 1,
+  positionalRoles: ["input"],
   options: {
     clip: {
       type: "string",
@@ -94,6 +95,7 @@ export const diagnoseCommand: Command = {
     },
     "summary-out": {
       type: "string",
+      role: "output",
       argument: "FILE.json",
       description:
         "write the run's per-step summary (mergeable exactly with --merge) instead of the report",
@@ -105,6 +107,7 @@ export const diagnoseCommand: Command = {
     },
     html: {
       type: "string",
+      role: "output",
       argument: "FILE",
       description:
         "also write the self-contained HTML report: of a run (per-step traces, alarms) or of a batch (its which table and gradient maps; docs/report-html.md)",
@@ -173,7 +176,7 @@ export const diagnoseCommand: Command = {
             `${fn}: --json must not come with --summary-out (the summary file is the JSON document); got both`,
           );
         const { toWire } = await import("../../report/wire.js");
-        const { writeFileBytes } = await import("../../io/_internal/files.js");
+        const { writeFileBytes } = await import("../../io/_internal/writeFile.js");
         const text = `${JSON.stringify({ schema_version: SCHEMA_VERSION, ...(toWire(part) as object) })}\n`;
         writeFileBytes(fn, summaryOut, new TextEncoder().encode(text));
         io.stdout(

@@ -92,6 +92,7 @@ export const explainCommand: Command = {
     },
     config: {
       type: "string",
+      role: "input",
       argument: "FILE|-",
       description:
         "the framework's config: YAML/JSON (TRL GRPOConfig fields; verl Hydra YAML, nested or dotted; OpenRLHF flag → value) or an arguments file; arguments after -- are added last",
@@ -103,6 +104,7 @@ export const explainCommand: Command = {
     },
     batch: {
       type: "string",
+      role: "input",
       argument: "FILE|DIR|-",
       description: "evaluate on this batch",
       default: "the built-in batch with ref_logprobs = old_logprobs",

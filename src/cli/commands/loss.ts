@@ -64,6 +64,7 @@ export const lossCommand: Command = {
   options: {
     config: {
       type: "string",
+      role: "input",
       argument: "JSON|@file.json|-",
       description:
         "policy-loss config (- reads stdin) in polgrad's snake_case JSON; a perception block makes it PAPO (alone, or with --algorithm papo_g/papo_d)",
@@ -94,6 +95,7 @@ export const lossCommand: Command = {
     },
     "framework-config": {
       type: "string",
+      role: "input",
       argument: "FILE|-",
       description:
         "the framework's own config (TRL GRPOConfig YAML/JSON or arguments, verl Hydra YAML or overrides, OpenRLHF arguments) resolved against the --framework release (see 'polgrad explain')",
@@ -101,6 +103,7 @@ export const lossCommand: Command = {
     ...WORLD_OPTIONS,
     batch: {
       type: "string",
+      role: "input",
       argument: "FILE|DIR|-",
       description:
         "batch file (.safetensors, .json, .npy, .npz, .pt), a folder of tensor files, or - for stdin, with logprobs, old_logprobs, advantages, response_mask (any framework's names)",
@@ -136,6 +139,7 @@ export const lossCommand: Command = {
     },
     out: {
       type: "string",
+      role: "output",
       argument: "FILE.safetensors",
       description:
         "write the [B, T] results (gradients, per-token objective, ratios, clip flags) to a safetensors file; --json then keeps the scalars and names the file",

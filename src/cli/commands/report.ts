@@ -18,7 +18,7 @@ async function writeHtml(
   say: (text: string) => void,
   what: string,
 ): Promise<void> {
-  const { writeFileBytes } = await import("../../io/_internal/files.js");
+  const { writeFileBytes } = await import("../../io/_internal/writeFile.js");
   const bytes = new TextEncoder().encode(html);
   writeFileBytes(fn, path, bytes);
   say(`wrote ${safeText(path)} (${bytes.length} bytes): ${what}\n`);
@@ -77,8 +77,14 @@ export const reportCommand: Command = {
   usage:
     "report [PATH] --out FILE.html [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]]",
   positionals: 1,
+  positionalRoles: ["input"],
   options: {
-    out: { type: "string", argument: "FILE.html", description: "the HTML file to write" },
+    out: {
+      type: "string",
+      role: "output",
+      argument: "FILE.html",
+      description: "the HTML file to write",
+    },
     ...NAME_OPTIONS,
     "norm-len": {
       type: "string",
@@ -93,6 +99,7 @@ export const reportCommand: Command = {
     },
     "framework-config": {
       type: "string",
+      role: "input",
       argument: "FILE|-",
       description: "the framework config of the added row (default: the release's defaults)",
     },

@@ -68,7 +68,7 @@ async function emit(values: OptionValues, io: CommandIO): Promise<number> {
     ...(lossRtol === undefined ? {} : { lossRtol }),
     ...(gradRtol === undefined ? {} : { gradRtol }),
   });
-  const { mkdirSync, writeFileSync } = await import("node:fs");
+  const { mkdirSync } = await import("node:fs");
   const { join } = await import("node:path");
   const { createHash } = await import("node:crypto");
   const { encodeSafetensors } = await import("../../io/writeSafetensors.js");
@@ -93,22 +93,17 @@ async function emit(values: OptionValues, io: CommandIO): Promise<number> {
     inputs: { ...v.manifest.inputs, sha256: sha(inBytes) },
     expected: { ...v.manifest.expected, sha256: sha(exBytes) },
   };
-  const write = async (name: string, bytes: Uint8Array | string) => {
-    try {
-      writeFileSync(join(dir, name), bytes);
-    } catch (e) {
-      const { IoError } = await import("../../errors.js");
-      throw new IoError(
-        FN,
-        "--out",
-        `${FN}: --out must be writable; got ${fmtValue(join(dir, name))} (${(e as Error).message})`,
-        join(dir, name),
-      );
-    }
-  };
-  await write("inputs.safetensors", inBytes);
-  await write("expected.safetensors", exBytes);
-  await write("manifest.json", `${JSON.stringify(manifest, null, 1)}\n`);
+  // File by file, each written whole beside its name and renamed onto it, the manifest last: a
+  // write that fails leaves every file complete, and a set whose data files are new and whose
+  // manifest is old fails its SHA-256 check (docs/cli.md#writing-files).
+  const { writeFileBytes } = await import("../../io/_internal/writeFile.js");
+  writeFileBytes(FN, join(dir, "inputs.safetensors"), inBytes);
+  writeFileBytes(FN, join(dir, "expected.safetensors"), exBytes);
+  writeFileBytes(
+    FN,
+    join(dir, "manifest.json"),
+    new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`),
+  );
   const summary = {
     dir,
     files: ["manifest.json", "inputs.safetensors", "expected.safetensors"],
@@ -201,6 +196,7 @@ export const vectorsCommand: Command = {
   usage:
     "vectors emit --algorithm NAME|--framework ID|--config JSON [--cases N] [--seed S] [--shapes 4x8,2x12] [--norm-len N] [--loss-rtol X] [--grad-rtol X] --out DIR [--json]\n   or: polgrad vectors check DIR --outputs FILE [--json]",
   positionals: 2,
+  positionalRoles: [null, "input"],
   options: {
     algorithm: {
       type: "string",
@@ -214,6 +210,7 @@ export const vectorsCommand: Command = {
     },
     config: {
       type: "string",
+      role: "input",
       argument: "JSON",
       description: "emit: a policy-loss config, inline or @file.json",
     },
@@ -243,9 +240,15 @@ export const vectorsCommand: Command = {
       argument: "X",
       description: "emit: the gradient tolerance recorded in the manifest (default 1e-9)",
     },
-    out: { type: "string", argument: "DIR", description: "emit: the folder to write" },
+    out: {
+      type: "string",
+      role: "output",
+      argument: "DIR",
+      description: "emit: the folder to write",
+    },
     outputs: {
       type: "string",
+      role: "input",
       argument: "FILE",
       description:
         "check: your <case>.loss and <case>.grad_logprobs (safetensors, npz, npy folder, JSON, pt)",

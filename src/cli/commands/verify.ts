@@ -80,6 +80,7 @@ export const verifyCommand: Command = {
   options: {
     config: {
       type: "string",
+      role: "input",
       argument: "JSON|@file.json",
       description: "policy-loss config in polgrad's snake_case JSON",
     },

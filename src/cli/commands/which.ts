@@ -15,6 +15,7 @@ export const whichCommand: Command = {
   options: {
     batch: {
       type: "string",
+      role: "input",
       argument: "FILE|DIR|-",
       description:
         "batch file (.safetensors, .json, .npy, .npz, .pt), a folder of tensor files, or - for stdin",
@@ -35,6 +36,7 @@ export const whichCommand: Command = {
     },
     "framework-config": {
       type: "string",
+      role: "input",
       argument: "FILE|-",
       description:
         "the framework config of the added row (default: the release's defaults; see 'polgrad explain')",

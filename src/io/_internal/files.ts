@@ -7,23 +7,10 @@
  * UTF-8) lives in ./ioError.ts.
  * @internal
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  realpathSync,
-  renameSync,
-  type Stats,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { ConfigError, IoError } from "../../errors.js";
+import { noteInput } from "./inputs.js";
 import { allocBytes, decodeUtf8, fmtBytes, ioError } from "./ioError.js";
 
 export { allocBytes, decodeUtf8, fmtBytes, ioError };
@@ -55,6 +42,10 @@ const WRITE_RULES: Readonly<Record<string, string>> = {
   EISDIR: "a file path, not a directory",
   EACCES: "a writable path",
   EPERM: "a writable path",
+  EFBIG: "a file within the process's file-size limit",
+  ENOSPC: "a path on a device with room for the file",
+  EDQUOT: "a path within the disk quota",
+  EROFS: "a path on a writable file system",
 };
 
 /** Convert a Node file-system error into an IoError about `path`. @internal */
@@ -146,6 +137,7 @@ export function openForRead(fn: string, path: string, maxBytes: number): OpenFil
   try {
     const st = fstatSync(fd);
     checkStats(fn, path, st, maxBytes);
+    noteInput(path, st);
     return { fd, size: st.size };
   } catch (e) {
     closeSync(fd);
@@ -229,129 +221,4 @@ export function readRangeInto(
   return buf;
 }
 
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
-
-/**
- * Write `bytes` to `path`, replacing a regular file or creating one. The open is non-blocking and
- * the descriptor is checked with fstatSync before anything is truncated, so an existing FIFO,
- * device or directory at `path` is an IoError instead of a hang or a clobbered device. @internal
- */
-export function writeFileBytes(fn: string, path: string, bytes: Uint8Array): void {
-  writeFileChunks(fn, path, [bytes]);
-}
-
-/**
- * {@link writeFileBytes} for a file given as chunks, written in order as they come (a chunk may
- * reuse the previous one's memory: each is written before the next is asked for). @internal
- */
-export function writeFileChunks(fn: string, path: string, chunks: Iterable<Uint8Array>): void {
-  if (typeof path !== "string" || path.length === 0) {
-    throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
-  }
-  let fd: number;
-  try {
-    fd = openSync(path, WRITE_FLAGS, 0o666);
-  } catch (e) {
-    throw fsError(fn, path, e, "writing");
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw ioError(fn, path, "path", "a regular file path", fileKind(st));
-    ftruncateSync(fd, 0);
-    let at = 0;
-    for (const bytes of chunks) {
-      let done = 0;
-      while (done < bytes.length) {
-        const wrote = writeSync(fd, bytes, done, bytes.length - done, at);
-        done += wrote;
-        at += wrote;
-      }
-    }
-  } catch (e) {
-    if (e instanceof IoError) throw e;
-    throw fsError(fn, path, e, "writing");
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** A file written at positions, replacing `path` only when committed. @internal */
-export interface ReplacementFile {
-  /** Write `bytes` at byte `at`. */
-  write(bytes: Uint8Array, at: number): void;
-  /** Close the file and move it onto the path (replacing a regular file there). */
-  commit(): void;
-  /** Close and delete the file; the path keeps what it held. */
-  abort(): void;
-}
-
-/**
- * Open a file that replaces `path` when committed: written beside it (in the directory of the file
- * a symlink at `path` points to) under a hidden temporary name, then renamed onto it, so that a
- * write that stops half-way (an error, a fallback) leaves `path` as it was. An existing `path` must
- * be a regular file (a FIFO, device or directory is an IoError, and nothing is opened). The new
- * file has the default mode (0o666 less the umask), as a file {@link writeFileChunks} creates.
- * @internal
- */
-export function openReplacement(fn: string, path: string): ReplacementFile {
-  if (typeof path !== "string" || path.length === 0) {
-    throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
-  }
-  let target = path;
-  let st: Stats | undefined;
-  try {
-    st = statSync(path);
-  } catch {
-    st = undefined;
-  }
-  if (st !== undefined) {
-    if (!st.isFile()) throw ioError(fn, path, "path", "a regular file path", fileKind(st));
-    try {
-      target = realpathSync(path);
-    } catch (e) {
-      throw fsError(fn, path, e, "writing");
-    }
-  }
-  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.polgrad-partial`);
-  let fd: number;
-  try {
-    fd = openSync(tmp, WRITE_FLAGS | constants.O_TRUNC, 0o666);
-  } catch (e) {
-    throw fsError(fn, path, e, "writing");
-  }
-  let open = true;
-  const close = (): void => {
-    if (open) closeSync(fd);
-    open = false;
-  };
-  return {
-    write(bytes, at) {
-      try {
-        let done = 0;
-        while (done < bytes.length)
-          done += writeSync(fd, bytes, done, bytes.length - done, at + done);
-      } catch (e) {
-        throw fsError(fn, path, e, "writing");
-      }
-    },
-    commit() {
-      try {
-        close();
-        renameSync(tmp, target);
-      } catch (e) {
-        throw fsError(fn, path, e, "writing");
-      }
-    },
-    abort() {
-      try {
-        close();
-      } finally {
-        try {
-          unlinkSync(tmp);
-        } catch {
-          // Already gone: nothing to clean.
-        }
-      }
-    },
-  };
-}
+// The write side (writeFileBytes, writeFileChunks, openReplacement) is ./writeFile.ts.
