@@ -12,8 +12,11 @@ import {
   runBlock,
   type SharedPlan,
 } from "../losses/kernel/blocks.js";
+import { announceThread } from "./threadLife.js";
 
-const ctl = (workerData as { ctl: Int32Array }).ctl;
+const { ctl, life } = workerData as { ctl: Int32Array; life?: Int32Array };
+// The pool sees at once if this thread dies (./threadLife.ts).
+announceThread(life);
 
 parentPort?.on("message", (msg: { job: SharedPlan; block: number }) => {
   const { job, block } = msg;
