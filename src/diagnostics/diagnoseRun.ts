@@ -5,6 +5,9 @@
  * keeps only scalars (ESS/n, mismatch spread, catastrophic tokens, entropy, clip census, length
  * slope); across steps it computes trends, so memory stays flat in the number of steps.
  */
+
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
@@ -12,8 +15,14 @@ import { ConfigError, IoError, PolgradError } from "../errors.js";
 import { ReadScratch } from "../io/_internal/files.js";
 import { toPartialBatchAs } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
-import { readTensorsAs } from "../io/readTensors.js";
-import { dumpGaps, type RunProblem, type RunScan, scanRunFolder } from "../io/runFolder.js";
+import { readTensorsAs, tensorFilesOf } from "../io/readTensors.js";
+import {
+  dumpGaps,
+  type RunProblem,
+  type RunScan,
+  type RunStepEntry,
+  scanRunFolderAs,
+} from "../io/runFolder.js";
 import {
   type Alarm,
   type DetectorName,
@@ -152,9 +161,13 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  * @param onStep - Called after each step (for a progress display; with threads, the count of
  *   every thread's steps).
  * @returns The run diagnosis; unreadable or invalid steps, duplicates and missing dumps are
- *   listed in `problems` and the other steps are still diagnosed.
+ *   listed in `problems` and the other steps are still diagnosed. A step is read from the first
+ *   of its candidates by name that reads (docs/diagnostics/run.md#run-folder-rules); a worker
+ *   that cannot start or dies leaves its steps to the calling thread (the same report;
+ *   docs/diagnostics/run.md#threads-under-memory-limits).
  * @throws {IoError} E_IO when `dir` is not a folder, holds no step, or no step could be read and
- *   diagnosed (the message names what was found and why each step was skipped).
+ *   diagnosed (the message names what was found and why each step was skipped), or when an
+ *   allocation outside the readers fails on the calling thread (naming the step).
  * @throws {ConfigError} E_CONFIG for invalid trend options (window ≤ 4096, nPerm ≤ 1e6 and
  *   nPerm·window ≤ 1e8 are capped), a non-object options or a non-function onStep.
  * @throws {OverflowError} E_OVERFLOW when a cross-step slope or trend statistic exceeds float64.
@@ -165,6 +178,9 @@ function summarize(points: readonly { step: number; value: number }[]): SeriesSu
  * @enforcedBy test/diagnostics/runLayouts.test.ts > diagnoseRun > regression: a run dumped every 10 steps reports slopes per step and no gaps
  * @enforcedBy test/diagnostics/runLayouts.test.ts > diagnoseRun > regression: a folder where every step is unreadable is an error naming each reason
  * @enforcedBy test/diagnostics/runShards.test.ts > run shards > identity: diagnoseRun on 2 and 3 threads equals the one-thread report, and the workers ran
+ * @enforcedBy test/diagnostics/runFolders.test.ts > run folder rules > regression: a junk file does not shadow a valid step of the same number; the first candidate by name that reads is diagnosed
+ * @enforcedBy test/diagnostics/runThreads.test.ts > run threads > identity: diagnose RUN --json is byte-identical on 1, 2, 3 threads and the default, over a folder with every problem kind
+ * @enforcedBy test/diagnostics/runThreads.test.ts > run threads > regression: a worker that runs out of memory leaves its shard to the calling thread, with the same report
  * @since 0.1.0
  */
 export function diagnoseRun(
@@ -190,14 +206,18 @@ export function diagnoseRun(
   // The scan decides the thread count and is then reused by this thread's collection.
   const scan =
     runner === null || rest.steps !== undefined || threads === 1 ? null : scanRunFolderIfAny(dir);
-  const stepNumbers = scan === null ? [] : scan.steps.map((e) => e.step);
-  const t =
+  // Every step number named in the folder, readable or not: the ranges cover them all.
+  const stepNumbers = scan === null ? [] : stepNumbersOf(scan.entries);
+  let t =
     runner === null || scan === null
       ? 1
       : Math.min(
-          threads ?? Math.min(runner.cores, Math.floor(stepNumbers.length / 32)),
+          threads ?? Math.min(runner.cores, Math.floor(scan.steps.length / 32)),
           stepNumbers.length,
         );
+  // Only the workers the process's memory limits leave room for (none: this thread alone).
+  if (runner !== null && scan !== null && t > 1)
+    t = 1 + runner.available(t - 1, () => largestStepBytes(scan));
   if (runner === null || t <= 1) {
     return summarizeRunAs(fn, [collectRunStepsAs(fn, dir, rest, onStep, scan ?? undefined)], rest);
   }
@@ -205,6 +225,8 @@ export function diagnoseRun(
   // The shards get our progress callback, so the caller's is checked here, as collect checks it.
   checkOnStep(fn, onStep);
   const found = scan as RunScan; // t > 1 only with a scan
+  // Contiguous ranges that together cover every step number, so each problem of the folder
+  // (an empty step folder between two ranges' steps, past the last) falls in exactly one.
   const ranges = splitSteps(stepNumbers, t);
   const progress = new Int32Array(new SharedArrayBuffer(4));
   const total = stepNumbers.length;
@@ -240,11 +262,46 @@ export function diagnoseRun(
 /** The scan of `dir`, or null when it cannot be scanned (the one-thread path reports why). */
 function scanRunFolderIfAny(dir: string): RunScan | null {
   try {
-    const scan = scanRunFolder(dir, "diagnoseRun");
+    const scan = scanRunFolderAs(dir, "diagnoseRun", STEP_FN);
     return scan.steps.length === 0 ? null : scan;
   } catch {
     return null;
   }
+}
+
+/** The distinct step numbers of entries in step order. */
+function stepNumbersOf(entries: readonly RunStepEntry[]): number[] {
+  const out: number[] = [];
+  for (const e of entries) if (out[out.length - 1] !== e.step) out.push(e.step);
+  return out;
+}
+
+/**
+ * The bytes of the largest step on disk (a file, or a step folder's tensor files): what a thread
+ * holds at a time, for the room a worker needs under a memory limit. 0 for what cannot be stat'ed.
+ */
+function largestStepBytes(scan: RunScan): number {
+  const size = (path: string): number => {
+    try {
+      return statSync(path).size;
+    } catch {
+      return 0;
+    }
+  };
+  let most = 0;
+  for (const e of scan.steps) {
+    let bytes = 0;
+    if (e.kind === "file") bytes = size(e.path);
+    else {
+      try {
+        for (const f of tensorFilesOf(STEP_FN, e.path)) bytes += size(join(e.path, f));
+      } catch {
+        // Unlistable now: the collection reports it.
+      }
+    }
+    most = Math.max(most, bytes);
+  }
+  return most;
 }
 
 /**
@@ -287,25 +344,74 @@ function checkOnStep(fn: string, onStep: unknown): void {
   }
 }
 
-/** collectRunSteps as `fn`; `scan` is the folder's scan when the caller made it already. */
+/**
+ * collectRunSteps for a worker thread of diagnoseRun (src/node/runWorker.ts): a step that fails
+ * for want of memory fails the shard instead of being listed, so that the calling thread, which
+ * reruns a failed shard, decides it exactly as one thread would (docs/diagnostics/run.md#threads).
+ * @internal
+ */
+export function collectRunShard(
+  dir: string,
+  options: DiagnoseRunOptions,
+  onStep?: (done: number, total: number) => void,
+): RunSteps {
+  return collectRunStepsAs("collectRunSteps", dir, options, onStep, undefined, true);
+}
+
+/** A raw allocation failure of the engine (an ArrayBuffer, a Buffer), not a PolgradError. */
+function isAllocationFailure(e: unknown): boolean {
+  return (
+    (e instanceof RangeError && /allocation failed/i.test(e.message)) ||
+    (typeof e === "object" &&
+      e !== null &&
+      (e as { code?: unknown }).code === "ERR_MEMORY_ALLOCATION_FAILED")
+  );
+}
+
+/**
+ * A step error that may come from this thread's memory rather than the step (a reader's bounded
+ * allocation failed: src/io/_internal/ioError.ts allocBytes, decodeUtf8, the element buffers).
+ */
+function isMemoryRule(e: PolgradError): boolean {
+  return / must be small enough to (hold|decode) /.test(e.message);
+}
+
+/** What a step's read says about its tensors' names and values. */
+type StepNames = ReturnType<typeof toPartialBatchAs>["source"];
+
+/**
+ * collectRunSteps as `fn`; `scan` is the folder's scan when the caller made it already;
+ * `deferMemory` (a worker's shard) throws a step's memory failure instead of listing it.
+ */
 function collectRunStepsAs(
   fn: string,
   dir: string,
   options: DiagnoseRunOptions,
   onStep?: (done: number, total: number) => void,
   scan?: RunScan,
+  deferMemory = false,
 ): RunSteps {
   const opts = checkObject(fn, "options", options);
   checkOnStep(fn, onStep);
   checkEssAlarm(fn, opts.essAlarm);
   const range = checkRange(fn, opts.steps);
-  const full = scan ?? scanRunFolder(dir, fn);
-  if (full.steps.length === 0)
+  const full = scan ?? scanRunFolderAs(dir, fn, STEP_FN);
+  if (full.entries.length === 0)
     throw noSteps(fn, { dir, entries: [], entryProblems: full.problems, others: full.others }, []);
   const inRange = (step: number | null): boolean =>
     range === null || step === null || (step >= range.from && step <= range.to);
-  const entries = full.steps.filter((e) => inRange(e.step));
-  const entryProblems = full.problems.filter((p) => !full.gaps.includes(p) && inRange(p.step));
+  // The candidates of each step in the range (docs/diagnostics/run.md#run-folder-rules).
+  const groups: RunStepEntry[][] = [];
+  for (const e of full.entries) {
+    if (!inRange(e.step)) continue;
+    const last = groups[groups.length - 1];
+    if (last !== undefined && (last[0] as RunStepEntry).step === e.step) last.push(e);
+    else groups.push([e]);
+  }
+  // The scan's problems with a step (duplicates, unreadable entries, gaps) are decided here, per
+  // step, from the candidates; those without one (unusable step numbers) are kept as they are.
+  const entryProblems: RunProblem[] = full.problems.filter((p) => p.step === null);
+  const entries: { step: number; name: string }[] = [];
   const unreadable: RunProblem[] = [];
   const steps: RunStep[] = [];
   const skipCounts = new Map<string, { detector: DetectorName; reason: string; steps: number }>();
@@ -318,13 +424,47 @@ function collectRunStepsAs(
   // One read buffer for every step file: each step's tensors are done with before the next read.
   const scratch = new ReadScratch();
   // The step files read ahead on another thread (Node), so these reads find the page cache.
-  const ahead = runPrefetcher()?.start(entries.map((e) => e.path)) ?? null;
+  const ahead =
+    runPrefetcher()?.start(groups.map((g) => (g.find((c) => !c.unreadable) ?? g[0]).path)) ?? null;
   try {
-    entries.forEach(({ step, name, path }, k) => {
-      try {
-        // Step problems read the same from one pass and from shards: they name diagnoseRun.
-        const batch = toPartialBatchAs(STEP_FN, readTensorsAs(STEP_FN, path, {}, scratch), opts);
-        const r = batch.source.names;
+    groups.forEach((candidates, k) => {
+      const step = (candidates[0] as RunStepEntry).step;
+      const failed: RunProblem[] = [];
+      let used: RunStepEntry | null = null;
+      let d: ReturnType<typeof summaryOf> | null = null;
+      // The names of the candidate diagnosed, else of the last one whose names resolved.
+      let source: StepNames | null = null;
+      for (const c of candidates) {
+        if (c.unreadable !== undefined) {
+          failed.push({ file: c.name, step, message: c.unreadable });
+          continue;
+        }
+        try {
+          // Step problems read the same from one pass and from shards: they name diagnoseRun.
+          const batch = toPartialBatchAs(
+            STEP_FN,
+            readTensorsAs(STEP_FN, c.path, {}, scratch),
+            opts,
+          );
+          source = batch.source;
+          // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
+          d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
+          used = c;
+          break;
+        } catch (e) {
+          if (!(e instanceof PolgradError)) {
+            if (!isAllocationFailure(e)) throw e;
+            const actual = `${String((e as Error).message)} reading ${safeText(c.name)}`;
+            const rule = "a run whose steps fit in this process's memory, one at a time";
+            throw new IoError(fn, "dir", mustBe(fn, "dir", rule, actual), dir);
+          }
+          // A worker short of memory leaves the shard to the calling thread.
+          if (deferMemory && isMemoryRule(e)) throw e;
+          failed.push({ file: c.name, step, message: e.message });
+        }
+      }
+      if (source !== null) {
+        const r = source.names;
         const key = `${r.map}\u0000${r.detected}`;
         const m = maps.get(key) ?? { map: r.map, detected: r.detected, steps: 0 };
         m.steps++;
@@ -333,12 +473,13 @@ function collectRunStepsAs(
         for (const n of r.notes) notes.add(n);
         // A log-probability above 0 (read as given, docs/io.md#warnings): one note a tensor, the
         // same text from every step and every shard, so the parts merge.
-        for (const w of batch.source.warnings)
+        for (const w of source.warnings)
           notes.add(
             `${w.fileName ?? w.tensor}: log-probabilities above 0 at response positions in some step(s): probabilities or logits stored by mistake?`,
           );
-        // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
-        const d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
+      }
+      if (used !== null && d !== null) {
+        const from = safeText(used.name);
         if (d.mismatchOverflow) mismatchOverflowSteps.push(step);
         for (const s of d.skipped) {
           const reason = s.reason.replace(/ \(in [^)]*\)$/, "");
@@ -348,13 +489,23 @@ function collectRunStepsAs(
           skipCounts.set(key, entry);
         }
         const { skipped: _skipped, mismatchOverflow: _overflow, ...scalars } = d;
-        steps.push({ step, file: name, ...scalars });
-      } catch (e) {
-        if (!(e instanceof PolgradError)) throw e;
-        unreadable.push({ file: name, step, message: e.message });
-      }
+        steps.push({ step, file: used.name, ...scalars });
+        // Candidates before the one diagnosed could not be read; those after it are not read.
+        for (const f of failed)
+          unreadable.push({
+            ...f,
+            message: `${f.message}; step ${step} is diagnosed from ${from}`,
+          });
+        for (const c of candidates.slice(candidates.indexOf(used) + 1))
+          entryProblems.push({
+            file: c.name,
+            step,
+            message: `step ${step} is also in ${from}; ${safeText(c.name)} is ignored`,
+          });
+      } else unreadable.push(...failed);
+      entries.push({ step, name: (used ?? (candidates[0] as RunStepEntry)).name });
       ahead?.advance(k + 1);
-      onStep?.(k + 1, entries.length);
+      onStep?.(k + 1, groups.length);
     });
   } finally {
     ahead?.stop();
@@ -365,7 +516,7 @@ function collectRunStepsAs(
     dir,
     range,
     settings: stepSettings(opts),
-    entries: entries.map((e) => ({ step: e.step, name: e.name })),
+    entries,
     steps,
     entryProblems,
     unreadable,

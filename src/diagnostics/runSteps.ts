@@ -64,13 +64,22 @@ export interface RunSteps {
   readonly range: StepRange | null;
   /** The per-step settings as canonical JSON (compared between parts; {@link RunStepSettings}). */
   readonly settings: string;
-  /** Every step entry in the range, read or not (the stride and gaps come from their union). */
+  /**
+   * Every step number in the range named by an entry, read or not, with the candidate diagnosed
+   * (else the first): the stride and gaps come from their union.
+   */
   readonly entries: readonly { readonly step: number; readonly name: string }[];
   /** The diagnosed steps, in step order. */
   readonly steps: readonly RunStep[];
-  /** Problems of the entries themselves: duplicates, empty step folders, unusable numbers. */
+  /**
+   * Problems of the entries themselves: candidates not read because an earlier one of their step
+   * was diagnosed, unusable step numbers.
+   */
   readonly entryProblems: readonly RunProblem[];
-  /** Steps that could not be read or diagnosed, with the reason. */
+  /**
+   * Candidates that could not be read or diagnosed, with the reason (an empty step folder, a
+   * directory named like a file, a symlink loop, a file the reader rejects), in candidate order.
+   */
   readonly unreadable: readonly RunProblem[];
   readonly skipped: readonly {
     readonly detector: DetectorName;

@@ -13,6 +13,13 @@ export interface RunShardRunner {
   /** Threads the machine offers (the calling one included). */
   readonly cores: number;
   /**
+   * How many of `n` workers may be started now: `n` without a memory limit; under one (`ulimit -v`),
+   * those the process's address space leaves room for, each holding a step of `stepBytes()` bytes
+   * (called only then), after the calling thread's own. A worker V8 cannot reserve its isolate
+   * for aborts the whole process, so none is started without room.
+   */
+  available(n: number, stepBytes: () => number): number;
+  /**
    * Collect `ranges` of `dir` on worker threads while `own()` runs here; return each range's
    * RunSteps (a plain, structured-clone object), or null for a range a worker could not collect
    * (the caller collects it itself). `progress[0]` counts the steps done by every thread.
@@ -39,8 +46,10 @@ export function runShardRunner(): RunShardRunner | null {
 }
 
 /**
- * Split sorted step numbers into at most `n` contiguous ranges of about equal counts (each
- * non-empty, together covering every step). @internal
+ * Split sorted, distinct step numbers into at most `n` contiguous ranges of about equal counts,
+ * each holding at least one of them, that together cover every number from 0 to
+ * Number.MAX_SAFE_INTEGER: a problem of the folder at a step number between two ranges' steps (or
+ * past the last) belongs to exactly one range, as it belongs to the one pass. @internal
  */
 export function splitSteps(steps: readonly number[], n: number): StepRange[] {
   const k = Math.max(1, Math.min(n, steps.length));
@@ -48,7 +57,10 @@ export function splitSteps(steps: readonly number[], n: number): StepRange[] {
   for (let j = 0; j < k; j++) {
     const a = Math.floor((j * steps.length) / k);
     const b = Math.floor(((j + 1) * steps.length) / k);
-    out.push({ from: steps[a] as number, to: steps[b - 1] as number });
+    out.push({
+      from: j === 0 ? 0 : (steps[a] as number),
+      to: j === k - 1 ? Number.MAX_SAFE_INTEGER : (steps[b] as number) - 1,
+    });
   }
   return out;
 }

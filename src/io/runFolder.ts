@@ -5,10 +5,11 @@
  * the names; the dump stride is the most common distance between consecutive steps, so a run
  * dumped every k steps has no gaps.
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { fmtValue, safeText } from "../core/message.js";
-import { fsError } from "./_internal/files.js";
+import { fileKind, fsError } from "./_internal/files.js";
+import { ioError } from "./_internal/ioError.js";
 import { extensionOf, readerByExtension } from "./readers.js";
 import { tensorFilesOf } from "./readTensors.js";
 
@@ -20,6 +21,13 @@ export interface RunStepEntry {
   /** The path to read (readTensors reads a file or a folder of tensor files). */
   readonly path: string;
   readonly kind: "file" | "folder";
+  /**
+   * Why the entry cannot be read, when the scan already knows (docs/diagnostics/run.md#run-folder-rules):
+   * a directory named like a file (`step_2.pt/`), a folder-style name that cannot be opened (a
+   * symlink loop, a dangling link), a file without a tensor extension, a step folder without
+   * tensor files or that cannot be listed. Absent when the entry is to be read.
+   */
+  readonly unreadable?: string;
 }
 
 /** An entry of the run folder that is not diagnosed, or a gap in the dump sequence. */
@@ -42,6 +50,12 @@ export interface RunScan {
   readonly stride: number | null;
   /** Entries whose names are no step (at most 20, for messages), and how many there were. */
   readonly others: { readonly names: readonly string[]; readonly count: number };
+  /**
+   * Every entry whose name is a step, readable or not ({@link RunStepEntry.unreadable}), in step
+   * order and, within a step, in name order: the candidates diagnoseRun reads a step from
+   * (docs/diagnostics/run.md#run-folder-rules).
+   */
+  readonly entries: readonly RunStepEntry[];
 }
 
 /** A step name: optional `<prefix>_` or `<prefix>-`, a step word, an optional separator, digits. */
@@ -87,9 +101,13 @@ function strideOf(steps: readonly number[]): number | null {
  * Format: entries named `[prefix_]{step|global_step|iter|iteration|it}[_|-]N` — files with a
  * registered extension (`.safetensors`, `.json`, `.npy`, `.npz`, `.pt`, `.pth`) or folders holding
  * at least one such file; N any zero-padded decimal. The same step twice is a problem (the first
- * by name is kept); a step folder without tensor files is a problem; with stride s (the most
- * common distance between consecutive steps), a distance d > s is reported as (d/s − 1) missing
- * dumps when s divides d, else as an irregular interval.
+ * by name is kept in `steps`; `entries` keeps every candidate); an entry named as a step that
+ * cannot be read as what its name says (a step folder without tensor files or that cannot be
+ * listed, a directory named like a file, a folder-style name that cannot be opened: a symlink
+ * loop, a dangling link; a file without a tensor extension) is a problem with its reason and
+ * stays in `entries` with `unreadable` set; with stride s (the most common distance between
+ * consecutive steps of `steps`), a distance d > s is reported as (d/s − 1) missing dumps when s
+ * divides d, else as an irregular interval.
  *
  * @param dir - The run folder.
  * @param fn - The public function named in errors. @defaultValue "scanRunFolder"
@@ -99,9 +117,33 @@ function strideOf(steps: readonly number[]): number | null {
  * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > golden: every layout trainers write is read with its step numbers
  * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > golden: a run dumped every 10 steps has stride 10 and no gaps
  * @enforcedBy test/io/runFolder.test.ts > scanRunFolder > rejects: duplicates, empty step folders and missing dumps are named
+ * @enforcedBy test/diagnostics/runFolders.test.ts > run folder rules > regression: a step that exists but cannot be read is listed with its reason, not as a missing dump
  * @since 0.1.0
  */
 export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
+  return scanRunFolderAs(dir, fn, fn);
+}
+
+/** The registered formats' extensions, for messages. */
+const TENSOR_EXTS = ".safetensors, .json, .npy, .npz, .pt, .pth";
+
+/**
+ * The step a name claims and what it claims to be: a file when it ends in a registered extension
+ * (`step_2.pt`), else a folder (`global_step_2`); null when the name is no step. @internal
+ */
+export function stepClaimOf(
+  name: string,
+): { readonly step: number | "too long"; readonly ext: string | null } | null {
+  const ext = readerByExtension(name) === undefined ? null : extensionOf(name);
+  const step = stepOfName(name, ext === null);
+  return step === null ? null : { step, ext };
+}
+
+/**
+ * {@link scanRunFolder} naming `fn` in the folder's own error and `stepFn` in the entries' reasons
+ * (diagnoseRun's, whichever entry point scans, so that shards and one pass read the same). @internal
+ */
+export function scanRunFolderAs(dir: string, fn: string, stepFn: string): RunScan {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -109,24 +151,19 @@ export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
     throw fsError(fn, String(dir), e);
   }
   const found: RunStepEntry[] = [];
+  const all: RunStepEntry[] = [];
   const problems: RunProblem[] = [];
   const others: string[] = [];
   let otherCount = 0;
   for (const name of names.sort()) {
     if (name.startsWith(".")) continue;
-    const path = join(dir, name);
-    let isFolder = false;
-    try {
-      isFolder = statSync(path).isDirectory();
-    } catch {
-      // A dangling link: its name decides; reading it reports the error as a step problem.
-    }
-    const step = stepOfName(name, isFolder);
-    if (step === null) {
+    const claim = stepClaimOf(name);
+    if (claim === null) {
       otherCount++;
       if (others.length < 20) others.push(name);
       continue;
     }
+    const { step, ext } = claim;
     if (step === "too long") {
       problems.push({
         file: name,
@@ -135,22 +172,59 @@ export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
       });
       continue;
     }
-    if (isFolder && tensorFilesOf(fn, path).length === 0) {
-      problems.push({
-        file: `${name}/`,
-        step,
-        message: "step folder holds no tensor file (.safetensors, .json, .npy, .npz, .pt, .pth)",
-      });
-      continue;
+    const path = join(dir, name);
+    let st: Stats | null = null;
+    let statError: unknown = null;
+    try {
+      st = statSync(path);
+    } catch (e) {
+      statError = e;
     }
-    found.push({
-      step,
-      name: isFolder ? `${name}/` : name,
-      path,
-      kind: isFolder ? "folder" : "file",
-    });
+    const entry = (kind: "file" | "folder", unreadable?: string): void => {
+      const shown = kind === "folder" && st !== null ? `${name}/` : name;
+      const e: RunStepEntry =
+        unreadable === undefined
+          ? { step, name: shown, path, kind }
+          : { step, name: shown, path, kind, unreadable };
+      all.push(e);
+      if (unreadable === undefined) found.push(e);
+      else problems.push({ file: shown, step, message: unreadable });
+    };
+    if (ext !== null) {
+      // A file by its name: a directory there is a step that cannot be read. Any other failure
+      // (a dangling link, a symlink loop, a FIFO) is the reader's to name.
+      if (st?.isDirectory() === true)
+        entry("folder", ioError(stepFn, path, "path", `a ${ext} file`, "a directory").message);
+      else entry("file");
+    } else if (st === null) {
+      // A folder by its name that cannot be opened (a symlink loop, a dangling link): a step
+      // that exists and cannot be read, not a missing dump.
+      const code = String((statError as { code?: unknown }).code ?? "error");
+      const detail = statError instanceof Error ? statError.message : String(statError);
+      const rule = "a step folder (or a tensor file) that can be opened";
+      entry("folder", ioError(stepFn, path, "path", rule, `${code} (${detail})`).message);
+    } else if (!st.isDirectory()) {
+      const rule = `a step folder, or a file named with a tensor extension (${TENSOR_EXTS})`;
+      entry("file", ioError(stepFn, path, "path", rule, fileKind(st)).message);
+    } else {
+      let files: string[] | null = null;
+      let listError: unknown = null;
+      try {
+        files = tensorFilesOf(stepFn, path);
+      } catch (e) {
+        listError = e;
+      }
+      if (files === null)
+        entry("folder", listError instanceof Error ? listError.message : String(listError));
+      else if (files.length === 0)
+        entry("folder", `step folder holds no tensor file (${TENSOR_EXTS})`);
+      else entry("folder");
+    }
   }
-  found.sort((a, b) => a.step - b.step || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byStepThenName = (a: RunStepEntry, b: RunStepEntry): number =>
+    a.step - b.step || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  found.sort(byStepThenName);
+  all.sort(byStepThenName);
   const steps: RunStepEntry[] = [];
   for (const e of found) {
     const prev = steps[steps.length - 1];
@@ -173,6 +247,7 @@ export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
     gaps,
     stride,
     others: { names: others, count: otherCount },
+    entries: all,
   };
 }
 

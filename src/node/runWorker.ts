@@ -1,24 +1,33 @@
 /**
  * The worker thread of the run-diagnosis pool (./runPool.ts): collects one shard (a step range)
- * of a run folder with the library's own collectRunSteps and posts the RunSteps back on its port.
+ * of a run folder with the library's own collection (collectRunShard) and posts the RunSteps back
+ * on its port.
  * Node only.
  */
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
-import { collectRunSteps } from "../diagnostics/diagnoseRun.js";
+import { collectRunShard } from "../diagnostics/diagnoseRun.js";
 import { setRunPrefetcher } from "../diagnostics/runThreads.js";
 import { runPrefetch } from "./runPrefetch.js";
+import { announceThread } from "./threadLife.js";
 
 // Each shard reads its own step files ahead, as the calling thread's shard does.
 setRunPrefetcher(runPrefetch);
 
-const { ctl, port } = workerData as { ctl: Int32Array; port: MessagePort };
+const { ctl, port, life } = workerData as {
+  ctl: Int32Array;
+  port: MessagePort;
+  life?: Int32Array;
+};
+// The pool sees at once if this thread dies (out of memory): ./threadLife.ts.
+announceThread(life);
 
 parentPort?.on(
   "message",
   (msg: { dir: string; options: Record<string, unknown>; progress: Int32Array }) => {
     let reply: { ok: unknown } | { error: string };
     try {
-      const part = collectRunSteps(msg.dir, msg.options, () => {
+      // A step this thread has no memory for fails the shard: the caller collects it.
+      const part = collectRunShard(msg.dir, msg.options, () => {
         Atomics.add(msg.progress, 0, 1);
       });
       reply = { ok: part };
