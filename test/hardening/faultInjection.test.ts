@@ -316,7 +316,7 @@ describe("fault injection", () => {
         }
         return true;
       };
-      const after = (label: string, dest: string, old: Map<string, string>, handled: boolean) => {
+      const inspect = (label: string, dest: string, old: Map<string, string>, handled: boolean) => {
         tally.runs++;
         const ok = intact(dest, old);
         if (!ok) tally.destroyed++;
@@ -346,7 +346,7 @@ describe("fault injection", () => {
         const dest = join(base, `limit${w.folder ? "" : ".out"}`);
         const old = oldOf(dest);
         const r = await run(w.args(dest), { limitKiB });
-        after(`${w.name} limit ${limitKiB} KiB (exit ${r.code})`, dest, old, true);
+        inspect(`${w.name} limit ${limitKiB} KiB (exit ${r.code})`, dest, old, true);
         check(
           `${w.name} limit ${limitKiB} KiB: exit ${r.code} ${r.stderr}`,
           r.code === 2 || (w.folder && r.code === 0),
@@ -359,7 +359,7 @@ describe("fault injection", () => {
         const dest = join(base, `sig${w.folder ? "" : ".out"}`);
         const old = oldOf(dest);
         const r = await run(w.args(dest), { signal, delayMs });
-        after(
+        inspect(
           `${w.name} ${signal} at ${delayMs} ms (exit ${r.code ?? r.signal})`,
           dest,
           old,
