@@ -12,8 +12,9 @@ import { f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
 import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
+import { type ElementBudget, elementBudget, takeElements } from "./_internal/limits.js";
 import type { TensorReader } from "./readers.js";
-import type { NamedTensor, TensorDtype, TensorSet } from "./tensorTypes.js";
+import { DTYPE_BYTES, type NamedTensor, type TensorDtype, type TensorSet } from "./tensorTypes.js";
 
 /** Largest `.npy` header accepted: 1 MiB (a simple dtype and a rank-64 shape take < 2 KB). */
 export const MAX_NPY_HEADER_BYTES: number = 2 ** 20;
@@ -260,13 +261,15 @@ function latin1(bytes: Uint8Array): string {
 
 /**
  * Decode one `.npy` byte string into a tensor. `prefix` is put before the part names in errors
- * (`""` for a `.npy` file, `"x."` for the member `x.npy` of an `.npz`). @internal
+ * (`""` for a `.npy` file, `"x."` for the member `x.npy` of an `.npz`); the elements are drawn
+ * from `budget` (options.maxElements, shared by an archive's members) before allocating. @internal
  */
 export function decodeNpy(
   fn: string,
   path: string,
   bytes: Uint8Array,
   prefix: string,
+  budget: ElementBudget = elementBudget(),
 ): NamedTensor {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   const a = (part: string): string => `${prefix}${part}`;
@@ -322,6 +325,7 @@ export function decodeNpy(
     );
   }
   const count = Number(product);
+  takeElements(fail, budget, a("data"), count, `shape ${fmtShape(shape)}`);
   return decodeData(fail, a("data"), body, dtype, little, shape, count, header.fortranOrder);
 }
 
@@ -357,6 +361,49 @@ function fileOrder(shape: readonly number[], count: number, fortran: boolean): F
   return order;
 }
 
+/** Typed arrays use the host's byte order. */
+const LITTLE_ENDIAN_HOST: boolean = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+type View =
+  | Float64Array
+  | Float32Array
+  | Int32Array
+  | Int16Array
+  | Int8Array
+  | Uint32Array
+  | Uint16Array;
+
+const VIEWS: Partial<Record<TensorDtype, new (b: ArrayBufferLike, at: number, n: number) => View>> =
+  {
+    F64: Float64Array,
+    F32: Float32Array,
+    F16: Uint16Array,
+    I32: Int32Array,
+    I16: Int16Array,
+    I8: Int8Array,
+    U32: Uint32Array,
+    U16: Uint16Array,
+  };
+
+/**
+ * The data as a typed array of its own dtype (F16 as its bit patterns) when that reads the same
+ * values as the DataView loop: no reordering (C order, or Fortran order of rank < 2), the host's
+ * byte order, aligned; else null.
+ */
+function typedView(
+  body: Uint8Array,
+  dtype: TensorDtype,
+  little: boolean,
+  n: number,
+  reordered: boolean,
+): View | null {
+  const View = VIEWS[dtype];
+  if (View === undefined || reordered || little !== LITTLE_ENDIAN_HOST) return null;
+  return body.byteOffset % DTYPE_BYTES[dtype] === 0
+    ? new View(body.buffer, body.byteOffset, n)
+    : null;
+}
+
 function decodeData(
   fail: Fail,
   arg: string,
@@ -388,6 +435,15 @@ function decodeData(
     return { dtype, shape, data: out };
   }
   const o = out;
+  // C order in the host's byte order, aligned: one typed-array pass (the F16 table per element).
+  const typed = typedView(body, dtype, little, n, order !== null);
+  if (typed !== null) {
+    if (dtype === "F16") {
+      const table = f16DecodeTable();
+      for (let r = 0; r < n; r++) o[r] = table[typed[r] as number] as number;
+    } else o.set(typed);
+    return { dtype, shape, data: o };
+  }
   switch (dtype) {
     case "F64":
       for (let r = 0; r < n; r++) o[r] = view.getFloat64(8 * at(r), little);
@@ -479,8 +535,14 @@ export function parseNpy(bytes: Uint8Array, path = "<bytes>"): TensorSet {
 }
 
 /** {@link parseNpy} reporting errors as `fn`, naming the tensor `name`. @internal */
-export function parseNpyAs(fn: string, bytes: Uint8Array, path: string, name: string): TensorSet {
-  const tensor = decodeNpy(fn, path, bytes, "");
+export function parseNpyAs(
+  fn: string,
+  bytes: Uint8Array,
+  path: string,
+  name: string,
+  maxElements?: number,
+): TensorSet {
+  const tensor = decodeNpy(fn, path, bytes, "", elementBudget(maxElements));
   return { path, format: "npy", tensors: new Map([[name, tensor]]), metadata: {} };
 }
 
@@ -503,6 +565,6 @@ export const NPY_READER: TensorReader = Object.freeze({
   extensions: Object.freeze([".npy"]),
   defaultMaxBytes: DEFAULT_MAX_NPY_BYTES,
   sniff: sniffNpy,
-  parse: (fn: string, bytes: Uint8Array, path: string) =>
-    parseNpyAs(fn, bytes, path, npyTensorName(path)),
+  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
+    parseNpyAs(fn, bytes, path, npyTensorName(path), maxElements),
 });

@@ -8,6 +8,7 @@
 
 import { fmtValue } from "../core/message.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
+import { elementBudget } from "./_internal/limits.js";
 import { openZip } from "./_internal/zip.js";
 import { decodeNpy } from "./npy.js";
 import type { TensorReader } from "./readers.js";
@@ -24,15 +25,18 @@ export const MAX_NPZ_UNCOMPRESSED_BYTES: number = 4 * 2 ** 30;
  *
  * Format: a zip archive (docs/io.md#zip: stored or deflated members, CRC-32 checked) of members
  * `name.npy`, each a `.npy` file (docs/io.md#npy) holding the tensor `name`; names may not contain
- * `/` or `\`; the sum of the members' uncompressed sizes is at most 4 GiB. Tensors come in
- * central-directory order (the order `np.savez` wrote them).
+ * `/` or `\`; the sum of the members' uncompressed sizes is at most 4 GiB and at most
+ * max(64 MiB, 64 × the file's size), each deflated member's at most 1032 × its compressed size
+ * (docs/io.md#bounds-on-hostile-files), all checked before any member is inflated. Tensors come
+ * in central-directory order (the order `np.savez` wrote them).
  *
  * @param bytes - The whole file.
  * @param path - The name to report in errors (default `"<bytes>"`).
  * @returns Every tensor by name, in archive order; `metadata` is empty.
  * @throws {IoError} E_IO when the archive breaks a rule of docs/io.md#zip (arg `zip` or
- *   `zip entry <member>`), a member is not `name.npy` with a plain name, or a member breaks a rule
- *   of docs/io.md#npy (arg `<name>.header`, `<name>.descr`, `<name>.data`, …).
+ *   `zip entry <member>`), declares more than it can hold, a member is not `name.npy` with a plain
+ *   name, or a member breaks a rule of docs/io.md#npy (arg `<name>.header`, `<name>.descr`,
+ *   `<name>.data`, …).
  * @derivation docs/io.md#npz
  * @enforcedBy test/io/npz.test.ts > parseNpz > golden: savez and savez_compressed archives decode bitwise to the values numpy printed
  * @enforcedBy test/io/npz.test.ts > parseNpz > rejects: a member that is not name.npy or whose name has a slash
@@ -43,7 +47,12 @@ export function parseNpz(bytes: Uint8Array, path = "<bytes>"): TensorSet {
 }
 
 /** {@link parseNpz} reporting errors as `fn`. @internal */
-export function parseNpzAs(fn: string, bytes: Uint8Array, path: string): TensorSet {
+export function parseNpzAs(
+  fn: string,
+  bytes: Uint8Array,
+  path: string,
+  maxElements?: number,
+): TensorSet {
   const zip = openZip(fn, bytes, path);
   let total = 0;
   const names: string[] = [];
@@ -73,10 +82,12 @@ export function parseNpzAs(fn: string, bytes: Uint8Array, path: string): TensorS
       fmtBytes(total),
     );
   }
+  zip.checkExpansion();
+  const budget = elementBudget(maxElements);
   const tensors = new Map<string, NamedTensor>();
   zip.entries.forEach((e, k) => {
     const name = names[k] as string;
-    tensors.set(name, decodeNpy(fn, path, zip.read(e.name), `${name}.`));
+    tensors.set(name, decodeNpy(fn, path, zip.read(e.name), `${name}.`, budget));
   });
   return { path, format: "npz", tensors, metadata: {} };
 }
@@ -107,5 +118,6 @@ export const NPZ_READER: TensorReader = Object.freeze({
   extensions: Object.freeze([".npz"]),
   defaultMaxBytes: DEFAULT_MAX_NPZ_BYTES,
   sniff: sniffNpz,
-  parse: (fn: string, bytes: Uint8Array, path: string) => parseNpzAs(fn, bytes, path),
+  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
+    parseNpzAs(fn, bytes, path, maxElements),
 });

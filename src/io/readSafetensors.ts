@@ -5,6 +5,7 @@
  */
 import { closeSync } from "node:fs";
 import {
+  allocBytes,
   checkMaxBytes,
   fmtBytes,
   ioError,
@@ -14,6 +15,7 @@ import {
   readRange,
   readRangeInto,
 } from "./_internal/files.js";
+import { checkMaxElements, TopLevelKeys, tooManyTensors } from "./_internal/limits.js";
 import { extensionOf } from "./extension.js";
 import {
   assemble,
@@ -24,7 +26,9 @@ import {
   SAFETENSORS_EXTENSIONS,
 } from "./safetensors.js";
 import {
+  DEFAULT_MAX_ELEMENTS,
   DEFAULT_MAX_SAFETENSORS_BYTES,
+  MAX_FILE_TENSORS,
   type NamedTensor,
   type ReadOptions,
   type TensorSet,
@@ -38,11 +42,14 @@ import {
  * `options.maxBytes` bytes (default 4 GiB).
  *
  * @param path - The file path.
- * @param options - `maxBytes`: refuse larger files (checked before reading).
+ * @param options - `maxBytes`: refuse larger files (checked before reading); `maxElements`:
+ *   refuse more elements in all tensors (checked from the header, default 2^32).
  * @returns Every tensor by name, in header order, with the `__metadata__` map.
  * @throws {IoError} E_IO when the file is missing, not a regular file (a FIFO, a device, a
- *   directory), over the limit, or breaks any rule of docs/io.md#safetensors.
- * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
+ *   directory), over the limit, or breaks any rule of docs/io.md#safetensors (a header of more
+ *   than 65536 entries is refused while it is read).
+ * @throws {ConfigError} E_CONFIG when `options.maxBytes` or `options.maxElements` is not a
+ *   positive integer.
  * @derivation docs/io.md#safetensors
  * @enforcedBy test/io/safetensors.roundtrip.test.ts > readSafetensors > golden: every dtype round-trips through writeSafetensors
  * @enforcedBy test/io/safetensors.hostile.test.ts > readSafetensors > rejects: a file over options.maxBytes before reading it
@@ -56,12 +63,41 @@ export function readSafetensors(path: string, options: ReadOptions = {}): Tensor
 /** {@link readSafetensors} reporting errors as `fn`. @internal */
 export function readSafetensorsAs(fn: string, path: string, options: ReadOptions): TensorSet {
   const maxBytes = checkMaxBytes(fn, options.maxBytes, DEFAULT_MAX_SAFETENSORS_BYTES);
+  const maxElements = checkMaxElements(fn, options.maxElements);
   const file = openForRead(fn, path, maxBytes);
   try {
-    return readOpenSafetensors(fn, path, file);
+    return readOpenSafetensors(fn, path, file, undefined, maxElements);
   } finally {
     closeSync(file.fd);
   }
+}
+
+/** Bytes of the header read at a time while its entries are counted. */
+const HEADER_CHUNK = 2 ** 20;
+
+/**
+ * The `n` header bytes after the length field, read a chunk at a time with the entries counted
+ * as they come: a header of more than {@link MAX_FILE_TENSORS} entries is refused after the chunk
+ * that shows it, the rest neither read nor touched (a 98 MB header of 1.63 M entries costs one
+ * 4 MB read). @internal
+ */
+export function readHeaderBytes(fn: string, path: string, file: OpenFile, n: number): Uint8Array {
+  const header = allocBytes(fn, path, "header", n);
+  const keys = new TopLevelKeys();
+  for (let at = 0; at < n; at += HEADER_CHUNK) {
+    const part = readRangeInto(
+      fn,
+      path,
+      file,
+      8 + at,
+      header.subarray(at, Math.min(n, at + HEADER_CHUNK)),
+    );
+    // A header that is no object is left whole to parseHeader's first-byte rule.
+    if (header[0] === 0x7b && !keys.push(part, MAX_FILE_TENSORS + 1)) {
+      throw tooManyTensors((a, r, g) => ioError(fn, path, a, r, g), "header", keys.count);
+    }
+  }
+  return header;
 }
 
 /**
@@ -73,13 +109,15 @@ export function readOpenSafetensors(
   path: string,
   file: OpenFile,
   scratch?: ReadScratch,
+  maxElements: number = DEFAULT_MAX_ELEMENTS,
 ): TensorSet {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   if (file.size < 8)
     throw fail("file", "at least 8 bytes (the header length)", fmtBytes(file.size));
   const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
   const bufferLength = file.size - 8 - n;
-  const header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), bufferLength);
+  const headerBytes = readHeaderBytes(fn, path, file, n);
+  const header = parseHeader(fail, fn, path, headerBytes, bufferLength, maxElements, true);
   // The body is read into memory of our own: its aligned F64 and byte tensors are views of it.
   const body =
     scratch === undefined
@@ -128,7 +166,16 @@ export function openSafetensorsRowReader(fn: string, path: string): SafetensorsR
     if (file.size < 8) throw fail("file", "at least 8 bytes (the header length)", "fewer");
     const n = headerLength(fail, readRange(fn, path, file, 0, 8), file.size);
     bodyAt = 8 + n;
-    header = parseHeader(fail, fn, path, readRange(fn, path, file, 8, n), file.size - bodyAt);
+    const headerBytes = readHeaderBytes(fn, path, file, n);
+    header = parseHeader(
+      fail,
+      fn,
+      path,
+      headerBytes,
+      file.size - bodyAt,
+      DEFAULT_MAX_ELEMENTS,
+      true,
+    );
   } catch {
     closeSync(file.fd);
     return null;

@@ -15,6 +15,7 @@ import {
   type ReadScratch,
   readRange,
 } from "./_internal/files.js";
+import { checkMaxElements } from "./_internal/limits.js";
 import { readerByExtension, readerFor, SNIFF_BYTES } from "./readers.js";
 import { readOpenSafetensors } from "./readSafetensors.js";
 import type { NamedTensor, ReadOptions, TensorSet } from "./tensorTypes.js";
@@ -31,11 +32,15 @@ import { DEFAULT_MAX_SAFETENSORS_BYTES } from "./tensorTypes.js";
  * junk). A file must be a regular file (a FIFO is rejected before open).
  *
  * @param path - The file or folder path.
- * @param options - `maxBytes`: refuse larger files (defaults 4 GiB / 256 MiB), checked first.
+ * @param options - `maxBytes`: refuse larger files (defaults 4 GiB / 256 MiB), checked first;
+ *   `maxElements`: refuse more elements in all tensors of the file or folder (default 2^32),
+ *   checked before they are allocated (docs/io.md#bounds-on-hostile-files).
  * @returns Every tensor by name, in file order, with the file's metadata.
  * @throws {IoError} E_IO for an unrecognised format, a file that is not a regular file, a
- *   folder without tensor files or with a name in two files, or any reader error.
- * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
+ *   folder without tensor files or with a name in two files, or any reader error (a bound on
+ *   hostile files included).
+ * @throws {ConfigError} E_CONFIG when `options.maxBytes` or `options.maxElements` is not a
+ *   positive integer.
  * @derivation docs/io.md#tensor-sets
  * @enforcedBy test/io/batch.test.ts > readTensors > rejects: an extension no reader owns, with bytes no reader recognises
  * @enforcedBy test/hardening/bounded.test.ts > file readers > regression: a fifo, a directory and a device are rejected before open
@@ -55,8 +60,10 @@ export function readTensorsAs(
   options: ReadOptions,
   scratch?: ReadScratch,
 ): TensorSet {
-  if (typeof path === "string" && isDirectory(path)) return readTensorDirAs(fn, path, options);
-  return readTensorFileAs(fn, path, options, scratch);
+  const maxElements = checkMaxElements(fn, options.maxElements);
+  if (typeof path === "string" && isDirectory(path))
+    return readTensorDirAs(fn, path, options, maxElements);
+  return readTensorFileAs(fn, path, options, maxElements, scratch);
 }
 
 function isDirectory(path: string): boolean {
@@ -80,9 +87,15 @@ export function tensorFilesOf(fn: string, dir: string): string[] {
 
 /**
  * Read a folder holding one tensor file per tensor (or several files of tensors), e.g. a verl
- * step folder of `.npy` files: every file with a registered extension, in name order, merged.
+ * step folder of `.npy` files: every file with a registered extension, in name order, merged;
+ * the files draw on one element cap, `maxElements` for the folder.
  */
-function readTensorDirAs(fn: string, dir: string, options: ReadOptions): TensorSet {
+function readTensorDirAs(
+  fn: string,
+  dir: string,
+  options: ReadOptions,
+  maxElements: number,
+): TensorSet {
   const files = tensorFilesOf(fn, dir);
   if (files.length === 0) {
     const exts = ".safetensors, .json, .npy, .npz, .pt or .pth";
@@ -98,10 +111,12 @@ function readTensorDirAs(fn: string, dir: string, options: ReadOptions): TensorS
   const metadata: Record<string, string> = {};
   const origin = new Map<string, string>();
   const formats = new Set<TensorSet["format"]>();
+  let left = maxElements;
   for (const f of files) {
-    const set = readTensorFileAs(fn, join(dir, f), options);
+    const set = readTensorFileAs(fn, join(dir, f), options, left);
     formats.add(set.format);
     for (const [name, t] of set.tensors) {
+      left -= t.data.length;
       const prev = origin.get(name);
       if (prev !== undefined) {
         throw ioError(fn, dir, name, "in one file of the folder only", `in ${prev} and ${f}`);
@@ -121,6 +136,7 @@ function readTensorFileAs(
   fn: string,
   path: string,
   options: ReadOptions,
+  maxElements: number,
   scratch?: ReadScratch,
 ): TensorSet {
   let reader = readerByExtension(path);
@@ -142,8 +158,9 @@ function readTensorFileAs(
         checkMaxBytes(fn, options.maxBytes, reader.defaultMaxBytes),
       );
     }
-    if (reader.format === "safetensors") return readOpenSafetensors(fn, path, file, scratch);
-    return reader.parse(fn, readRange(fn, path, file, 0, file.size), path);
+    if (reader.format === "safetensors")
+      return readOpenSafetensors(fn, path, file, scratch, maxElements);
+    return reader.parse(fn, readRange(fn, path, file, 0, file.size), path, maxElements);
   } finally {
     closeSync(file.fd);
   }

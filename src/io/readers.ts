@@ -5,18 +5,28 @@
  * The file readers, `polgrad` commands and the fuzz suite all go through {@link TENSOR_READERS};
  * a new format is one more entry here.
  */
-import { fmtValue } from "../core/message.js";
+import { fmtShape, fmtValue } from "../core/message.js";
 import { ioError } from "./_internal/ioError.js";
 import { parseJsonBytes } from "./_internal/jsonText.js";
+import {
+  checkMaxElements,
+  checkTopLevelKeys,
+  elementBudget,
+  takeElements,
+  tooManyTensors,
+} from "./_internal/limits.js";
 import { extensionOf } from "./extension.js";
 import { NPY_READER } from "./npy.js";
 import { NPZ_READER } from "./npz.js";
 import { parseSafetensorsAs, SAFETENSORS_EXTENSIONS } from "./safetensors.js";
 import { tensorsFromJsonAs } from "./tensorsFromJson.js";
 import {
+  DEFAULT_MAX_ELEMENTS,
   DEFAULT_MAX_JSON_BYTES,
   DEFAULT_MAX_SAFETENSORS_BYTES,
+  MAX_FILE_TENSORS,
   MAX_SAFETENSORS_HEADER_BYTES,
+  type ReadOptions,
   type TensorSet,
 } from "./tensorTypes.js";
 import { PT_READER } from "./torchPt.js";
@@ -34,9 +44,10 @@ export interface TensorReader {
   /**
    * Parse a whole file's bytes; pure. Every failure is a PolgradError (an IoError naming `path`),
    * for any byte string: lengths are checked before use, allocation is bounded by the input and
-   * nothing recurses on the input's nesting.
+   * by `maxElements` (elements in all tensors, default {@link DEFAULT_MAX_ELEMENTS}; see
+   * docs/io.md#bounds-on-hostile-files), and nothing recurses on the input's nesting.
    */
-  readonly parse: (fn: string, bytes: Uint8Array, path: string) => TensorSet;
+  readonly parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) => TensorSet;
 }
 
 /** Bytes a caller should pass to {@link readerFor} as `head` for the sniffs to decide. */
@@ -60,6 +71,28 @@ function sniffJson(head: Uint8Array): boolean {
 }
 
 /**
+ * A JSON batch: its top-level keys counted over the bytes before the parse (at most
+ * {@link MAX_FILE_TENSORS} tensors), its elements drawn from `maxElements` (after the parse: a
+ * JSON file holds at most one element per 2 bytes, within its 256 MiB limit).
+ */
+function parseJsonBatch(
+  fn: string,
+  bytes: Uint8Array,
+  path: string,
+  maxElements: number = DEFAULT_MAX_ELEMENTS,
+): TensorSet {
+  const fail = (arg: string, rule: string, actual: string) => ioError(fn, path, arg, rule, actual);
+  checkTopLevelKeys(fail, "json", bytes);
+  const set = tensorsFromJsonAs(fn, parseJsonBytes(fn, bytes, path), path);
+  if (set.tensors.size > MAX_FILE_TENSORS) throw tooManyTensors(fail, "json", set.tensors.size);
+  const budget = elementBudget(maxElements);
+  for (const [name, t] of set.tensors) {
+    takeElements(fail, budget, name, t.data.length, `shape ${fmtShape(t.shape)}`);
+  }
+  return set;
+}
+
+/**
  * Every registered reader, in sniff order.
  *
  * Format: safetensors (docs/io.md#safetensors: u64 LE header length, JSON header, byte buffer),
@@ -78,15 +111,15 @@ export const TENSOR_READERS: readonly TensorReader[] = Object.freeze([
     extensions: SAFETENSORS_EXTENSIONS,
     defaultMaxBytes: DEFAULT_MAX_SAFETENSORS_BYTES,
     sniff: sniffSafetensors,
-    parse: (fn: string, bytes: Uint8Array, path: string) => parseSafetensorsAs(fn, bytes, path),
+    parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
+      parseSafetensorsAs(fn, bytes, path, maxElements),
   }),
   Object.freeze({
     format: "json",
     extensions: Object.freeze([".json"]),
     defaultMaxBytes: DEFAULT_MAX_JSON_BYTES,
     sniff: sniffJson,
-    parse: (fn: string, bytes: Uint8Array, path: string) =>
-      tensorsFromJsonAs(fn, parseJsonBytes(fn, bytes, path), path),
+    parse: parseJsonBatch,
   }),
   NPY_READER,
   NPZ_READER,
@@ -137,7 +170,12 @@ export function readerFor(fn: string, path: string, head?: Uint8Array): TensorRe
 /**
  * Parse bytes whose format is sniffed (the extension of `label`, if any, first). @internal
  */
-export function tensorsFromBytesAs(fn: string, bytes: Uint8Array, label: string): TensorSet {
+export function tensorsFromBytesAs(
+  fn: string,
+  bytes: Uint8Array,
+  label: string,
+  maxElements: number = DEFAULT_MAX_ELEMENTS,
+): TensorSet {
   const reader = readerFor(fn, label, bytes.subarray(0, SNIFF_BYTES));
   if (bytes.length > reader.defaultMaxBytes) {
     throw ioError(
@@ -148,7 +186,7 @@ export function tensorsFromBytesAs(fn: string, bytes: Uint8Array, label: string)
       `${bytes.length} bytes`,
     );
   }
-  return reader.parse(fn, bytes, label);
+  return reader.parse(fn, bytes, label, maxElements);
 }
 
 /**
@@ -159,12 +197,20 @@ export function tensorsFromBytesAs(fn: string, bytes: Uint8Array, label: string)
  *
  * @param bytes - The whole file.
  * @param label - The name of the source in errors. @defaultValue "<bytes>"
+ * @param options - `maxElements`: refuse more elements in all tensors (default 2^32), checked
+ *   before they are allocated.
  * @returns Every tensor by name, in file order.
  * @throws {IoError} E_IO when no reader recognises the bytes, or any reader error.
+ * @throws {ConfigError} E_CONFIG when `options.maxElements` is not a positive integer.
  * @derivation docs/io.md#readers
  * @enforcedBy test/io/names.test.ts > readTensorsFromBytes > golden: every format is sniffed from its bytes
  * @since 0.1.0
  */
-export function readTensorsFromBytes(bytes: Uint8Array, label = "<bytes>"): TensorSet {
-  return tensorsFromBytesAs("readTensorsFromBytes", bytes, label);
+export function readTensorsFromBytes(
+  bytes: Uint8Array,
+  label = "<bytes>",
+  options: Pick<ReadOptions, "maxElements"> = {},
+): TensorSet {
+  const fn = "readTensorsFromBytes";
+  return tensorsFromBytesAs(fn, bytes, label, checkMaxElements(fn, options.maxElements));
 }

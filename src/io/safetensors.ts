@@ -13,9 +13,17 @@ import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
+import {
+  checkTopLevelKeys,
+  elementBudget,
+  takeElements,
+  tooManyTensors,
+} from "./_internal/limits.js";
 import { parseStrictJson } from "./_internal/strictJson.js";
 import {
+  DEFAULT_MAX_ELEMENTS,
   DTYPE_BYTES,
+  MAX_FILE_TENSORS,
   MAX_SAFETENSORS_HEADER_BYTES,
   type NamedTensor,
   TENSOR_DTYPES,
@@ -165,13 +173,20 @@ function parseEntry(fail: Fail, name: string, v: unknown, bufferLength: number):
   return { name, dtype, shape: shape as number[], count, begin, end };
 }
 
-/** Parse and check the header; `bufferLength` is the byte count after the header. @internal */
+/**
+ * Parse and check the header; `bufferLength` is the byte count after the header. The entries are
+ * counted over the raw bytes first (at most {@link MAX_FILE_TENSORS}; `keysCounted` when the
+ * caller counted them while reading), and their elements drawn from `maxElements` before any
+ * tensor is decoded. @internal
+ */
 export function parseHeader(
   fail: Fail,
   fn: string,
   path: string,
   bytes: Uint8Array,
   bufferLength: number,
+  maxElements: number = DEFAULT_MAX_ELEMENTS,
+  keysCounted = false,
 ): Header {
   if (bytes[0] !== 0x7b) {
     throw fail(
@@ -180,6 +195,7 @@ export function parseHeader(
       `first byte 0x${(bytes[0] ?? 0).toString(16).padStart(2, "0")}`,
     );
   }
+  if (!keysCounted) checkTopLevelKeys(fail, "header", bytes);
   const text = decodeUtf8(fn, path, "header", bytes);
   const parsed = parseStrictJson(text);
   if (!parsed.ok) {
@@ -196,6 +212,10 @@ export function parseHeader(
     if (name === "__metadata__") metadata = parseMetadata(fail, v);
     else entries.push(parseEntry(fail, name, v, bufferLength));
   }
+  if (entries.length > MAX_FILE_TENSORS) throw tooManyTensors(fail, "header", entries.length);
+  const budget = elementBudget(maxElements);
+  for (const e of entries)
+    takeElements(fail, budget, e.name, e.count, `shape ${fmtShape(e.shape)}`);
   // The tensors must tile the buffer: sorted by offset, each starts where the previous ends.
   const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
   let at = 0;
@@ -335,7 +355,8 @@ export function assemble(
  * @param path - The name to report in errors (default `"<bytes>"`).
  * @returns Every tensor by name, in header order, with the `__metadata__` map.
  * @throws {IoError} E_IO when the bytes break any rule of docs/io.md#safetensors (short file,
- *   header length, UTF-8/JSON, dtype, shape, offsets, holes, overlaps, duplicate names, values).
+ *   header length, UTF-8/JSON, dtype, shape, offsets, holes, overlaps, duplicate names, values;
+ *   more than 65536 entries, counted before the header is parsed).
  * @derivation docs/io.md#safetensors
  * @enforcedBy test/io/safetensors.hostile.test.ts > parseSafetensors > rejects: overlapping tensors
  * @enforcedBy test/io/safetensors.property.test.ts > parseSafetensors > property: mutated or truncated files parse or throw IoError
@@ -346,12 +367,17 @@ export function parseSafetensors(bytes: Uint8Array, path = "<bytes>"): TensorSet
 }
 
 /** {@link parseSafetensors} reporting errors as `fn`. @internal */
-export function parseSafetensorsAs(fn: string, bytes: Uint8Array, path: string): TensorSet {
+export function parseSafetensorsAs(
+  fn: string,
+  bytes: Uint8Array,
+  path: string,
+  maxElements: number = DEFAULT_MAX_ELEMENTS,
+): TensorSet {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   if (bytes.length < 8)
     throw fail("file", "at least 8 bytes (the header length)", fmtBytes(bytes.length));
   const n = headerLength(fail, bytes.subarray(0, 8), bytes.length);
   const bufferLength = bytes.length - 8 - n;
-  const header = parseHeader(fail, fn, path, bytes.subarray(8, 8 + n), bufferLength);
+  const header = parseHeader(fail, fn, path, bytes.subarray(8, 8 + n), bufferLength, maxElements);
   return assemble(path, header, fail, bytes.subarray(8 + n));
 }

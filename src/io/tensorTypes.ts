@@ -80,7 +80,29 @@ export interface ReadOptions {
    * ({@link DEFAULT_MAX_JSON_BYTES}).
    */
   readonly maxBytes?: number;
+  /**
+   * Refuse a file (or a folder, all its files together) whose tensors hold more than this many
+   * elements in all, checked from the shapes before any tensor is allocated (docs/io.md#bounds-on-hostile-files).
+   * Default {@link DEFAULT_MAX_ELEMENTS}: 2^32, the most a file within the default 4 GiB size
+   * limit can store, so a plain file is never refused by it; lower it to bound memory.
+   */
+  readonly maxElements?: number;
 }
+
+/**
+ * Default element cap of a file read ({@link ReadOptions.maxElements}): 2^32 = 4 GiB (the
+ * default size limit of safetensors, `.npy`, `.npz`, `.pt` and standard input) of one-byte
+ * elements. Archives that can expand (an `.npz`'s deflate, a `.pt`'s views) are also bounded by
+ * their own file size (docs/io.md#bounds-on-hostile-files).
+ */
+export const DEFAULT_MAX_ELEMENTS: number = 2 ** 32;
+
+/**
+ * Most tensors one file may hold: 65536 (a safetensors header's entries, a JSON batch's keys, a
+ * `.pt`'s flattened names; the zip reader's entry cap), checked before the header or pickle's
+ * values are built. A batch has about ten.
+ */
+export const MAX_FILE_TENSORS = 65536;
 
 /** Default size limit of a safetensors file: 4 GiB. */
 export const DEFAULT_MAX_SAFETENSORS_BYTES: number = 4 * 2 ** 30;

@@ -11,6 +11,7 @@ import { bf16DecodeTable, f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
 import type { IoError } from "../errors.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
+import { tooManyTensors } from "./_internal/limits.js";
 import {
   type PyValue,
   pyType,
@@ -20,7 +21,13 @@ import {
 } from "./_internal/pickle.js";
 import { openZip, type ZipArchive } from "./_internal/zip.js";
 import type { TensorReader } from "./readers.js";
-import { DTYPE_BYTES, type NamedTensor, type TensorSet } from "./tensorTypes.js";
+import {
+  DEFAULT_MAX_ELEMENTS,
+  DTYPE_BYTES,
+  MAX_FILE_TENSORS,
+  type NamedTensor,
+  type TensorSet,
+} from "./tensorTypes.js";
 
 /** Default size limit of a `.pt` file: 4 GiB. */
 export const DEFAULT_MAX_PT_BYTES: number = 4 * 2 ** 30;
@@ -42,9 +49,23 @@ function maxVisits(pickleBytes: number): number {
   return 4 * pickleBytes + 1024;
 }
 
-/** Most elements all tensors may hold together: 2^24 plus 8 per file byte (expands and shared storages). */
-function maxElements(fileBytes: number): number {
-  return 2 ** 24 + 8 * fileBytes;
+/**
+ * Most elements all tensors may hold together, from the file alone: 2^24 plus 2 per file byte.
+ * Views may repeat storage elements (an `expand`, a storage under two names), but a real dump
+ * materialises little more than one element per byte (bf16 log-probabilities under two names, a
+ * bool mask, a [B] expanded to [B, T]: 4 elements per 3 bytes); an 8-byte storage expanded to
+ * 2^29 elements is refused, not allocated.
+ */
+function fileElements(fileBytes: number): number {
+  return 2 ** 24 + 2 * fileBytes;
+}
+
+/** The elements the tensors may still take, and which bound `left` comes from. */
+interface PtBudget {
+  left: number;
+  /** The file's own bound (2^24 + 2 per byte) is the tighter one, else options.maxElements. */
+  readonly fromFile: boolean;
+  readonly max: number;
 }
 
 type Fail = (arg: string, rule: string, actual: string) => IoError;
@@ -128,6 +149,7 @@ function flatten(fail: Fail, root: PyValue, arg: string, pickleBytes: number): F
   const seen = new Set<string>();
   const none: string[] = [];
   const claim = (name: string): void => {
+    if (seen.size >= MAX_FILE_TENSORS) throw tooManyTensors(fail, arg, seen.size + 1);
     if (seen.has(name) || name === PT_NONE_KEY) {
       throw fail(
         name,
@@ -317,7 +339,7 @@ function gather(
   t: TensorRef,
   s: Storage,
   le: boolean,
-  budget: { left: number },
+  budget: PtBudget,
 ): NamedTensor {
   const { size, stride, offset } = t;
   const numel = s.ref.numel;
@@ -327,10 +349,13 @@ function gather(
     if (count === 0) break;
     count *= d;
     if (count > budget.left) {
+      const bound = budget.fromFile
+        ? `2^24 + 2 per byte of the file = ${budget.max}: views may repeat a storage, not amplify it without bound`
+        : `options.maxElements = ${budget.max}; raise it to read the file`;
       throw fail(
         name,
-        `at most ${budget.left} more elements in all tensors (bounded by the file size)`,
-        `shape ${shape}`,
+        `at most ${budget.left} more elements in all tensors (${bound})`,
+        `shape ${shape}, stride ${fmtShape(stride)} of a storage of ${numel} elements`,
       );
     }
   }
@@ -411,9 +436,15 @@ export function parsePt(bytes: Uint8Array, path = "<bytes>"): TensorSet {
 }
 
 /** {@link parsePt} reporting errors as `fn`. @internal */
-export function parsePtAs(fn: string, bytes: Uint8Array, path: string): TensorSet {
+export function parsePtAs(
+  fn: string,
+  bytes: Uint8Array,
+  path: string,
+  maxElements: number = DEFAULT_MAX_ELEMENTS,
+): TensorSet {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   const zip = openZip(fn, bytes, path);
+  zip.checkExpansion();
   const sizes = new Map(zip.entries.map((e) => [e.name, e.size]));
   const { prefix, littleEndian } = layout(fail, zip, sizes);
   const pklName = `${prefix}/data.pkl`;
@@ -421,7 +452,9 @@ export function parsePtAs(fn: string, bytes: Uint8Array, path: string): TensorSe
   const root = unpickle(fn, pkl, path, pklName);
   const flat = flatten(fail, root, pklName, pkl.length);
   const cache = new Map<string, Storage>();
-  const budget = { left: maxElements(bytes.length) };
+  const own = fileElements(bytes.length);
+  const max = Math.min(own, maxElements);
+  const budget: PtBudget = { left: max, fromFile: own <= maxElements, max };
   const gathered = new Map<string, NamedTensor>();
   for (const { name, t } of flat.tensors) {
     const s = storageOf(fail, zip, sizes, prefix, cache, t.storage);
@@ -465,5 +498,6 @@ export const PT_READER: TensorReader = Object.freeze({
   extensions: Object.freeze([".pt", ".pth"]),
   defaultMaxBytes: DEFAULT_MAX_PT_BYTES,
   sniff: sniffPt,
-  parse: (fn: string, bytes: Uint8Array, path: string) => parsePtAs(fn, bytes, path),
+  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
+    parsePtAs(fn, bytes, path, maxElements),
 });

@@ -32,6 +32,21 @@ export interface ZipArchive {
    * entry is a view into the archive's bytes (do not write to it); a deflated one is a new buffer.
    */
   read(name: string): Uint8Array;
+  /**
+   * Bound what the entries may inflate to before any is read (docs/io.md#bounds-on-hostile-files):
+   * each deflated entry's declared size is at most {@link DEFLATE_MAX_RATIO} × its compressed
+   * size (more is a lie deflate cannot produce), and their sum at most
+   * max({@link ZIP_EXPANSION_FLOOR}, {@link MAX_ZIP_EXPANSION} × the archive's size).
+   */
+  checkExpansion(limits?: ExpansionLimits): void;
+}
+
+/** Bounds of {@link ZipArchive.checkExpansion}. @internal */
+export interface ExpansionLimits {
+  /** Largest ratio of the entries' declared sizes in all to the archive's size. @defaultValue 64 */
+  readonly maxExpansion?: number;
+  /** Declared sizes in all that are accepted at any ratio, in bytes. @defaultValue 64 MiB */
+  readonly floorBytes?: number;
 }
 
 /** Bounds of {@link openZip}. @internal */
@@ -46,6 +61,20 @@ export interface ZipLimits {
 export const DEFAULT_MAX_ZIP_ENTRIES = 65536;
 /** Default {@link ZipLimits.maxEntryBytes}. @internal */
 export const DEFAULT_MAX_ZIP_ENTRY_BYTES: number = 2 ** 31 - 1;
+/**
+ * Most bytes deflate can produce per compressed byte: 258 bytes per length/distance pair of at
+ * least 2 bits (RFC 1951). A declared size beyond it is a lie, refused before inflating. @internal
+ */
+export const DEFLATE_MAX_RATIO = 1032;
+/**
+ * Largest ratio of an archive's declared uncompressed sizes to its file size: 64. Batches saved
+ * by `np.savez_compressed` inflate 1.5–5× (30–36× at 96 % padding, 77–116× at 99 %); only
+ * near-constant data (all-zero arrays, masks alone) approaches deflate's 1032×. An archive within
+ * it makes the reader hold at most ~5 × 64 bytes per file byte (F16 members upcast). @internal
+ */
+export const MAX_ZIP_EXPANSION = 64;
+/** Declared sizes in all accepted at any ratio: 64 MiB (an all-zero test batch compresses 1000×). @internal */
+export const ZIP_EXPANSION_FLOOR: number = 64 * 2 ** 20;
 /** Compressed bytes handed to the inflater per step: deflate expands at most 1032:1 (258 bytes per 2-bit code), so one step yields at most ~16.5 MiB. @internal */
 export const INFLATE_STEP_BYTES = 16384;
 
@@ -406,6 +435,29 @@ export function openZip(
         );
       }
       return out;
+    },
+    checkExpansion(bounds: ExpansionLimits = {}): void {
+      const ratio = bounds.maxExpansion ?? MAX_ZIP_EXPANSION;
+      const floor = bounds.floorBytes ?? ZIP_EXPANSION_FLOOR;
+      let total = 0;
+      for (const r of records) {
+        if (r.method === 8 && r.size > DEFLATE_MAX_RATIO * r.csize) {
+          throw fail(
+            entryArg(r.name),
+            `a declared size deflate can produce from its ${r.csize} compressed bytes (at most ${DEFLATE_MAX_RATIO}× = ${DEFLATE_MAX_RATIO * r.csize} bytes)`,
+            fmtBytes(r.size),
+          );
+        }
+        total += r.size;
+      }
+      const cap = Math.max(floor, ratio * len);
+      if (total > cap) {
+        throw fail(
+          "zip",
+          `members of at most max(${fmtBytes(floor)}, ${ratio} × the file's ${len} bytes) = ${cap} bytes uncompressed in all (a deflate bomb? an archive saved uncompressed, np.savez, is never refused)`,
+          `${fmtBytes(total)} (${(total / len).toFixed(0)}× the file)`,
+        );
+      }
     },
   });
 }
