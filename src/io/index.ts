@@ -36,10 +36,12 @@ export { readTensors } from "./readTensors.js";
 export { parseSafetensors } from "./safetensors.js";
 export { tensorsFromJson } from "./tensorsFromJson.js";
 export {
+  DEFAULT_MAX_ELEMENTS,
   DEFAULT_MAX_JSON_BYTES,
   DEFAULT_MAX_SAFETENSORS_BYTES,
   DTYPE_BYTES,
   FLOAT_DTYPES,
+  MAX_FILE_TENSORS,
   MAX_SAFETENSORS_HEADER_BYTES,
   type NamedTensor,
   type ReadOptions,

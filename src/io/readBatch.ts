@@ -12,11 +12,13 @@ import { readTensorsAs } from "./readTensors.js";
  * Format: {@link readTensors} then {@link toBatch}; see docs/io.md#batches.
  *
  * @param path - The file or folder path.
- * @param options - `require` (extra required names), `maxBytes` (size limit, checked first) and
- *   the name options (names, rename, strict, responseSlice).
+ * @param options - `require` (extra required names), `maxBytes` (size limit, checked first),
+ *   `maxElements` (element cap from the shapes, docs/io.md#bounds-on-hostile-files) and the name
+ *   options (names, rename, strict, responseSlice).
  * @returns The validated batch with its source (path, format, stored dtypes).
  * @throws {IoError} E_IO for any read or validation failure (see {@link readTensors}, {@link toBatch}).
- * @throws {ConfigError} E_CONFIG when `options.maxBytes` is not a positive integer.
+ * @throws {ConfigError} E_CONFIG when `options.maxBytes` or `options.maxElements` is not a
+ *   positive integer.
  * @derivation docs/io.md#batches
  * @enforcedBy test/io/batch.test.ts > readBatch > golden: a json batch with nan and infinity at padding
  * @enforcedBy test/io/batch.test.ts > readBatch > golden: a safetensors batch with f32 logprobs and a bool mask
