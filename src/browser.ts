@@ -136,6 +136,11 @@ export {
 } from "./conformance/frameworks/index.js";
 export { DRIFT_PINS } from "./conformance/pins.js";
 export {
+  loadReleaseFacts,
+  releaseFactsFile,
+  releaseFactsLoaded,
+} from "./conformance/releases/store.js";
+export {
   checkVectors,
   type EmittedVectors,
   type EmitVectorsOptions,

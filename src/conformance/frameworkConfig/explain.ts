@@ -65,6 +65,8 @@ export interface ResolveOptions {
  * @returns The resolution: settings with their sources, the loss plan, the algebra, warnings.
  * @throws {UnknownNameError} E_UNKNOWN_NAME for an unknown release.
  * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean) or a bad value.
+ * @throws {IoError} E_IO when the framework's release facts cannot be read here (a browser before
+ *   loadReleaseFacts; docs/browser.md#framework-configs).
  * @derivation docs/conformance/explain.md
  * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > golden: TRL v1.9.0's default is dapo with an on-policy ratio
  * @since 0.2.0

@@ -14,7 +14,7 @@ import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.j
 import { openRlhfKlPoint } from "../frameworks/openrlhf.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
+import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -124,11 +124,6 @@ const CONCEPTS = Object.keys(FLAGS);
 const ALL_FLAGS = new Set(
   CONCEPTS.flatMap((k) => [FLAGS[k]?.flat as string, FLAGS[k]?.dotted as string]),
 );
-const ALL_RELEASE_LOSS_KEYS: ReadonlySet<string> = new Set(
-  RELEASE_FACTS.openrlhf.releases
-    .flatMap((r) => r.keys.map((k) => k.key))
-    .filter((k) => ALL_FLAGS.has(k)),
-);
 const NO_WORLD: ReadonlySet<string> = new Set();
 
 function bad(fn: string, key: string, rule: string, got: RecordedValue): ConfigError {
@@ -158,7 +153,7 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   };
   const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
     lossKeys: new Set(CONCEPTS.map(flag)),
-    anyReleaseLossKeys: ALL_RELEASE_LOSS_KEYS,
+    anyReleaseLossKeys: anyReleaseKeys(r.facts, ALL_FLAGS),
     worldKeys: NO_WORLD,
   });
   const has = (concept: string) => c.has(flag(concept));

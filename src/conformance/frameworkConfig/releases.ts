@@ -5,19 +5,25 @@
  */
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
-import { UnknownNameError } from "../../errors.js";
-import { OPENRLHF_FACTS } from "../releases/data/openrlhfFacts.js";
-import { TRL_FACTS } from "../releases/data/trlFacts.js";
-import { VERL_FACTS } from "../releases/data/verlFacts.js";
+import { IoError, UnknownNameError } from "../../errors.js";
+import { releaseFacts } from "../releases/store.js";
 import type { RecordedKey, RecordedRelease, RecordedReleaseFacts } from "../releases/types.js";
 import type { ConfigFramework } from "./parse.js";
 
-/** Every framework's recorded facts. */
-export const RELEASE_FACTS: Readonly<Record<ConfigFramework, RecordedReleaseFacts>> = {
-  trl: TRL_FACTS,
-  verl: VERL_FACTS,
-  openrlhf: OPENRLHF_FACTS,
-};
+/**
+ * Every framework's recorded facts, each read on its first use (src/conformance/releases/store.ts;
+ * in a browser, after loadReleaseFacts).
+ */
+export const RELEASE_FACTS: Readonly<Record<ConfigFramework, RecordedReleaseFacts>> = Object.freeze(
+  Object.defineProperties({} as Record<ConfigFramework, RecordedReleaseFacts>, {
+    trl: { enumerable: true, get: () => releaseFacts("trl", "RELEASE_FACTS", "trl") },
+    verl: { enumerable: true, get: () => releaseFacts("verl", "RELEASE_FACTS", "verl") },
+    openrlhf: {
+      enumerable: true,
+      get: () => releaseFacts("openrlhf", "RELEASE_FACTS", "openrlhf"),
+    },
+  }),
+);
 
 /** A release found by reference. */
 export interface ReleaseRef {
@@ -38,6 +44,18 @@ export function releaseRefs(framework?: ConfigFramework): string[] {
   return fws.flatMap((f) => RELEASE_FACTS[f].releases.map((r) => `${f}@${r.label}`));
 }
 
+/** The references of the frameworks whose facts can be had here (for did-you-mean). */
+function availableRefs(): string[] {
+  return FRAMEWORKS.flatMap((f) => {
+    try {
+      return releaseRefs(f);
+    } catch (e) {
+      if (e instanceof IoError) return [];
+      throw e;
+    }
+  });
+}
+
 /**
  * Look a release up by reference: `trl@v1.9.0` (a tag), `verl@1dda039b` (an 8-hex short commit or
  * any longer prefix of a recorded commit), `openrlhf@latest` / `trl@head` (the newest recorded).
@@ -48,6 +66,8 @@ export function releaseRefs(framework?: ConfigFramework): string[] {
  * @param arg - The argument named by errors.
  * @returns The release.
  * @throws {UnknownNameError} E_UNKNOWN_NAME with the closest references when none matches.
+ * @throws {IoError} E_IO when the framework's release facts cannot be read here (a browser before
+ *   loadReleaseFacts).
  * @derivation docs/conformance/releases.md#references
  * @enforcedBy test/conformance/frameworkConfig/releases.test.ts > findRelease > golden: tags, short commits, head and did-you-mean
  * @since 0.2.0
@@ -57,7 +77,7 @@ export function findRelease(ref: string, fn = "findRelease", arg = "framework"):
   if (m !== null) {
     const framework = (m[1] as string).toLowerCase() as ConfigFramework;
     const want = m[2] as string;
-    const facts = RELEASE_FACTS[framework];
+    const facts = releaseFacts(framework, fn, arg);
     const rs = facts.releases;
     let index = -1;
     if (want === "head" || want === "latest") index = rs.length - 1;
@@ -72,7 +92,7 @@ export function findRelease(ref: string, fn = "findRelease", arg = "framework"):
       return { framework, facts, release, index, ref: `${framework}@${release.label}` };
     }
   }
-  const known = releaseRefs();
+  const known = availableRefs();
   const suggestions =
     typeof ref === "string" && ref.length <= 200 ? closestNames(ref, known).slice(0, 3) : [];
   throw new UnknownNameError(
@@ -86,6 +106,31 @@ export function findRelease(ref: string, fn = "findRelease", arg = "framework"):
 /** The release's keys by name. */
 export function keysOf(release: RecordedRelease): ReadonlyMap<string, RecordedKey> {
   return new Map(release.keys.map((k) => [k.key, k]));
+}
+
+const anyKeys = new WeakMap<
+  RecordedReleaseFacts,
+  WeakMap<ReadonlySet<string>, ReadonlySet<string>>
+>();
+
+/** The keys of `among` that some release of `facts` defines (computed once per facts and set). */
+export function anyReleaseKeys(
+  facts: RecordedReleaseFacts,
+  among: ReadonlySet<string>,
+): ReadonlySet<string> {
+  let byAmong = anyKeys.get(facts);
+  if (byAmong === undefined) {
+    byAmong = new WeakMap();
+    anyKeys.set(facts, byAmong);
+  }
+  let out = byAmong.get(among);
+  if (out === undefined) {
+    out = new Set(
+      facts.releases.flatMap((r) => r.keys.map((k) => k.key)).filter((k) => among.has(k)),
+    );
+    byAmong.set(among, out);
+  }
+  return out;
 }
 
 /** Whether release `a` is at or after the release labelled `label` of the same framework. */

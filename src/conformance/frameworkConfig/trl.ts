@@ -10,7 +10,7 @@ import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
+import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -76,12 +76,6 @@ const ROLE: Readonly<Record<string, string>> = {
 /** Every key ROLE names is loss-relevant wherever a release defines it. */
 const LOSS_KEYS = new Set(Object.keys(ROLE));
 
-const ALL_RELEASE_LOSS_KEYS: ReadonlySet<string> = new Set(
-  RELEASE_FACTS.trl.releases
-    .flatMap((r) => r.keys.map((k) => k.key))
-    .filter((k) => LOSS_KEYS.has(k)),
-);
-
 /**
  * Resolve a TRL config against a release.
  *
@@ -105,7 +99,7 @@ export function resolveTrl(
   const rk = keysOf(r.release);
   const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
     lossKeys: LOSS_KEYS,
-    anyReleaseLossKeys: ALL_RELEASE_LOSS_KEYS,
+    anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
     worldKeys: WORLD_KEYS,
   });
   const warnings: ResolutionWarning[] = [];

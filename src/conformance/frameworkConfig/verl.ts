@@ -18,7 +18,7 @@ import type {
 } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { atOrAfter, keysOf, RELEASE_FACTS, type ReleaseRef, releaseHeader } from "./releases.js";
+import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
@@ -71,11 +71,6 @@ const ROLE: Readonly<Record<string, string>> = {
 };
 
 const LOSS_KEYS = new Set(Object.keys(ROLE));
-const ALL_RELEASE_LOSS_KEYS: ReadonlySet<string> = new Set(
-  RELEASE_FACTS.verl.releases
-    .flatMap((r) => r.keys.map((k) => k.key))
-    .filter((k) => LOSS_KEYS.has(k)),
-);
 const NO_WORLD: ReadonlySet<string> = new Set();
 
 /** The era of a verl release: which actor, and agg_loss's formulas. */
@@ -158,7 +153,7 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
   const rk = keysOf(r.release);
   const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
     lossKeys: LOSS_KEYS,
-    anyReleaseLossKeys: ALL_RELEASE_LOSS_KEYS,
+    anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
     worldKeys: NO_WORLD,
   });
   const warnings: ResolutionWarning[] = [];

@@ -59,13 +59,68 @@ export interface RecordedRelease {
   readonly keys: readonly RecordedKey[];
 }
 
-/** A framework's recorded release facts, as written by its recorder under tools/record-releases/. */
+/**
+ * What the per-release view holds, recorded by the recorder beside the compact data: the number
+ * of releases and of (release, key) rows, and the SHA-256 of `JSON.stringify(releases)`.
+ */
+export interface ExpandedProvenance {
+  readonly releases: number;
+  readonly keyRows: number;
+  readonly sha256: string;
+}
+
+/** A framework's recorded release facts: every release with all its keys (the expanded view). */
 export interface RecordedReleaseFacts {
   readonly framework: "trl" | "verl" | "openrlhf";
   /** `owner/name` on GitHub. */
   readonly repo: string;
   /** The recorder and the exact command that wrote the data. */
   readonly recordedBy: { readonly tool: string; readonly command: string };
-  /** Releases in chronological order (oldest first). */
+  /** What this view must be: counts and hash, as the recorder wrote them. */
+  readonly expanded: ExpandedProvenance;
+  /** Releases in order (oldest first; docs/conformance/releases.md#order). */
   readonly releases: readonly RecordedRelease[];
+}
+
+/** The tag of the compact file format. */
+export const COMPACT_FORMAT = "polgrad-release-facts/1";
+
+/** A key's value over a run of consecutive releases, `from` … `to` inclusive (labels). */
+export interface CompactKeyRun {
+  readonly from: string;
+  readonly to: string;
+  readonly default: RecordedValue;
+  readonly type: string | null;
+  readonly choices: readonly RecordedValue[] | null;
+}
+
+/** One release in the compact format: its identity, files and where its keys are. */
+export interface CompactRelease {
+  readonly label: string;
+  readonly tag: string | null;
+  readonly commit: string;
+  readonly date: string;
+  readonly files: readonly RecordedFile[];
+  /** The index in `files` of the file every key is declared in, or one index per key. */
+  readonly keyFile: number | readonly number[];
+  /** The release's keys in source order: `[first, count]` ranges of key-table indices. */
+  readonly keyRanges: readonly (readonly [number, number])[];
+  /** Each key's declaration line, in the same order. */
+  readonly keyLines: readonly number[];
+}
+
+/**
+ * A framework's facts as its recorder writes them (`src/conformance/releases/data/<fw>.json`):
+ * each key once, its value once per run of releases where it holds (tools/record-releases/compact.py).
+ */
+export interface CompactReleaseFacts {
+  readonly format: typeof COMPACT_FORMAT;
+  readonly notice: string;
+  readonly framework: RecordedReleaseFacts["framework"];
+  readonly repo: string;
+  readonly recordedBy: RecordedReleaseFacts["recordedBy"];
+  readonly expanded: ExpandedProvenance;
+  readonly releases: readonly CompactRelease[];
+  /** The key table. */
+  readonly keys: readonly { readonly key: string; readonly runs: readonly CompactKeyRun[] }[];
 }
