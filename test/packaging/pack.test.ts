@@ -20,6 +20,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 
 let files: string[] = [];
+let unpackedSize = 0;
 let installed = "";
 
 beforeAll(() => {
@@ -31,9 +32,14 @@ beforeAll(() => {
       encoding: "utf8",
     },
   );
-  const [info] = JSON.parse(out) as { filename: string; files: { path: string }[] }[];
+  const [info] = JSON.parse(out) as {
+    filename: string;
+    unpackedSize: number;
+    files: { path: string }[];
+  }[];
   if (info === undefined) throw new Error("npm pack printed no package");
   files = info.files.map((f) => f.path).sort();
+  unpackedSize = info.unpackedSize;
   const app = join(work, "app");
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), '{"name": "app", "private": true}\n');
@@ -88,6 +94,33 @@ describe("npm package", () => {
       "yaml",
     ]);
     expect(existsSync(join(installed, "..", "@vscode", "tree-sitter-wasm"))).toBe(false);
+  });
+
+  test("golden: the tarball ships the release facts as json, no source map, and unpacks to at most 6 MB", () => {
+    const facts = files.filter((f) => f.startsWith("dist/conformance/releases/"));
+    expect(facts).toEqual([
+      "dist/conformance/releases/data/openrlhf.json",
+      "dist/conformance/releases/data/trl.json",
+      "dist/conformance/releases/data/verl.json",
+      "dist/conformance/releases/expand.d.ts",
+      "dist/conformance/releases/expand.js",
+      "dist/conformance/releases/store.d.ts",
+      "dist/conformance/releases/store.js",
+      "dist/conformance/releases/types.d.ts",
+      "dist/conformance/releases/types.js",
+    ]);
+    expect(files.filter((f) => f.endsWith(".map"))).toEqual([]);
+    expect(files.filter((f) => f.startsWith("src/"))).toEqual([]);
+    expect(unpackedSize).toBeLessThanOrEqual(6_000_000);
+    // The facts are a subpath of the installed package: what a page bundles or serves.
+    const script =
+      'import("polgrad/releases/verl.json", { with: { type: "json" } }).then((m) => console.log(m.default.format, m.default.releases.length));';
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: join(installed, "..", ".."),
+      encoding: "utf8",
+    });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("polgrad-release-facts/1 10\n");
   });
 
   test("golden: every relative readme link resolves inside the package", () => {
