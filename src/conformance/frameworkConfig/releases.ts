@@ -8,6 +8,7 @@ import { closestNames, didYouMean } from "../../core/names.js";
 import { IoError, UnknownNameError } from "../../errors.js";
 import { releaseFacts } from "../releases/store.js";
 import type { RecordedKey, RecordedRelease, RecordedReleaseFacts } from "../releases/types.js";
+import { eraStart } from "./eras.js";
 import type { ConfigFramework } from "./parse.js";
 
 /**
@@ -133,11 +134,12 @@ export function anyReleaseKeys(
   return out;
 }
 
-/** Whether release `a` is at or after the release labelled `label` of the same framework. */
+/**
+ * Whether release `r` is at or after the start of the era that begins at `label` (its position in
+ * the ordered release list, never its label: docs/conformance/releases.md#eras).
+ */
 export function atOrAfter(r: ReleaseRef, label: string): boolean {
-  const i = r.facts.releases.findIndex((x) => x.label === label);
-  if (i < 0) throw new Error(`internal: no recorded release ${label}`);
-  return r.index >= i;
+  return r.index >= eraStart(r, label);
 }
 
 /** The release fields every resolution carries: its reference, the release's identity, the repository. */

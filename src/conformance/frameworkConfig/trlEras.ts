@@ -2,9 +2,11 @@
  * TRL's loss semantics per release, read from `trl/trainer/grpo_trainer.py` and `grpo_config.py`
  * at each tag (docs/conformance/releases.md#trl): the facts that change between releases without
  * a config key changing. Each field names the tag where its value starts; keys and defaults come
- * from the recorded facts (src/conformance/releases/data/trlFacts.ts), not from here.
+ * from the recorded facts (src/conformance/releases/data/trl.json), not from here; the eras are
+ * ranges of releases (ERAS in eras.ts).
  * @internal
  */
+import { releaseEra } from "./eras.js";
 import { atOrAfter, type ReleaseRef } from "./releases.js";
 
 /** How `old_per_token_logps` is decided (else `per_token_logps.detach()` stands in: ratio 1). */
@@ -70,7 +72,7 @@ export function trlEra(r: ReleaseRef): TrlEra {
         ...(at("v0.28.0") ? ["luspo"] : []),
         ...(at("v1.0.0") ? ["vespo"] : []),
       ];
-  const letter = eraLetter(r);
+  const letter = releaseEra(r).name;
   return {
     name: `${letter} (${r.release.label})`,
     lossTypes,
@@ -92,35 +94,6 @@ export function trlEra(r: ReleaseRef): TrlEra {
     vllmIs: at("v0.26.0") ? "modes" : at("v0.23.0") ? "cap" : "none",
     klAlways: !at("v0.16.0"),
   };
-}
-
-const LETTERS: readonly (readonly [string, string])[] = [
-  ["v0.14.0", "A"],
-  ["v0.15.0", "B"],
-  ["v0.16.0", "C"],
-  ["v0.17.0", "D"],
-  ["v0.18.0", "E"],
-  ["v0.19.0", "F"],
-  ["v0.20.0", "G"],
-  ["v0.22.0", "H"],
-  ["v0.22.2", "I"],
-  ["v0.23.0", "J"],
-  ["v0.26.0", "K"],
-  ["v0.27.0", "L"],
-  ["v0.27.1", "M"],
-  ["v0.28.0", "N"],
-  ["v1.0.0", "O"],
-  ["v1.6.0", "P"],
-  ["v1.7.0", "Q"],
-  ["v1.8.0", "R"],
-  ["v1.9.0", "S"],
-  ["f2cd5771", "T"],
-];
-
-function eraLetter(r: ReleaseRef): string {
-  let out = "A";
-  for (const [label, letter] of LETTERS) if (atOrAfter(r, label)) out = letter;
-  return out;
 }
 
 /** Whether old_per_token_logps is computed under `rule`. */

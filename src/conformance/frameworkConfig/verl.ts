@@ -17,6 +17,7 @@ import type {
   RejectionRule,
 } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
+import { releaseEra } from "./eras.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
 import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
@@ -103,22 +104,18 @@ function verlEra(r: ReleaseRef): VerlEra {
   if (at("v0.6.0")) modes.push("gspo", "geo_mean");
   if (at("v0.7.0")) modes.push("sapo", "cispo");
   if (at("v0.7.1")) modes.push("dppo_tv", "dppo_kl");
-  if (isG(r)) modes.push("dro");
+  const g = at("v0.9.0");
+  if (g) modes.push("dro");
   return {
-    name: at("v0.8.0") ? (isG(r) ? "G (engine, token-sum, dro)" : "F (engine)") : "old actor",
+    name: releaseEra(r).name,
     engine: at("v0.8.0"),
     dropsEmptyRows: at("v0.6.1"),
     sumNormNoRows: !at("v0.7.1"),
-    aggModes: isG(r) ? [...base, "token-sum"] : base,
+    aggModes: g ? [...base, "token-sum"] : base,
     lossModes: modes,
     onPolicyShortcut: at("v0.6.0") && !at("v0.8.0"),
     straightThroughKl: at("v0.8.0"),
   };
-}
-
-/** v0.9.0 and the head 1dda039b (a sibling of v0.9.0 with the same loss files). */
-function isG(r: ReleaseRef): boolean {
-  return r.release.label === "v0.9.0" || r.release.label === "1dda039b";
 }
 
 const KL_TYPES: Readonly<Record<string, KLLossConfig>> = {

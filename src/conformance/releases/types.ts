@@ -78,7 +78,7 @@ export interface RecordedReleaseFacts {
   readonly recordedBy: { readonly tool: string; readonly command: string };
   /** What this view must be: counts and hash, as the recorder wrote them. */
   readonly expanded: ExpandedProvenance;
-  /** Releases in order (oldest first; docs/conformance/releases.md#order). */
+  /** Releases in release order, oldest first (docs/conformance/releases.md#eras). */
   readonly releases: readonly RecordedRelease[];
 }
 
