@@ -47,8 +47,17 @@ export interface Command {
   /** Usage line after `polgrad `, e.g. `which [--batch FILE] [--json]`. */
   readonly usage: string;
   readonly options: Readonly<Record<string, OptionSpec>>;
-  /** Whether the command takes positional arguments (e.g. `describe NAME`). */
-  readonly positionals?: number;
+  /**
+   * The positional arguments the command takes (e.g. `describe NAME`): at most this many, or per
+   * invocation `{max, rule}` from the parsed options (`explain`: two with `--diff`, none without).
+   * A further one is a usage error naming it (docs/cli.md#options); absent, none.
+   */
+  readonly positionals?: number | ((values: OptionValues) => PositionalRule);
+  /**
+   * Whether the arguments after `--` are handed to {@link Command.run} apart from the positionals
+   * (`explain … -- --beta 0.1`: the framework's own arguments); otherwise they are positionals.
+   */
+  readonly passThrough?: boolean;
   /**
    * Which positionals are paths the command reads or writes, by index (the last entry covers the
    * rest; null: not a path).
@@ -59,5 +68,13 @@ export interface Command {
     values: OptionValues,
     positionals: readonly string[],
     io: CommandIO,
+    passThrough?: readonly string[],
   ) => Promise<number>;
+}
+
+/** How many positional arguments an invocation takes, and the rule a stray one is told. */
+export interface PositionalRule {
+  readonly max: number;
+  /** The `must be` rule of the error, e.g. `none without --diff (the config file is --config FILE)`. */
+  readonly rule: string;
 }

@@ -88,13 +88,14 @@ const NEGATIVE_NUMBER = /^-(\d|\.\d|Infinity$|NaN$)/;
 /**
  * Parse a command's arguments against its option table. Every option is given at most once;
  * a string option takes the next argument as its value unless that looks like an option (a
- * negative number is a value: `--cases -1`); a boolean option takes no value; positionals only
- * where the command has them. Every failure is a {@link UsageError} naming the option.
+ * negative number is a value: `--cases -1`); a boolean option takes no value; at most as many
+ * positionals as the command takes (the first stray one named), and for a pass-through command
+ * the arguments after `--` apart. Every failure is a {@link UsageError} naming the option.
  */
 function parseCommandArgs(
   cmd: Command,
   rest: readonly string[],
-): { values: OptionValues; positionals: string[] } {
+): { values: OptionValues; positionals: string[]; passThrough: string[] } {
   const fn = `polgrad ${cmd.name}`;
   const fail = (arg: string, rule: string, got: string): UsageError =>
     new UsageError(fn, arg, mustBe(fn, arg, rule, got));
@@ -108,14 +109,16 @@ function parseCommandArgs(
     allowPositionals: true,
     tokens: true,
   });
+  const terminator = tokens.find((t) => t.kind === "option-terminator")?.index;
   const values: Record<string, string | boolean> = {};
   const positionals: string[] = [];
+  const passThrough: string[] = [];
   for (const tok of tokens) {
     if (tok.kind === "option-terminator") continue;
     if (tok.kind === "positional") {
-      if ((cmd.positionals ?? 0) === 0)
-        throw fail("arguments", "options only (see --help)", `the argument ${fmtValue(tok.value)}`);
-      positionals.push(tok.value);
+      if (cmd.passThrough === true && tok.index > (terminator ?? Number.POSITIVE_INFINITY))
+        passThrough.push(tok.value);
+      else positionals.push(tok.value);
       continue;
     }
     const spec = cmd.options[tok.name];
@@ -160,7 +163,16 @@ function parseCommandArgs(
       );
     values[tok.name] = tok.value;
   }
-  return { values, positionals };
+  // Positionals are counted once the options are known (explain takes two with --diff, none
+  // without); the first one past the count is named, never dropped.
+  const p = cmd.positionals ?? 0;
+  const { max, rule } =
+    typeof p === "number"
+      ? { max: p, rule: p === 0 ? "options only (see --help)" : `at most ${p} (see --help)` }
+      : p(values);
+  const stray = positionals[max];
+  if (stray !== undefined) throw fail("arguments", rule, `the stray argument ${fmtValue(stray)}`);
+  return { values, positionals, passThrough };
 }
 
 /**
@@ -205,7 +217,7 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
       io.stdout(commandHelp(cmd));
       return 0;
     }
-    const { values, positionals } = parseCommandArgs(cmd, rest);
+    const { values, positionals, passThrough } = parseCommandArgs(cmd, rest);
     // An output never lands on an input: checked before anything is read, and again by the writer
     // against every file the command opens (docs/cli.md#writing-files).
     checkOutputsApart(`polgrad ${cmd.name}`, cmd, values, positionals);
@@ -214,7 +226,7 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
     // under an error with --json (the error document is then the one stderr line).
     const notices: string[] = [];
     const code = await cmd
-      .run(values, positionals, { ...io, notice: (t) => notices.push(t) })
+      .run(values, positionals, { ...io, notice: (t) => notices.push(t) }, passThrough)
       .catch((err: unknown) => {
         if (!json) for (const n of notices) io.stderr(n);
         throw err;

@@ -46,7 +46,10 @@ export const diagnoseCommand: Command = {
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
     "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--threads N] [--json]",
-  positionals: 1,
+  positionals: (values) =>
+    values.merge === true
+      ? { max: Number.POSITIVE_INFINITY, rule: "the parts' summary files" }
+      : { max: 1, rule: "one PATH (a batch file, step folder, run folder or -)" },
   positionalRoles: ["input"],
   options: {
     clip: {

@@ -82,7 +82,14 @@ export const explainCommand: Command = {
     "Explain which loss a framework config computes at a release (TRL, verl, OpenRLHF): its settings and their sources, the loss in polgrad's algebra, the nearest paper algorithm, pitfalls, and its loss on a batch.",
   usage:
     "explain --framework REF [--config FILE|-] [--batch FILE] [--num-processes N] [--json] [-- FRAMEWORK ARGS...]\n       explain --diff A B [--framework REF] [--config FILE] [--batch FILE] [--json]   (A, B: releases like trl@v0.19.0, or config files)",
-  positionals: 64,
+  positionals: (values) =>
+    values.diff === true
+      ? { max: 2, rule: "two with --diff (A B, each a release or a config file)" }
+      : {
+          max: 0,
+          rule: "none without --diff (the config file is --config FILE; the framework's own arguments go after --)",
+        },
+  passThrough: true,
   options: {
     framework: {
       type: "string",
@@ -113,7 +120,7 @@ export const explainCommand: Command = {
     ...WORLD_OPTIONS,
     json: { type: "boolean", description: "print one JSON document" },
   },
-  async run(values, positionals, io) {
+  async run(values, positionals, io, passThrough = []) {
     const fn = "polgrad explain";
     const { evaluateResolution } = await import("../../conformance/frameworkConfig/resolution.js");
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
@@ -121,6 +128,17 @@ export const explainCommand: Command = {
     const nearestOf = explainResolution;
     const { inputs, name } = await batchOf(fn, values, io);
     if (values.diff === true) {
+      if (passThrough.length > 0)
+        throw new UsageError(
+          fn,
+          "--diff",
+          mustBe(
+            fn,
+            "--diff",
+            "given without arguments after -- (put each side's settings in its config file)",
+            `the argument ${fmtValue(passThrough[0])} after --`,
+          ),
+        );
       if (positionals.length !== 2)
         throw new UsageError(
           fn,
@@ -161,7 +179,7 @@ export const explainCommand: Command = {
       }
       return 0;
     }
-    const res = await resolveCliFrameworkConfig(fn, values, positionals, io, {
+    const res = await resolveCliFrameworkConfig(fn, values, passThrough, io, {
       configOption: "config",
     });
     const e = nearestOf(res);
