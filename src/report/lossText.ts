@@ -136,7 +136,12 @@ export function renderLossSummary(
       `entropy_loss  ${r.entropyLoss} (aggregated entropy; the loss holds −coef times it)`,
     );
   const saturated = rmax === Number.MAX_VALUE ? " (max saturated: exp overflowed, clipped)" : "";
-  lines.push(`ratio         min ${rmin}, max ${rmax} over response tokens${saturated}`);
+  // No response token (emptyRows count/drop): no range to print, not min Infinity, max -Infinity.
+  lines.push(
+    N === 0
+      ? "ratio         none (no response tokens: loss 0, gradient 0)"
+      : `ratio         min ${rmin}, max ${rmax} over response tokens${saturated}`,
+  );
   lines.push(`clipped       low ${low}/${N}, high ${high}/${N}`);
   lines.push(`grad norm     ${big(norm, String)} (d loss / d logprobs, L2)`);
   lines.push(

@@ -3,9 +3,20 @@
  * a stray positional argument, a loss with no response tokens, an unknown polgrad name and a
  * file name that is not UTF-8 are each answered, never passed over in silence.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { COMMANDS } from "../../src/cli/main.js";
+import {
+  ALGORITHM_NAMES,
+  ALGORITHMS,
+  FRAMEWORK_MODEL_IDS,
+  policyLossConfigToJson,
+} from "../../src/index.js";
 import { runMain } from "../cli/_run.js";
+
+const dir = mkdtempSync(join(tmpdir(), "polgrad-silent-"));
 
 /** The positionals each command takes with no option given (the stray one comes after them). */
 function takenPositionals(cmd: (typeof COMMANDS)[number]): number {
@@ -48,6 +59,75 @@ describe("stray arguments", () => {
       expect([r.code, r.stdout], cmd.name).toEqual([2, ""]);
       expect(r.stderr, cmd.name).toMatch(/^error\[E_USAGE\]: polgrad [a-z-]+: arguments must be /);
       expect(r.stderr, cmd.name).toContain('"stray-arg"');
+    }
+  });
+});
+
+describe("a batch without response tokens", () => {
+  // Every stream a loss may read, over a mask with no response token at all.
+  const rows = (v: number) => [
+    [v, v - 0.5],
+    [v - 0.25, v],
+  ];
+  const empty = join(dir, "no-response.json");
+  writeFileSync(
+    empty,
+    JSON.stringify({
+      logprobs: rows(-0.2),
+      old_logprobs: rows(-0.5),
+      ref_logprobs: rows(-0.4),
+      rollout_logprobs: rows(-0.6),
+      masked_logprobs: rows(-0.3),
+      entropies: rows(0.7),
+      masked_entropies: rows(0.9),
+      values: rows(0.1),
+      old_values: rows(0.2),
+      returns: rows(0.3),
+      advantages: [1.5, -0.8],
+      response_mask: [
+        [false, false],
+        [false, false],
+      ],
+    }),
+  );
+
+  test("regression: gmpo's text and json have a finite loss and no Infinity when there is no response token", async () => {
+    const text = await runMain(["loss", "--algorithm", "gmpo", "--batch", empty]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).not.toMatch(/Infinity|NaN/);
+    expect(text.stdout).toContain("ratio         none (no response tokens: loss 0, gradient 0)");
+    const json = await runMain(["loss", "--algorithm", "gmpo", "--batch", empty, "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).result.loss).toBe(0);
+  });
+
+  test("property: every algorithm and framework model either refuses the batch with a typed error or prints finite text and json", async () => {
+    const runs = [
+      ...ALGORITHM_NAMES.map((a) => ["--algorithm", a, "--norm-len", "2"]),
+      ...FRAMEWORK_MODEL_IDS.map((id) => ["--framework", id]),
+      // Each algorithm's configuration with rows of no token counted (gmpo's policy).
+      ...ALGORITHM_NAMES.map((a) => [
+        "--config",
+        JSON.stringify({
+          ...policyLossConfigToJson({ ...ALGORITHMS[a].loss, emptyRows: "count" }),
+          norm_len: 2,
+        }),
+      ]),
+    ];
+    for (const how of runs) {
+      for (const json of [false, true]) {
+        const r = await runMain(["loss", ...how, "--batch", empty, ...(json ? ["--json"] : [])]);
+        const where = `${how.join(" ")}${json ? " --json" : ""}`;
+        if (r.code === 2) {
+          expect(r.stdout, where).toBe("");
+          expect(r.stderr, where).toMatch(/error\[E_[A-Z]+\]|"ok":false/);
+          continue;
+        }
+        expect(r.code, where).toBe(0);
+        expect(r.stdout, where).not.toMatch(/Infinity|NaN/);
+        // JSON.stringify writes a non-finite number as null: the loss must be a number.
+        if (json) expect(Number.isFinite(JSON.parse(r.stdout).result.loss), where).toBe(true);
+      }
     }
   });
 });
