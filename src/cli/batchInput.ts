@@ -10,7 +10,7 @@ import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { UsageError } from "../errors.js";
 import type { BatchSource, BatchWarning } from "../io/batch.js";
-import type { BatchTensorName } from "../io/batchNames.js";
+import { BATCH_TENSOR_NAMES, type BatchTensorName } from "../io/batchNames.js";
 import type { CustomNameMap, NameOptions, NameResolution, ResponseSlice } from "../io/names.js";
 import type { TensorSet } from "../io/tensorTypes.js";
 import type { CommandIO, OptionSpec, OptionValues } from "./command.js";
@@ -58,8 +58,10 @@ function usage(fn: string, flag: string, rule: string, got: unknown): UsageError
  * @param fn - The command (`polgrad loss`) named in errors.
  * @param values - The parsed options.
  * @returns The NameOptions for toBatch / diagnoseRun.
- * @throws {UsageError} E_USAGE for a malformed `--name` or `--response-slice`.
- * @throws {IoError} E_IO for an unreadable or invalid `--names FILE.json`.
+ * @throws {UsageError} E_USAGE for a malformed `--name` (OURS not a polgrad batch name included)
+ *   or `--response-slice`.
+ * @throws {IoError} E_IO for an unreadable or invalid `--names FILE.json` (a key that is not a
+ *   polgrad batch name included), naming that file.
  */
 export async function nameOptionsOf(fn: string, values: OptionValues): Promise<NameOptions> {
   const out: { -readonly [K in keyof NameOptions]: NameOptions[K] } = {};
@@ -70,7 +72,12 @@ export async function nameOptionsOf(fn: string, values: OptionValues): Promise<N
       out.names = names as NonNullable<NameOptions["names"]>;
     else if (/\.json$/i.test(names)) {
       const { readJsonFile } = await import("../io/readJsonFile.js");
-      out.names = readJsonFile(names, fn, { maxBytes: 2 ** 20 }) as CustomNameMap;
+      const { checkNameMap } = await import("../io/names.js");
+      const { ioError } = await import("../io/_internal/ioError.js");
+      const map = readJsonFile(names, fn, { maxBytes: 2 ** 20 });
+      // Checked here, so that a bad key is reported in the map's file, not the batch's.
+      checkNameMap((arg, rule, got) => ioError(fn, names, arg, rule, got), "--names", map);
+      out.names = map as CustomNameMap;
     } else {
       throw usage(
         fn,
@@ -81,7 +88,8 @@ export async function nameOptionsOf(fn: string, values: OptionValues): Promise<N
     }
   }
   if (typeof values.name === "string") {
-    const rename: Partial<Record<BatchTensorName, string>> = {};
+    // No prototype: `__proto__=x` is a key like any other (on {} the assignment set nothing).
+    const rename: Partial<Record<BatchTensorName, string>> = Object.create(null);
     for (const item of values.name.split(",")) {
       const eq = item.indexOf("=");
       if (eq <= 0 || eq === item.length - 1) {
@@ -93,6 +101,17 @@ export async function nameOptionsOf(fn: string, values: OptionValues): Promise<N
         );
       }
       const ours = item.slice(0, eq).trim() as BatchTensorName;
+      if (!(BATCH_TENSOR_NAMES as readonly string[]).includes(ours))
+        throw new UsageError(
+          fn,
+          "--name",
+          mustBe(
+            fn,
+            "--name",
+            `OURS=THEIRS with OURS a polgrad batch name (${BATCH_TENSOR_NAMES.join(", ")})`,
+            `${fmtValue(ours)}${didYouMean(closestNames(ours, BATCH_TENSOR_NAMES))}`,
+          ),
+        );
       if (Object.hasOwn(rename, ours))
         throw usage(fn, "--name", "one THEIRS per OURS", values.name);
       rename[ours] = item.slice(eq + 1).trim();

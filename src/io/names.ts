@@ -93,9 +93,25 @@ function oursOf(
   return undefined;
 }
 
-function checkCustom(fail: Fail, arg: string, map: unknown): Map<string, string> {
+/**
+ * Validate a user name map (`names`, `rename`, `--names FILE.json`): an object whose own keys
+ * are polgrad batch names (`__proto__`, `constructor`, `toString` are unknown names like any
+ * other, with did-you-mean) and whose values are distinct non-empty tensor names. Returns the
+ * inverse map, tensor name → polgrad name.
+ * @internal
+ */
+export function checkNameMap(fail: Fail, arg: string, map: unknown): Map<string, string> {
   if (typeof map !== "object" || map === null || Array.isArray(map)) {
     throw fail(arg, "an object of polgrad name → tensor name", fmtValue(map));
+  }
+  // A Map or a class instance would read as no entries, and inherited keys are not read.
+  const proto = Object.getPrototypeOf(map);
+  if (proto !== Object.prototype && proto !== null) {
+    throw fail(
+      arg,
+      "a plain object of polgrad name → tensor name (own keys)",
+      `a ${(map as object).constructor?.name ?? "object"} instance`,
+    );
   }
   const inverse = new Map<string, string>();
   for (const [ours, theirs] of Object.entries(map)) {
@@ -337,12 +353,12 @@ export function resolveNames(
     lookup = LOOKUPS.get(given) ?? new Map();
   } else {
     map = "custom";
-    lookup = checkCustom(fail, "names", given);
+    lookup = checkNameMap(fail, "names", given);
   }
   const overrides =
     options.rename === undefined
       ? new Map<string, string>()
-      : checkCustom(fail, "rename", options.rename);
+      : checkNameMap(fail, "rename", options.rename);
   for (const theirs of overrides.keys()) {
     if (!set.tensors.has(theirs)) {
       throw fail(

@@ -12,7 +12,10 @@ import {
   ALGORITHM_NAMES,
   ALGORITHMS,
   FRAMEWORK_MODEL_IDS,
+  IoError,
   policyLossConfigToJson,
+  tensorsFromJson,
+  toBatch,
 } from "../../src/index.js";
 import { runMain } from "../cli/_run.js";
 
@@ -128,6 +131,100 @@ describe("a batch without response tokens", () => {
         // JSON.stringify writes a non-finite number as null: the loss must be a number.
         if (json) expect(Number.isFinite(JSON.parse(r.stdout).result.loss), where).toBe(true);
       }
+    }
+  });
+});
+
+describe("unknown polgrad names", () => {
+  const batch = {
+    logprobs: [
+      [-0.2, -1.0],
+      [-0.5, -0.3],
+    ],
+    old_logprobs: [
+      [-0.5, -0.7],
+      [-0.6, -0.2],
+    ],
+    advantages: [1.5, -0.8],
+    response_mask: [
+      [true, true],
+      [true, false],
+    ],
+    my_lp: [
+      [-0.1, -0.1],
+      [-0.1, -0.1],
+    ],
+  };
+  const file = join(dir, "names-batch.json");
+  writeFileSync(file, JSON.stringify(batch));
+  const OBJECT_KEYS = ["__proto__", "constructor", "toString", "hasOwnProperty", "bogus"];
+
+  test("regression: --name __proto__=THEIRS is the usage error of any unknown name, never dropped", async () => {
+    for (const ours of OBJECT_KEYS) {
+      const r = await runMain([
+        "loss",
+        "--algorithm",
+        "grpo",
+        "--batch",
+        file,
+        "--name",
+        `${ours}=my_lp`,
+      ]);
+      expect([r.code, r.stdout], ours).toEqual([2, ""]);
+      expect(r.stderr, ours).toMatch(
+        /^error\[E_USAGE\]: polgrad loss: --name must be OURS=THEIRS with OURS a polgrad batch name/,
+      );
+      expect(r.stderr, ours).toContain(`got "${ours}"`);
+    }
+    const near = await runMain([
+      "loss",
+      "--algorithm",
+      "grpo",
+      "--batch",
+      file,
+      "--name",
+      "logprob=my_lp",
+    ]);
+    expect(near.stderr).toContain('got "logprob" (did you mean "logprobs"?)');
+  });
+
+  test("rejects: a --names FILE.json keyed by __proto__, constructor or an unknown name, in that file", async () => {
+    for (const json of [
+      '{"__proto__": "my_lp"}',
+      '{"__proto__": {"logprobs": "my_lp"}}',
+      '{"constructor": "my_lp"}',
+      '{"logprob": "my_lp"}',
+    ]) {
+      const map = join(dir, "names-map.json");
+      writeFileSync(map, json);
+      const r = await runMain(["loss", "--algorithm", "grpo", "--batch", file, "--names", map]);
+      expect([r.code, r.stdout], json).toEqual([2, ""]);
+      expect(r.stderr, json).toMatch(
+        /^error\[E_IO\]: polgrad loss: --names must be keyed by polgrad batch names/,
+      );
+      expect(r.stderr, json).toContain(`(in ${map})`);
+    }
+  });
+
+  test("rejects: the library's names and rename objects with an own __proto__ key, a Map, or an unknown map id", () => {
+    const set = tensorsFromJson(batch, "batch.json");
+    const bad: [string, object | string][] = [
+      ["rename", { ["__proto__"]: "my_lp" }],
+      ["rename", JSON.parse('{"constructor": "my_lp"}')],
+      ["names", JSON.parse('{"__proto__": "my_lp"}')],
+      ["names", new Map([["logprobs", "my_lp"]])],
+      ["names", "constructor"],
+      ["names", "__proto__"],
+    ];
+    for (const [arg, value] of bad) {
+      let err: unknown;
+      try {
+        toBatch(set, { [arg]: value });
+      } catch (e) {
+        err = e;
+      }
+      expect(err, `${arg} ${String(value)}`).toBeInstanceOf(IoError);
+      expect(err).toMatchObject({ arg });
     }
   });
 });
