@@ -79,6 +79,14 @@ export function eraStart(r: ReleaseRef, label: string): number {
 }
 
 /**
+ * Whether release `r` is at or after the start of the era that begins at `label`: its position in
+ * the ordered release list, never its label.
+ */
+export function atOrAfter(r: ReleaseRef, label: string): boolean {
+  return r.index >= eraStart(r, label);
+}
+
+/**
  * The era a release falls in: the last era whose first release is at or before it in the ordered
  * list (a release before every start falls in the first era).
  *

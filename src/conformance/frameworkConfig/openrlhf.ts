@@ -13,8 +13,9 @@ import { ConfigError } from "../../errors.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import { openRlhfKlPoint } from "../frameworks/openrlhf.js";
 import type { RecordedValue } from "../releases/types.js";
+import { atOrAfter } from "./eras.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
+import { anyReleaseKeys, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,

@@ -8,7 +8,6 @@ import { closestNames, didYouMean } from "../../core/names.js";
 import { IoError, UnknownNameError } from "../../errors.js";
 import { releaseFacts } from "../releases/store.js";
 import type { RecordedKey, RecordedRelease, RecordedReleaseFacts } from "../releases/types.js";
-import { eraStart } from "./eras.js";
 import type { ConfigFramework } from "./parse.js";
 
 /**
@@ -132,14 +131,6 @@ export function anyReleaseKeys(
     byAmong.set(among, out);
   }
   return out;
-}
-
-/**
- * Whether release `r` is at or after the start of the era that begins at `label` (its position in
- * the ordered release list, never its label: docs/conformance/releases.md#eras).
- */
-export function atOrAfter(r: ReleaseRef, label: string): boolean {
-  return r.index >= eraStart(r, label);
 }
 
 /** The release fields every resolution carries: its reference, the release's identity, the repository. */

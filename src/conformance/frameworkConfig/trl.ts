@@ -9,8 +9,9 @@ import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
+import { atOrAfter } from "./eras.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
+import { anyReleaseKeys, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,

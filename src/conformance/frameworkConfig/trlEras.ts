@@ -6,8 +6,8 @@
  * ranges of releases (ERAS in eras.ts).
  * @internal
  */
-import { releaseEra } from "./eras.js";
-import { atOrAfter, type ReleaseRef } from "./releases.js";
+import { atOrAfter, releaseEra } from "./eras.js";
+import type { ReleaseRef } from "./releases.js";
 
 /** How `old_per_token_logps` is decided (else `per_token_logps.detach()` stands in: ratio 1). */
 export type OldLogpsRule =

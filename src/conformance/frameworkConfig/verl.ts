@@ -17,9 +17,9 @@ import type {
   RejectionRule,
 } from "../../losses/config.js";
 import type { RecordedValue } from "../releases/types.js";
-import { releaseEra } from "./eras.js";
+import { atOrAfter, releaseEra } from "./eras.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
-import { anyReleaseKeys, atOrAfter, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
+import { anyReleaseKeys, keysOf, type ReleaseRef, releaseHeader } from "./releases.js";
 import type {
   FrameworkResolution,
   LossPlan,
