@@ -45,6 +45,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "record-releases"))
+from compact import load_expanded as load_facts  # noqa: E402  - the compact release facts, expanded
 # The git, reading and ast-picking helpers are verlReleases.py's (the same code, kept in one place).
 from verlReleases import (  # noqa: E402
     free_names,
@@ -60,10 +62,10 @@ TOOL_PATH = "tools/record-fixtures/openrlhfReleases.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "test" / "fixtures" / "frameworks" / "openrlhf-releases.json"
 BUILTIN_BATCH_FILE = REPO_ROOT / "test" / "fixtures" / "polgrad" / "which_example.json"
-FACTS_FILE = "src/conformance/releases/data/openrlhfFacts.ts"
+FACTS_FILE = "src/conformance/releases/data/openrlhf.json"
 
 # --------------------------------------------------------------------------------------
-# Pinned upstream identity (labels and commits as in src/conformance/releases/data/openrlhfFacts.ts)
+# Pinned upstream identity (labels and commits as in src/conformance/releases/data/openrlhf.json)
 # --------------------------------------------------------------------------------------
 
 CLI = "openrlhf/cli/train_ppo_ray.py"
@@ -385,9 +387,7 @@ SKIPPED = (
 
 def check_facts_file() -> None:
     """Labels / tags / commits must equal those of the facts file (the TypeScript side's release list)."""
-    text = (REPO_ROOT / FACTS_FILE).read_text(encoding="utf-8")
-    start = text.index("{", text.index("OPENRLHF_FACTS"))
-    facts = json.loads(text[start:text.rindex("}") + 1])
+    facts = load_facts(REPO_ROOT / FACTS_FILE)
     got = [(r["label"], r["tag"], r["commit"]) for r in facts["releases"]]
     want = [(r.label, r.tag, r.commit) for r in RELEASES]
     if got != want:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record TRL's GRPO loss at every release listed in trlFacts.ts: numbers and provenance only.
+"""Record TRL's GRPO loss at every release listed in trl.json: numbers and provenance only.
 
 For every release in RELEASES this script reads ``trl/trainer/grpo_trainer.py``,
 ``trl/trainer/grpo_config.py`` and ``trl/trainer/utils.py`` out of a local git repository of
@@ -41,6 +41,8 @@ from typing import Any, Callable, Optional
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "record-releases"))
+from compact import load_expanded as load_facts  # noqa: E402  - the compact release facts, expanded
 import verlReleases as _verl  # noqa: E402  - shared helpers only (git, ast picking, batches)
 from verlReleases import Unresolved, dataclass_fields, free_names, git, node_name  # noqa: E402
 
@@ -48,7 +50,7 @@ TOOL_PATH = "tools/record-fixtures/trlReleases.py"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "test" / "fixtures" / "frameworks" / "trl-releases.json"
 BUILTIN_BATCH_FILE = REPO_ROOT / "test" / "fixtures" / "polgrad" / "which_example.json"
-FACTS_FILE = REPO_ROOT / "src" / "conformance" / "releases" / "data" / "trlFacts.ts"
+FACTS_FILE = REPO_ROOT / "src" / "conformance" / "releases" / "data" / "trl.json"
 
 TRAINER = "trl/trainer/grpo_trainer.py"
 CONFIG = "trl/trainer/grpo_config.py"
@@ -63,7 +65,7 @@ class Release:
     files: dict  # path -> sha256 of the whole file at `commit`
 
 
-# grpo_trainer.py / grpo_config.py hashes equal those in src/conformance/releases/data/trlFacts.ts
+# grpo_trainer.py / grpo_config.py hashes equal those in src/conformance/releases/data/trl.json
 # (checked at record time); utils.py hashes were pinned when this recorder was written.
 RELEASES = (
     Release('v0.14.0', 'v0.14.0', '49711efab9e0cc3762d3228c9fd5a8064d489503', {
@@ -298,23 +300,20 @@ ERA = ("v0.16.0", "v0.17.0", "v0.19.0", "v0.20.0", "v0.21.0", "v0.22.0", "v0.22.
 
 
 def read_facts() -> list[dict]:
-    text = FACTS_FILE.read_text(encoding="utf-8")
-    body = text[text.index("= {") + 2:]
-    body = body[:body.rindex("}") + 1]
-    return json.loads(body)["releases"]
+    return load_facts(FACTS_FILE)["releases"]
 
 
 def check_against_facts(facts: list[dict]) -> dict[str, dict]:
     """RELEASES must list exactly the facts file's releases, with the same commits and hashes."""
     if [f["label"] for f in facts] != [r.label for r in RELEASES]:
-        raise SystemExit("RELEASES labels differ from trlFacts.ts")
+        raise SystemExit("RELEASES labels differ from trl.json")
     out = {}
     for fact, rel in zip(facts, RELEASES):
         if fact["commit"] != rel.commit or fact["tag"] != rel.tag:
-            raise SystemExit(f"{rel.label}: commit/tag differ from trlFacts.ts")
+            raise SystemExit(f"{rel.label}: commit/tag differ from trl.json")
         for f in fact["files"]:
             if rel.files.get(f["path"]) != f["sha256"]:
-                raise SystemExit(f"{rel.label}: {f['path']} sha256 differs from trlFacts.ts")
+                raise SystemExit(f"{rel.label}: {f['path']} sha256 differs from trl.json")
         out[rel.label] = {k["key"]: k["default"] for k in fact["keys"]}
     return out
 
@@ -731,7 +730,7 @@ def load_release(rel: Release, sources: dict, facts: dict) -> Loaded:
     fields = dataclass_fields(trees[CONFIG], "GRPOConfig", names[CONFIG])
     for key, default in facts.items():
         if key not in fields or (not isinstance(fields[key], Unresolved) and fields[key] != default):
-            raise SystemExit(f"{rel.label}: GRPOConfig.{key} default {fields.get(key)!r} differs from trlFacts.ts")
+            raise SystemExit(f"{rel.label}: GRPOConfig.{key} default {fields.get(key)!r} differs from trl.json")
 
     # ---- the loss methods
     entry_node = methods["compute_loss"]
@@ -1591,7 +1590,7 @@ def main() -> None:
             "releases": releases_prov, "stubs": STUBS, "batch_rule": BATCH_RULE, "skipped": SKIPPED,
             "builtin_batch": {"path": "test/fixtures/polgrad/which_example.json", "key": "batch",
                               "sha256": builtin_sha},
-            "facts": {"path": "src/conformance/releases/data/trlFacts.ts",
+            "facts": {"path": "src/conformance/releases/data/trl.json",
                       "sha256": hashlib.sha256(FACTS_FILE.read_bytes()).hexdigest()},
             "random_batch_seeds": {k: v["seed"] for k, v in sorted(raw_batches.items()) if "seed" in v},
             "upstream_raises": raised, "upstream_nonfinite": nonfinite,
