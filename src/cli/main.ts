@@ -11,6 +11,7 @@ import { closestNames, didYouMean } from "../core/names.js";
 import { PolgradError, UsageError } from "../errors.js";
 import { guardInputs } from "../io/_internal/inputs.js";
 import { cleanUpOnSignals } from "../io/_internal/writeFile.js";
+import { recoverArgv } from "./argv.js";
 import type { Command, CommandIO, OptionValues } from "./command.js";
 import { algorithmsCommand } from "./commands/algorithms.js";
 import { contractCommand } from "./commands/contract.js";
@@ -253,6 +254,8 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
  * Run the CLI as the `polgrad` process: {@link main} on the process streams, then wait until
  * stdout and stderr are flushed. A closed pipe (EPIPE, e.g. `| head`) ends quietly with 141; any
  * other write error is one `error[E_IO]` line on stderr and exit 2 (docs/cli.md#output-streams).
+ * An argument Node decoded with U+FFFD for bytes that are not UTF-8 is read again from
+ * /proc/self/cmdline ({@link recoverArgv}), so that a file name of any bytes names its file.
  *
  * @param argv - The command-line arguments (without `node` and the script path).
  * @returns The exit status for `process.exitCode`.
@@ -268,7 +271,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   );
   let code: number;
   try {
-    code = await main(argv, io);
+    code = await main(recoverArgv(argv), io);
   } catch (err) {
     io.stderr(renderError(err, false));
     code = 70;

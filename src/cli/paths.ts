@@ -9,6 +9,7 @@ import { sep } from "node:path";
 import { safeText } from "../core/message.js";
 import { IoError } from "../errors.js";
 import { realTarget } from "../io/_internal/inputs.js";
+import { fsPath } from "../node/fsPath.js";
 import type { Command, OptionValues } from "./command.js";
 
 interface Place {
@@ -19,7 +20,7 @@ interface Place {
 
 function stat(path: string): Stats | undefined {
   try {
-    return statSync(path);
+    return statSync(fsPath(path));
   } catch {
     return undefined;
   }

@@ -11,6 +11,7 @@ import { MAX_PYTHON_SOURCE_BYTES } from "../conformance/python/checkout.js";
 import { sha256Bytes } from "../conformance/python/normalize.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { IoError } from "../errors.js";
+import { fsPath } from "../node/fsPath.js";
 
 /** Longest one git call may run. */
 export const GIT_TIMEOUT_MS: number = 30_000;
@@ -71,7 +72,7 @@ export function openGitDir(fn: string, dir: string): GitDir {
   const abs = resolve(dir);
   let isDir = false;
   try {
-    isDir = statSync(abs).isDirectory();
+    isDir = statSync(fsPath(abs)).isDirectory();
   } catch {
     isDir = false;
   }
@@ -80,6 +81,19 @@ export function openGitDir(fn: string, dir: string): GitDir {
       fn,
       "git",
       mustBe(fn, "git", "an existing git directory", fmtValue(dir)),
+      abs,
+    );
+  // git is given the folder as an argument, which carries UTF-8 only (docs/io.md#file-names-that-are-not-utf-8).
+  if (fsPath(abs) !== abs)
+    throw new IoError(
+      fn,
+      "git",
+      mustBe(
+        fn,
+        "git",
+        "a git directory whose path is UTF-8 (git is handed it as an argument)",
+        fmtValue(dir),
+      ),
       abs,
     );
   const g = { dir: abs };

@@ -38,7 +38,8 @@ export const MAX_QUOTED = 200;
 
 /**
  * Quote user-provided text for a message: control characters (newlines, ESC, NUL, …) and lone
- * surrogates escaped as `\n`, `\u001b`, …, so that a hostile path or name can never forge a
+ * surrogates escaped as `\n`, `\u001b`, … (U+DC80..U+DCFF, a file name's byte that is not
+ * UTF-8, as `\xff`), so that a hostile path or name can never forge a
  * second line or a terminal sequence; longer than `max` characters, the middle is elided with
  * the total length. Returns the text without quotes.
  */
@@ -60,7 +61,10 @@ export function safeText(s: string, max: number = MAX_QUOTED): string {
         continue;
       }
     }
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || hi || lo) {
+    if (lo && c >= 0xdc80 && c <= 0xdcff) {
+      // A byte of a file name that is not UTF-8 (node/fsPath.ts): as the shell writes it.
+      out += `\\x${(c - 0xdc00).toString(16)}`;
+    } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || hi || lo) {
       out +=
         c === 10
           ? "\\n"

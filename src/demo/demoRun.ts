@@ -11,7 +11,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readdirSync,
   readSync,
   type Stats,
   statSync,
@@ -23,6 +22,7 @@ import { createRng, type Rng } from "../core/rng.js";
 import { ConfigError, IoError } from "../errors.js";
 import { fileKind, fsError, ioError } from "../io/_internal/files.js";
 import { type TensorToWrite, writeSafetensors } from "../io/writeSafetensors.js";
+import { fsPath, readdirNames } from "../node/fsPath.js";
 
 /** Caps of a demo run (docs/cli.md#bounds): the run is bounded in steps and in bytes per step. */
 export const DEMO_RUN_LIMITS: Readonly<{
@@ -197,7 +197,7 @@ function ensureDir(fn: string, dir: string): void {
   for (;;) {
     let st: Stats | undefined;
     try {
-      st = statSync(cur);
+      st = statSync(fsPath(cur));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(fn, dir, e, "writing");
     }
@@ -215,7 +215,7 @@ function ensureDir(fn: string, dir: string): void {
   }
   for (const d of missing.reverse()) {
     try {
-      mkdirSync(d);
+      mkdirSync(fsPath(d));
     } catch (e) {
       throw fsError(fn, dir, e, "writing");
     }
@@ -265,7 +265,7 @@ export function writeDemoRun(
   // An earlier, longer demo run's later steps would make the run a mix: they are ours, removed.
   for (const name of stale) {
     try {
-      unlinkSync(join(dir, name));
+      unlinkSync(fsPath(join(dir, name)));
     } catch (e) {
       throw fsError(fn, join(dir, name), e, "writing");
     }
@@ -283,8 +283,8 @@ const STEP_NAME = /^(step|global_step|iter)[_-]?\d+/;
 function writtenByDemoRun(path: string): boolean {
   let fd: number | undefined;
   try {
-    if (!lstatSync(path).isFile()) return false;
-    fd = openSync(path, "r");
+    if (!lstatSync(fsPath(path)).isFile()) return false;
+    fd = openSync(fsPath(path), "r");
     const first8 = new Uint8Array(8);
     if (readSync(fd, first8, 0, 8, 0) !== 8) return false;
     const n = Number(new DataView(first8.buffer).getBigUint64(0, true));
@@ -309,7 +309,7 @@ function writtenByDemoRun(path: string): boolean {
 function claimFolder(fn: string, dir: string, names: readonly string[], force: boolean): string[] {
   let entries: string[];
   try {
-    entries = readdirSync(dir);
+    entries = readdirNames(dir);
   } catch (e) {
     throw fsError(fn, dir, e, "writing");
   }

@@ -23,6 +23,7 @@ import {
   type RunStepEntry,
   scanRunFolderAs,
 } from "../io/runFolder.js";
+import { fsPath } from "../node/fsPath.js";
 import {
   type Alarm,
   type DetectorName,
@@ -283,7 +284,7 @@ function stepNumbersOf(entries: readonly RunStepEntry[]): number[] {
 function largestStepBytes(scan: RunScan): number {
   const size = (path: string): number => {
     try {
-      return statSync(path).size;
+      return statSync(fsPath(path)).size;
     } catch {
       return 0;
     }

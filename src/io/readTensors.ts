@@ -4,8 +4,9 @@
  * opened; safetensors files are read header first, other formats whole and parsed by their pure
  * reader.
  */
-import { closeSync, readdirSync, statSync } from "node:fs";
+import { closeSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { fsPath, readdirNames } from "../node/fsPath.js";
 import {
   checkFileSize,
   checkMaxBytes,
@@ -68,7 +69,7 @@ export function readTensorsAs(
 
 function isDirectory(path: string): boolean {
   try {
-    return statSync(path).isDirectory();
+    return statSync(fsPath(path)).isDirectory();
   } catch {
     return false; // the file reader reports a missing path with its own message
   }
@@ -78,7 +79,7 @@ function isDirectory(path: string): boolean {
 export function tensorFilesOf(fn: string, dir: string): string[] {
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirNames(dir);
   } catch (e) {
     throw fsError(fn, dir, e);
   }

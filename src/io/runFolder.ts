@@ -5,9 +5,10 @@
  * the names; the dump stride is the most common distance between consecutive steps, so a run
  * dumped every k steps has no gaps.
  */
-import { readdirSync, type Stats, statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { fmtValue, safeText } from "../core/message.js";
+import { fsPath, readdirNames } from "../node/fsPath.js";
 import { fileKind, fsError } from "./_internal/files.js";
 import { ioError } from "./_internal/ioError.js";
 import { extensionOf, readerByExtension } from "./readers.js";
@@ -146,7 +147,7 @@ export function stepClaimOf(
 export function scanRunFolderAs(dir: string, fn: string, stepFn: string): RunScan {
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirNames(dir);
   } catch (e) {
     throw fsError(fn, String(dir), e);
   }
@@ -176,7 +177,7 @@ export function scanRunFolderAs(dir: string, fn: string, stepFn: string): RunSca
     let st: Stats | null = null;
     let statError: unknown = null;
     try {
-      st = statSync(path);
+      st = statSync(fsPath(path));
     } catch (e) {
       statError = e;
     }

@@ -5,9 +5,10 @@
  * (a missing or unreadable file) is the collection's to report; here it only ends that path.
  * Node only.
  */
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { workerData } from "node:worker_threads";
+import { fsPath, readdirNames } from "./fsPath.js";
 
 const { paths, ctl, counter } = workerData as {
   paths: string[];
@@ -22,7 +23,7 @@ const buf = new Uint8Array(2 ** 20);
 function warmFile(path: string): number {
   let fd = -1;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(fsPath(path), "r");
     const size = fstatSync(fd).size;
     while (Atomics.load(ctl, 1) === 0 && readSync(fd, buf, 0, buf.length, null) > 0);
     return size;
@@ -36,9 +37,9 @@ function warmFile(path: string): number {
 /** Read a path: a file, or each file of a step folder. */
 function warm(path: string): number {
   try {
-    if (!statSync(path).isDirectory()) return warmFile(path);
+    if (!statSync(fsPath(path)).isDirectory()) return warmFile(path);
     let n = 0;
-    for (const f of readdirSync(path).sort()) n += warmFile(join(path, f));
+    for (const f of readdirNames(path).sort()) n += warmFile(join(path, f));
     return n;
   } catch {
     return 0;

@@ -3,21 +3,26 @@
  * a stray positional argument, a loss with no response tokens, an unknown polgrad name and a
  * file name that is not UTF-8 are each answered, never passed over in silence.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { COMMANDS } from "../../src/cli/main.js";
 import {
   ALGORITHM_NAMES,
   ALGORITHMS,
+  diagnoseRun,
   FRAMEWORK_MODEL_IDS,
   IoError,
   policyLossConfigToJson,
   tensorsFromJson,
   toBatch,
 } from "../../src/index.js";
-import { runMain } from "../cli/_run.js";
+import { decodeFsName, fsPath } from "../../src/node/fsPath.js";
+import { FC_PARAMS } from "../_kit/index.js";
+import { BIN, runMain } from "../cli/_run.js";
 
 const dir = mkdtempSync(join(tmpdir(), "polgrad-silent-"));
 
@@ -226,5 +231,137 @@ describe("unknown polgrad names", () => {
       expect(err, `${arg} ${String(value)}`).toBeInstanceOf(IoError);
       expect(err).toMatchObject({ arg });
     }
+  });
+});
+
+describe("file names that are not utf-8", () => {
+  const root = join(dir, "bytes");
+  mkdirSync(root);
+  const batch = JSON.stringify({
+    logprobs: [
+      [-0.2, -1.0],
+      [-0.5, -0.3],
+    ],
+    old_logprobs: [
+      [-0.5, -0.7],
+      [-0.6, -0.2],
+    ],
+    advantages: [1.5, -0.8],
+    response_mask: [
+      [true, true],
+      [true, false],
+    ],
+  });
+  /** A name of raw bytes inside `root` (the test's own fs calls take the Buffer). */
+  const at = (...parts: (string | number[])[]): Buffer =>
+    Buffer.concat([
+      Buffer.from(`${root}/`),
+      ...parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))),
+    ]);
+  writeFileSync(at("bad", [0xff], "name.json"), batch);
+  writeFileSync(at("plain.json"), batch);
+  mkdirSync(at("run"));
+  writeFileSync(at("run/step_1.json"), batch);
+  writeFileSync(at("run/x", [0xff], "_step_2.json"), batch);
+  mkdirSync(at("run/global_step_3"));
+  writeFileSync(at("run/global_step_3/batch", [0xfe, 0x80], ".json"), batch);
+
+  /** Run the binary through sh, so that printf puts the raw bytes into argv. */
+  const viaShell = (args: string): { code: number | null; stdout: string; stderr: string } => {
+    const r = spawnSync("/bin/sh", ["-c", `exec "$0" "$1" ${args}`, process.execPath, BIN], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+      timeout: 60_000,
+    });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  test("regression: loss --batch with a name holding byte 0xff reads that file, through the binary", () => {
+    const bad = viaShell(`loss --algorithm ppo --batch "$(printf 'bad\\377name.json')" --json`);
+    expect(bad.stderr).toBe("");
+    expect(bad.code).toBe(0);
+    const plain = viaShell("loss --algorithm ppo --batch plain.json --json");
+    const b = JSON.parse(bad.stdout).result;
+    expect(b.source.path).toBe("bad\udcffname.json");
+    expect(b.loss).toBe(JSON.parse(plain.stdout).result.loss);
+    // A missing name of such bytes is named by its bytes, not by another file's name.
+    const missing = viaShell(`loss --algorithm ppo --batch "$(printf 'bad\\376name.json')"`);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^error\[E_IO\]: readTensors: path must be an existing file/);
+    expect(missing.stderr).toContain("(in bad\\xfename.json)");
+  });
+
+  test("regression: a run folder whose step file and step-folder file names hold 0xff is diagnosed whole, by the binary and the library", () => {
+    const r = viaShell("diagnose run --json");
+    expect(r.code).toBe(0);
+    const d = JSON.parse(r.stdout).result;
+    expect(d.steps.map((s: { step: number; file: string }) => [s.step, s.file])).toEqual([
+      [1, "step_1.json"],
+      [2, "x\udcff_step_2.json"],
+      [3, "global_step_3/"],
+    ]);
+    expect(d.problems).toEqual([]);
+    const lib = diagnoseRun(join(root, "run"));
+    expect(lib.steps.map((s) => s.step)).toEqual([1, 2, 3]);
+    expect(lib.problems).toEqual([]);
+  });
+
+  test("rejects: a name whose bytes were lost to U+FFFD is an io error saying so, not a bare no such file", async () => {
+    const r = await runMain([
+      "loss",
+      "--algorithm",
+      "ppo",
+      "--batch",
+      join(root, "bad\ufffdname.json"),
+    ]);
+    expect([r.code, r.stdout]).toEqual([2, ""]);
+    expect(r.stderr).toMatch(/^error\[E_IO\]: readTensors: path must be an existing file/);
+    expect(r.stderr).toContain("U+FFFD, the mark of bytes that were not UTF-8");
+  });
+
+  test("property: decodeFsName and fsPath round-trip any bytes, and leave UTF-8 names as they are", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 40 }), (bytes) => {
+        const name = decodeFsName(bytes);
+        expect(Buffer.from(fsPath(name) as string | Buffer)).toEqual(Buffer.from(bytes));
+      }),
+      FC_PARAMS,
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 20 }), (s) => {
+        expect(fsPath(s)).toBe(s);
+        expect(decodeFsName(Buffer.from(s))).toBe(s);
+      }),
+      FC_PARAMS,
+    );
+    // Names listed by the test's own Buffer readdir decode to what polgrad lists.
+    const raw = readdirSync(at("run"), { encoding: "buffer" });
+    expect(raw.map(decodeFsName).sort()).toEqual([
+      "global_step_3",
+      "step_1.json",
+      "x\udcff_step_2.json",
+    ]);
+    expect(readFileSync(fsPath(join(root, "bad\udcffname.json"))).toString()).toBe(batch);
+  });
+
+  test("identity: every node:fs call on a path in src goes through fsPath (or reads /proc)", () => {
+    const src = new URL("../../src/", import.meta.url);
+    const calls =
+      /\b(statSync|lstatSync|openSync|readdirSync|realpathSync|readFileSync|writeFileSync|mkdirSync|renameSync|unlinkSync|rmSync|existsSync|readlinkSync|accessSync|rmdirSync|opendirSync|mkdtempSync|createReadStream|createWriteStream)\((?!fsPath\(|"\/proc\/|`\/proc\/)/g;
+    const offenders: string[] = [];
+    const walk = (rel: string): void => {
+      for (const e of readdirSync(new URL(rel, src), { withFileTypes: true })) {
+        const p = `${rel}${e.name}`;
+        if (e.isDirectory()) {
+          if (p !== "conformance/releases") walk(`${p}/`);
+        } else if (p.endsWith(".ts")) {
+          const text = readFileSync(new URL(p, src), "utf8");
+          for (const m of text.matchAll(calls)) offenders.push(`src/${p}: ${m[0]}`);
+        }
+      }
+    };
+    walk("");
+    expect(offenders).toEqual([]);
   });
 });

@@ -4,10 +4,10 @@
  * Exit 0 live, 1 not shown live (bound exceeded, a dead or negative term, or the batches ran out),
  * 2 bad input.
  */
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { IoError, UsageError } from "../../errors.js";
+import { readdirNames } from "../../node/fsPath.js";
 import type { CommandIO, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 import type { ContractSubcommand } from "./contractSubcommand.js";
@@ -68,7 +68,7 @@ export async function runContractLiveness(
     throw usage("--form", "one of trl, official", fmtValue(form));
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirNames(dir);
   } catch (e) {
     const got = `${(e as NodeJS.ErrnoException).code ?? "error"} (${safeText(dir)})`;
     throw new IoError(CMD, "DIR", mustBe(CMD, "DIR", "a readable folder", got), dir);

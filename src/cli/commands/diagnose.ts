@@ -1,8 +1,9 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
-import { readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
+import { fsPath, readdirNames } from "../../node/fsPath.js";
 import {
   NAME_OPTIONS,
   nameOptionsOf,
@@ -344,7 +345,7 @@ async function runMerge(
 export async function isRunFolder(path: string): Promise<boolean> {
   let isDir = false;
   try {
-    isDir = statSync(path).isDirectory();
+    isDir = statSync(fsPath(path)).isDirectory();
   } catch {
     return false; // the batch reader reports the missing path with its own message
   }
@@ -355,7 +356,7 @@ export async function isRunFolder(path: string): Promise<boolean> {
   const fn = "polgrad diagnose";
   let names: string[];
   try {
-    names = readdirSync(path);
+    names = readdirNames(path);
   } catch {
     return true; // unreadable: diagnoseRun reports it
   }

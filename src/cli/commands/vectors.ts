@@ -69,12 +69,13 @@ async function emit(values: OptionValues, io: CommandIO): Promise<number> {
     ...(gradRtol === undefined ? {} : { gradRtol }),
   });
   const { mkdirSync } = await import("node:fs");
+  const { fsPath } = await import("../../node/fsPath.js");
   const { join } = await import("node:path");
   const { createHash } = await import("node:crypto");
   const { encodeSafetensors } = await import("../../io/writeSafetensors.js");
   const dir = values.out;
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(fsPath(dir), { recursive: true });
   } catch (e) {
     const { IoError } = await import("../../errors.js");
     throw new IoError(
@@ -138,12 +139,13 @@ async function check(
       values.outputs ?? "nothing",
     );
   const { readFileSync } = await import("node:fs");
+  const { fsPath } = await import("../../node/fsPath.js");
   const { join } = await import("node:path");
   const { createHash } = await import("node:crypto");
   const { IoError } = await import("../../errors.js");
   const read = (name: string): Uint8Array => {
     try {
-      return readFileSync(join(dir, name));
+      return readFileSync(fsPath(join(dir, name)));
     } catch (e) {
       throw new IoError(
         FN,

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { IoError } from "../../errors.js";
 import { fileKind, fmtBytes, readFileBytes } from "../../io/_internal/files.js";
+import { fsPath } from "../../node/fsPath.js";
 import { sha256Bytes } from "./normalize.js";
 
 /**
@@ -30,7 +31,7 @@ export interface CheckoutFile {
 
 function statOrNull(path: string): Stats | null {
   try {
-    return statSync(path);
+    return statSync(fsPath(path));
   } catch {
     return null;
   }

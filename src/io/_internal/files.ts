@@ -10,6 +10,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { ConfigError, IoError } from "../../errors.js";
+import { fsPath } from "../../node/fsPath.js";
 import { noteInput } from "./inputs.js";
 import { allocBytes, decodeUtf8, fmtBytes, ioError } from "./ioError.js";
 
@@ -59,8 +60,16 @@ export function fsError(
     typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : "";
   const rules = action === "reading" ? READ_RULES : WRITE_RULES;
   const rule = rules[code] ?? `a file that allows ${action}`;
-  const detail = e instanceof Error ? e.message : String(e);
-  return ioError(fn, path, "path", rule, `${code || "error"} (${detail})`);
+  let detail = e instanceof Error ? e.message : String(e);
+  // Node quotes a Buffer path decoded with U+FFFD: the message names the file by its escapes.
+  if (fsPath(path) !== path) detail = detail.replace(/, [a-z]+ '.*'$/s, "");
+  // U+FFFD stands for bytes that were not UTF-8 and were lost when the name was decoded: the
+  // path names another file (docs/io.md#file-names-that-are-not-utf-8).
+  const lost =
+    code === "ENOENT" && String(path).includes("\ufffd")
+      ? "; the name holds U+FFFD, the mark of bytes that were not UTF-8 and could not be recovered (the CLI reads them from /proc/self/cmdline where the system has it; a library caller gives such a byte b as the character U+DC00 + b)"
+      : "";
+  return ioError(fn, path, "path", rule, `${code || "error"} (${detail})${lost}`);
 }
 
 /** An open file: its descriptor and size in bytes. @internal */
@@ -110,7 +119,7 @@ export function statRegularFile(fn: string, path: string, maxBytes: number): num
   }
   let st: Stats;
   try {
-    st = statSync(path);
+    st = statSync(fsPath(path));
   } catch (e) {
     throw fsError(fn, path, e);
   }
@@ -130,7 +139,7 @@ export function openForRead(fn: string, path: string, maxBytes: number): OpenFil
   statRegularFile(fn, path, maxBytes);
   let fd: number;
   try {
-    fd = openSync(path, READ_FLAGS);
+    fd = openSync(fsPath(path), READ_FLAGS);
   } catch (e) {
     throw fsError(fn, path, e);
   }

@@ -9,6 +9,7 @@
  */
 import { realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { decodeFsName, fsPath } from "../../node/fsPath.js";
 
 interface InputFile {
   readonly path: string;
@@ -34,7 +35,7 @@ export function noteInput(path: string, st: Stats): void {
 /** The real path of `p`, or null when it cannot be resolved. */
 function real(p: string): string | null {
   try {
-    return realpathSync(p);
+    return decodeFsName(realpathSync(fsPath(p), { encoding: "buffer" }));
   } catch {
     return null;
   }
@@ -56,7 +57,7 @@ export function inputClash(path: string): string | null {
   if (!guarding) return null;
   let st: Stats;
   try {
-    st = statSync(path);
+    st = statSync(fsPath(path));
   } catch {
     return null;
   }

@@ -28,6 +28,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { fmtValue, mustBe } from "../../core/message.js";
 import { IoError } from "../../errors.js";
+import { fsPath } from "../../node/fsPath.js";
 import { fileKind, fsError, ioError } from "./files.js";
 import { inputClash } from "./inputs.js";
 
@@ -59,7 +60,7 @@ function removePending(): number {
       // Already closed.
     }
     try {
-      unlinkSync(p.tmp);
+      unlinkSync(fsPath(p.tmp));
       removed++;
     } catch {
       // Already gone.
@@ -112,7 +113,7 @@ function destination(fn: string, path: string): Stats | undefined {
   }
   let st: Stats;
   try {
-    st = lstatSync(path);
+    st = lstatSync(fsPath(path));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code === "ENOENT") return undefined;
@@ -172,7 +173,7 @@ export function openReplacement(fn: string, path: string): ReplacementFile {
     }
     entry.fd = null;
     try {
-      unlinkSync(entry.tmp);
+      unlinkSync(fsPath(entry.tmp));
     } catch {
       // Never created, or already gone.
     }
@@ -180,7 +181,7 @@ export function openReplacement(fn: string, path: string): ReplacementFile {
     syncHandlers();
   };
   try {
-    entry.fd = openSync(entry.tmp, TEMP_FLAGS, 0o666);
+    entry.fd = openSync(fsPath(entry.tmp), TEMP_FLAGS, 0o666);
     if (st !== undefined) {
       fchmodSync(entry.fd, st.mode & 0o7777);
       try {
@@ -211,7 +212,7 @@ export function openReplacement(fn: string, path: string): ReplacementFile {
         fsyncSync(fd);
         closeSync(fd);
         entry.fd = null;
-        renameSync(entry.tmp, path);
+        renameSync(fsPath(entry.tmp), fsPath(path));
       } catch (e) {
         throw fail(e);
       }
@@ -227,7 +228,7 @@ export function openReplacement(fn: string, path: string): ReplacementFile {
 function syncFolder(path: string): void {
   let fd: number | undefined;
   try {
-    fd = openSync(dirname(path), constants.O_RDONLY);
+    fd = openSync(fsPath(dirname(path)), constants.O_RDONLY);
     fsyncSync(fd);
   } catch {
     // A folder that cannot be opened or synced: the rename itself has happened.
