@@ -10,7 +10,7 @@ import { fmtShape, mustBe } from "../core/message.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { checkFiniteAll, describeShape, toVector } from "../core/validate.js";
+import { checkFiniteAll, describeShape, isNumberArray, toVector } from "../core/validate.js";
 import { NonFiniteError, ShapeError } from "../errors.js";
 import { singletonError } from "./singletons.js";
 
@@ -76,7 +76,7 @@ export function checkRewards(fn: string, rewards: VectorLike, allowNaN = false):
 export function checkGroupIds(fn: string, groupIds: GroupIdsLike, n: number): ArrayLike<number> {
   const arg = "groupIds";
   const isTyped = ArrayBuffer.isView(groupIds) && !(groupIds instanceof DataView);
-  const isList = Array.isArray(groupIds) && groupIds.every((v) => typeof v === "number");
+  const isList = isNumberArray(groupIds);
   if (!isTyped && !isList) {
     throw new ShapeError(
       fn,

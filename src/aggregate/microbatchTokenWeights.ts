@@ -44,6 +44,15 @@ export interface MicrobatchOptions extends AggregationOptions {
   readonly normLenFrom?: NormLenSource;
 }
 
+/** Whether every index of `sizes` holds an integer ≥ 1 (a hole is not one; `new Array(1e9)` stops at 0). */
+function isPositiveIntegers(sizes: readonly unknown[]): boolean {
+  for (let i = 0; i < sizes.length; i++) {
+    const s = sizes[i];
+    if (!Number.isInteger(s) || (s as number) < 1) return false;
+  }
+  return true;
+}
+
 /**
  * Return the per-token weights that gradient accumulation over consecutive micro-batches really
  * applies: each chunk is aggregated with its own B_c and N_c (or against one global context),
@@ -83,11 +92,7 @@ export function microbatchTokenWeights(
   const agg = checkAggregation(fn, "mode", mode);
   const mask = aggregationMask(fn, responseMask, options);
   const sizes = microbatchSizes;
-  if (
-    !Array.isArray(sizes) ||
-    sizes.length === 0 ||
-    sizes.some((s) => !Number.isInteger(s) || s < 1)
-  ) {
+  if (!Array.isArray(sizes) || sizes.length === 0 || !isPositiveIntegers(sizes)) {
     throw new ConfigError(
       fn,
       "microbatchSizes",

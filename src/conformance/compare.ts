@@ -7,6 +7,7 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import type { Matrix } from "../core/tensor.js";
+import { requireFunction, requireObject } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import { type DrawnBatch, drawBatch } from "../verify/draw.js";
@@ -93,6 +94,9 @@ export function compareLosses(
   b: ComparedLoss,
   options: CompareOptions = {},
 ): ComparisonReport {
+  requireFunction("compareLosses", "a", a, "a loss function of the inputs");
+  requireFunction("compareLosses", "b", b, "a loss function of the inputs");
+  requireObject("compareLosses", "options", options, "an options object");
   const fn = "compareLosses";
   const cases = options.cases ?? 32;
   if (!Number.isInteger(cases) || cases < 1)

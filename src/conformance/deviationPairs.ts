@@ -8,6 +8,7 @@
  */
 import { fmtValue, mustBe } from "../core/message.js";
 import { pyValue } from "../core/pyRepr.js";
+import { requireObject } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { policyLossConfigToJson } from "../io/configJson.js";
 import type { PolicyLossConfig } from "../losses/config.js";
@@ -170,6 +171,10 @@ export function deviationReport(
  * @since 0.2.0
  */
 export function deviationReportSummary(r: DeviationReport): string {
+  requireObject("deviationReportSummary", "r", r, "a DeviationReport (deviationReport)", [
+    "cases",
+    "notes",
+  ]);
   return [
     `conformance over ${r.cases} seeded cases: max loss rel diff ${pyExp(r.maxLossRelDiff, 3)}, max grad rel diff ${pyExp(r.maxGradRelDiff, 3)}, min grad cosine ${pyFixed(r.gradCosineMin, 9)}, worst-case seed ${r.worstCaseSeed}`,
     ...r.notes,

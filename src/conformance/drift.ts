@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { requireArrayOf, requireObject } from "../core/validate.js";
 import { IoError } from "../errors.js";
 import type {
   DefinitionDrift,
@@ -59,6 +60,14 @@ export async function recordPins(
   checkoutPath: string,
   tracked: TrackedFramework,
 ): Promise<DriftPins> {
+  requireObject("recordPins", "tracked", tracked, "a TrackedFramework", ["files"]);
+  requireArrayOf(
+    "recordPins",
+    "tracked.files",
+    tracked.files,
+    "an array of {path, …}",
+    (f) => typeof f === "object" && f !== null && "path" in f,
+  );
   const fn = "recordPins";
   const dir = checkoutDir(fn, checkoutPath);
   const files: DriftPinnedFile[] = [];
@@ -175,6 +184,11 @@ const LABEL: Readonly<Record<DefinitionStatus, string>> = {
  * @since 0.1.0
  */
 export function renderDriftText(report: DriftReport): string {
+  requireObject("renderDriftText", "report", report, "a DriftReport (driftCheck)", [
+    "files",
+    "repo",
+    "pinnedCommit",
+  ]);
   const width = Math.max(
     40,
     ...report.files.flatMap((f) => f.definitions.map((d) => d.name.length + 2)),

@@ -4,7 +4,34 @@
  * `grpo` (A = R/(1 + ε)), keeps its raw R in the `rloo` loop version, and gets 0 in
  * `rloo_vectorized` (docs/conformance/deviations.md#advantage-singletons).
  */
-import { toVector } from "../core/validate.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import { isNumberArray, requireArrayOf, toVector } from "../core/validate.js";
+import { ConfigError, ShapeError } from "../errors.js";
+
+/** Require `groupIds` to be integer labels, one per reward (the production estimators' rule). */
+function checkGroupIdsOf(fn: string, rewards: unknown, groupIds: unknown): void {
+  const n = isNumberArray(rewards)
+    ? rewards.length
+    : toVector(fn, "rewards", rewards as number[]).length;
+  requireArrayOf(
+    fn,
+    "groupIds",
+    groupIds,
+    `an array of ${n} integer group labels (one per reward)`,
+    Number.isInteger,
+  );
+  if ((groupIds as unknown[]).length !== n)
+    throw new ShapeError(
+      fn,
+      "groupIds",
+      mustBe(
+        fn,
+        "groupIds",
+        `of length ${n} (one per reward)`,
+        `length ${(groupIds as unknown[]).length}`,
+      ),
+    );
+}
 
 function groupsOf(ids: readonly number[]): Map<number, number[]> {
   const groups = new Map<number, number[]>();
@@ -30,6 +57,7 @@ export function verlGrpoAdvantages(
   rewards: readonly number[],
   groupIds: readonly number[],
 ): Float64Array {
+  checkGroupIdsOf("verlGrpoAdvantages", rewards, groupIds);
   const r = toVector("verlGrpoAdvantages", "rewards", rewards);
   const out = new Float64Array(r.length);
   for (const members of groupsOf(groupIds).values()) {
@@ -66,6 +94,13 @@ export function verlRlooAdvantages(
   groupIds: readonly number[],
   vectorized = false,
 ): Float64Array {
+  checkGroupIdsOf("verlRlooAdvantages", rewards, groupIds);
+  if (typeof vectorized !== "boolean")
+    throw new ConfigError(
+      "verlRlooAdvantages",
+      "vectorized",
+      mustBe("verlRlooAdvantages", "vectorized", "a boolean", fmtValue(vectorized)),
+    );
   const r = toVector("verlRlooAdvantages", "rewards", rewards);
   const out = new Float64Array(r.length);
   for (const members of groupsOf(groupIds).values()) {

@@ -11,6 +11,7 @@ import type {
   SourceFacts,
 } from "../conformance/python/functionFacts.js";
 import { extractSourceFacts } from "../conformance/python/functionFacts.js";
+import { requireArrayOf, requireObject, requireString } from "../core/validate.js";
 import type {
   AdapterContract,
   MethodRule,
@@ -70,6 +71,13 @@ function pyStr(s: string): string {
  * @since 0.1.0
  */
 export function pythonTupleRepr(items: readonly string[]): string {
+  requireArrayOf(
+    "pythonTupleRepr",
+    "items",
+    items,
+    "an array of strings",
+    (s) => typeof s === "string",
+  );
   const body = items.map(pyStr).join(", ");
   return `(${body}${items.length === 1 ? "," : ""})`;
 }
@@ -107,6 +115,9 @@ const arities = (a: readonly number[] | null): string =>
  * @since 0.1.0
  */
 export function evaluateMethod(rule: MethodRule, fn: FunctionFacts | undefined): MethodVerdict {
+  requireObject("evaluateMethod", "rule", rule, "a MethodRule", ["name", "path"]);
+  if (fn !== undefined)
+    requireObject("evaluateMethod", "fn", fn, "FunctionFacts (extractSourceFacts) or undefined");
   const m = { ...DEFAULTS, ...rule.messages };
   const base = { method: rule.name, path: rule.path };
   if (fn === undefined) {
@@ -171,6 +182,14 @@ export function evaluateStricter(
   fn: FunctionFacts | undefined,
   caller: CallerCopy | null,
 ): StricterFinding {
+  requireObject("evaluateStricter", "rule", rule, "a StricterRule", ["kind", "method", "caller"]);
+  requireString("evaluateStricter", "rule.method", rule.method);
+  if (fn !== undefined)
+    requireObject("evaluateStricter", "fn", fn, "FunctionFacts (extractSourceFacts) or undefined");
+  if (caller !== null)
+    requireObject("evaluateStricter", "caller", caller, "a CallerCopy {source, facts} or null", [
+      "facts",
+    ]);
   const attr = rule.method.split(".").at(-1) as string;
   const calls: CallUnpacking[] =
     caller === null ? [] : caller.facts.unpackings.filter((u) => u.method === attr);

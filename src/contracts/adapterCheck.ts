@@ -8,6 +8,7 @@
 import { basename, dirname, resolve } from "node:path";
 import { checkoutDir, readCheckoutFile } from "../conformance/python/checkout.js";
 import { fmtValue, mustBe } from "../core/message.js";
+import { requireObject } from "../core/validate.js";
 import { ConfigError, IoError } from "../errors.js";
 import {
   type CallerCopy,
@@ -84,6 +85,14 @@ export async function checkAdapterContract(
   checkoutPath: string,
   options: AdapterCheckOptions = {},
 ): Promise<AdapterCheckReport> {
+  requireObject(
+    "checkAdapterContract",
+    "contract",
+    contract,
+    "an AdapterContract (getAdapterContract, parseAdapterContract)",
+    ["name", "version", "framework", "methods", "files", "stricter"],
+  );
+  requireObject("checkAdapterContract", "options", options, "an options object");
   const fn = "checkAdapterContract";
   const dir = checkoutDir(fn, checkoutPath);
   const vPin = options.vendored === undefined ? null : vendoredPin(fn, contract);

@@ -5,6 +5,7 @@
  */
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
+import { requireObject, requireString } from "../core/validate.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
 import { PAPO_G_ADAPTER } from "./adapters/papoGAdapter.js";
 import type {
@@ -156,6 +157,7 @@ export function parseAdapterContract(value: unknown): AdapterContract {
  * @since 0.1.0
  */
 export function getAdapterContract(name: string): AdapterContract {
+  requireString("getAdapterContract", "name", name);
   const found = Object.hasOwn(ADAPTER_CONTRACTS, name) ? ADAPTER_CONTRACTS[name] : undefined;
   if (found !== undefined) return found;
   const known = Object.keys(ADAPTER_CONTRACTS);
@@ -180,6 +182,13 @@ export function getAdapterContract(name: string): AdapterContract {
  * @since 0.1.0
  */
 export function adapterContractJson(c: AdapterContract): Record<string, unknown> {
+  requireObject(
+    "adapterContractJson",
+    "c",
+    c,
+    "an AdapterContract (getAdapterContract, parseAdapterContract)",
+    ["name", "version", "framework", "methods", "files", "stricter"],
+  );
   return {
     name: c.name,
     version: c.version,

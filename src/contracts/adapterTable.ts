@@ -5,6 +5,7 @@
  * columns — and the first and last passing ref. See docs/conformance/adapters.md#every-tag-at-once.
  */
 import { mustBe } from "../core/message.js";
+import { requireObject, requirePath, requireString } from "../core/validate.js";
 import { IoError } from "../errors.js";
 import {
   type CallerCopy,
@@ -42,6 +43,8 @@ const VERSION = /^v?(\d+(?:\.\d+)*)(.*)$/;
  * @since 0.1.0
  */
 export function compareVersionTags(a: string, b: string): number {
+  requireString("compareVersionTags", "a", a);
+  requireString("compareVersionTags", "b", b);
   const ma = VERSION.exec(a);
   const mb = VERSION.exec(b);
   if (ma === null || mb === null)
@@ -109,6 +112,15 @@ export async function adapterTable(
   gitDir: string,
   options: AdapterTableOptions = {},
 ): Promise<AdapterTable> {
+  requireObject(
+    "adapterTable",
+    "contract",
+    contract,
+    "an AdapterContract (getAdapterContract, parseAdapterContract)",
+    ["name", "version", "framework", "methods", "files", "stricter"],
+  );
+  requirePath("adapterTable", "gitDir", gitDir);
+  requireObject("adapterTable", "options", options, "an options object");
   const fn = "adapterTable";
   const g = openGitDir(fn, gitDir);
   let refs: string[];

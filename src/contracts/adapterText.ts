@@ -3,6 +3,8 @@
  * one checkout and the table over a git directory's tags. The authors' rule and polgrad's stricter
  * checks are printed apart, the stricter ones labelled "ours".
  */
+
+import { requireArrayOf, requireObject } from "../core/validate.js";
 import type { AdapterCheckReport, AdapterTable, StricterFinding } from "./adapterTypes.js";
 
 const short = (name: string): string => name.split(".").at(-1) as string;
@@ -29,6 +31,11 @@ function stricterLines(findings: readonly StricterFinding[]): string[] {
  * @since 0.1.0
  */
 export function renderAdapterCheckText(r: AdapterCheckReport): string {
+  requireObject("renderAdapterCheckText", "r", r, "an AdapterCheckReport (checkAdapterContract)", [
+    "contract",
+    "methods",
+    "files",
+  ]);
   const out = [
     `adapter contract ${r.contract} (version ${r.version}, framework ${r.framework})`,
     `  checkout ${r.checkout}`,
@@ -74,6 +81,14 @@ export function renderAdapterCheckText(r: AdapterCheckReport): string {
  * @since 0.1.0
  */
 export function renderAdapterTableText(t: AdapterTable): string {
+  requireObject("renderAdapterTableText", "t", t, "an AdapterTable (adapterTable)", ["rows"]);
+  requireArrayOf(
+    "renderAdapterTableText",
+    "t.rows",
+    t.rows,
+    "an array of table rows",
+    (r) => typeof r === "object" && r !== null,
+  );
   const first = t.rows[0];
   const head = [
     "ref",

@@ -5,7 +5,7 @@
  */
 import { fmtValue, mustBe } from "../core/message.js";
 import { rowLengths } from "../core/tensor.js";
-import { toMask, toMatrix } from "../core/validate.js";
+import { requireObject, requireRecord, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { roundBatch } from "./_internal/batch.js";
 import { applyCondition, checkRequired, evaluateSide, withNormLen } from "./_internal/sides.js";
@@ -181,6 +181,18 @@ export function checkReduction(
   batch: ContractBatch,
   options: CheckReductionOptions,
 ): ReductionCheck {
+  if (typeof contract !== "string")
+    requireObject(
+      "checkReduction",
+      "contract",
+      contract,
+      "a reduction name or a ReductionContract",
+      ["name", "parent", "child", "relation", "requires"],
+    );
+  requireRecord("checkReduction", "batch", batch, "a ContractBatch record");
+  requireObject("checkReduction", "options", options, "CheckReductionOptions {precision, …}", [
+    "precision",
+  ]);
   const fn = "checkReduction";
   const c = typeof contract === "string" ? getReduction(contract) : contract;
   const precision = checkPrecision(fn, "options.precision", options.precision);

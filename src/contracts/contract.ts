@@ -7,6 +7,7 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import type { Matrix, MatrixLike } from "../core/tensor.js";
+import { requireObject } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
@@ -142,6 +143,19 @@ function deepFreeze<T>(value: T): T {
  * @since 0.1.0
  */
 export function defineReduction(contract: ReductionContract): ReductionContract {
+  requireObject("defineReduction", "contract", contract, "a ReductionContract", [
+    "name",
+    "parent",
+    "child",
+    "relation",
+    "requires",
+  ]);
+  requireObject("defineReduction", "contract.child", contract.child, "a ContractSide {kind, …}", [
+    "kind",
+  ]);
+  requireObject("defineReduction", "contract.parent", contract.parent, "a ContractSide {kind, …}", [
+    "kind",
+  ]);
   const fn = "defineReduction";
   oneOf(fn, "contract.child.kind", contract.child.kind, ["policy_loss", "papo", "custom"] as const);
   if (contract.parent.kind !== "policy_loss") {

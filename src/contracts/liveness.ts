@@ -5,6 +5,7 @@
  * so the probe skips them — up to a bound of consecutive ones, after which it fails loudly.
  */
 import { fmtValue, mustBe } from "../core/message.js";
+import { describeInput, requireFunction, requireObject } from "../core/validate.js";
 import { ConfigError, VerificationError } from "../errors.js";
 import { type PapoInputs, papoLoss } from "../losses/papo.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
@@ -113,6 +114,16 @@ export function probeLiveness<B>(
   batches: Iterable<B>,
   options: LivenessOptions<B>,
 ): LivenessReport {
+  if (typeof (batches as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
+    throw new ConfigError(
+      "probeLiveness",
+      "batches",
+      mustBe("probeLiveness", "batches", "an iterable of batches", describeInput(batches)),
+    );
+  requireObject("probeLiveness", "options", options, "LivenessOptions {measure, maxDegenerate?}", [
+    "measure",
+  ]);
+  requireFunction("probeLiveness", "options.measure", options.measure);
   const fn = "probeLiveness";
   const bound = checkBound(fn, options.maxDegenerate ?? PAPO_PROBE_MAX_DEGENERATE_BATCHES);
   let skipped = 0;
@@ -184,6 +195,7 @@ function scaledNorm(x: Float64Array): number {
  * @since 0.1.0
  */
 export function papoLivenessMeasure(config: PapoConfig): (batch: PapoInputs) => LivenessMeasure {
+  requireObject("papoLivenessMeasure", "config", config, "a PapoConfig", ["perception"]);
   const zero: PapoConfig = { ...config, perception: { ...config.perception, gamma: 0 } };
   return (batch) => {
     const on = papoLoss(config, batch);

@@ -8,7 +8,7 @@
  */
 import { fmtValue, mustBe } from "../core/message.js";
 import { l2Norm } from "../core/sum.js";
-import { toMask, toMatrix } from "../core/validate.js";
+import { requireObject, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError, MaskError, NonFiniteError, ShapeError } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import type { ReductionContract } from "./contract.js";
@@ -407,6 +407,21 @@ export function checkObservedReduction(
   observed: ObservedReduction,
   options: ObservedReductionOptions = {},
 ): ObservedReductionCheck {
+  if (typeof contract !== "string")
+    requireObject(
+      "checkObservedReduction",
+      "contract",
+      contract,
+      "a reduction name or a ReductionContract",
+      ["name", "parent", "child", "relation", "requires"],
+    );
+  requireObject(
+    "checkObservedReduction",
+    "observed",
+    observed,
+    "an ObservedReduction (observedFromTensors)",
+  );
+  requireObject("checkObservedReduction", "options", options, "an options object");
   const fn = "checkObservedReduction";
   const c = typeof contract === "string" ? getReduction(contract) : contract;
   if (c.relation !== "equal")

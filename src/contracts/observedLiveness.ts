@@ -6,6 +6,7 @@
  * Takes tensors already read, not files (contracts/ reads no files).
  */
 import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { requireArrayOf } from "../core/validate.js";
 import { ConfigError, IoError } from "../errors.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
 import { papoGLoss, papoGTrlLoss } from "../registry/algorithms/papoG.js";
@@ -40,6 +41,13 @@ export function orderBatchFiles(names: readonly string[]): {
   readonly order: "step" | "name";
   readonly files: readonly BatchFile[];
 } {
+  requireArrayOf(
+    "orderBatchFiles",
+    "names",
+    names,
+    "an array of file names",
+    (n) => typeof n === "string",
+  );
   const kept = names.filter((n) => BATCH_FILE.test(n)).sort();
   const files = kept.map((file) => {
     const digits = file.replace(BATCH_FILE, "").match(/(\d+)(?!.*\d)/);

@@ -6,7 +6,8 @@
  */
 import { mustBe, safeText } from "../core/message.js";
 import { closestNames } from "../core/names.js";
-import { IoError } from "../errors.js";
+import { describeInput, requireObject, requireString } from "../core/validate.js";
+import { ConfigError, IoError } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import type { ObservedReduction } from "./observed.js";
 
@@ -62,6 +63,24 @@ export function observedFromTensors(
   set: { readonly path: string; readonly tensors: ReadonlyMap<string, ObservedTensor> },
   batch: PolicyLossInputs | null = null,
 ): ObservedReduction {
+  requireObject("observedFromTensors", "set", set, "a TensorSet {path, tensors}", [
+    "path",
+    "tensors",
+  ]);
+  requireString("observedFromTensors", "set.path", set.path);
+  if (!(set.tensors instanceof Map))
+    throw new ConfigError(
+      "observedFromTensors",
+      "set.tensors",
+      mustBe(
+        "observedFromTensors",
+        "set.tensors",
+        "a Map of tensor name → tensor",
+        describeInput(set.tensors),
+      ),
+    );
+  if (batch !== null)
+    requireObject("observedFromTensors", "batch", batch, "PolicyLossInputs or null");
   const path = set.path;
   for (const name of set.tensors.keys()) {
     if (OBSERVED_TENSOR_NAMES.includes(name)) continue;

@@ -10,6 +10,7 @@ import { bf16DecodeTable, encodeBf16, encodeF16, f16DecodeTable } from "../core/
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { createRng } from "../core/rng.js";
+import { requireObject, requireRecord } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { type PolicyLossConfig, validatePolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
@@ -217,6 +218,19 @@ export function calibrateTolerance(
   inputs: PolicyLossInputs,
   options: CalibrationOptions,
 ): ToleranceCalibration {
+  requireObject("calibrateTolerance", "config", config, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
+  requireRecord("calibrateTolerance", "inputs", inputs, "a PolicyLossInputs record");
+  requireObject(
+    "calibrateTolerance",
+    "options",
+    options,
+    "CalibrationOptions {precision, seed?, pairs?}",
+    ["precision"],
+  );
   const fn = "calibrateTolerance";
   const precision = checkPrecision(fn, "options.precision", options.precision);
   const seed = options.seed ?? 0;

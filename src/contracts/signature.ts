@@ -12,6 +12,7 @@ import { extractDefinitions, type PythonDefinition } from "../conformance/python
 import { diffParameters, formatParameter } from "../conformance/python/signatureDiff.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
+import { requireArrayOf, requireObject } from "../core/validate.js";
 import { IoError, UnknownNameError } from "../errors.js";
 import { CONTRACT_PINS } from "./pins.js";
 import type {
@@ -71,6 +72,14 @@ export async function recordContract(
   checkoutPath: string,
   spec: SignatureContractSpec,
 ): Promise<SignatureContract> {
+  requireObject("recordContract", "spec", spec, "a SignatureContractSpec", ["methods"]);
+  requireArrayOf(
+    "recordContract",
+    "spec.methods",
+    spec.methods,
+    "an array of {name, path}",
+    (m) => typeof m === "object" && m !== null && "name" in m && "path" in m,
+  );
   const fn = "recordContract";
   const dir = checkoutDir(fn, checkoutPath);
   const cache = new Map<string, ReadonlyMap<string, PythonDefinition> | null>();
@@ -122,6 +131,11 @@ export async function checkContract(
   checkoutPath: string,
   pin: string | SignatureContract = "trl@v0.29.1",
 ): Promise<SignatureContractReport> {
+  if (typeof pin !== "string")
+    requireObject("checkContract", "pin", pin, "a pin name or a SignatureContract", [
+      "files",
+      "methods",
+    ]);
   const fn = "checkContract";
   const contract = resolvePin(fn, pin);
   const dir = checkoutDir(fn, checkoutPath);
@@ -186,6 +200,13 @@ function count(n: number, noun: string): string {
  * @since 0.1.0
  */
 export function renderContractText(report: SignatureContractReport): string {
+  requireObject(
+    "renderContractText",
+    "report",
+    report,
+    "a SignatureContractReport (checkContract)",
+    ["pin", "repo", "commit", "files", "methods"],
+  );
   const out: string[] = [
     `contract ${report.pin} (${report.repo} ${report.tag} ${report.commit.slice(0, 12)})`,
     `  checkout ${report.checkout}`,

@@ -20,11 +20,27 @@ export function fmtValue(x: unknown): string {
     return String(x);
   }
   try {
-    return safeText(JSON.stringify(x) ?? String(x));
+    return safeText(JSON.stringify(x, boundedJson) ?? String(x));
   } catch {
     // Cyclic, too deep (RangeError) or a throwing toJSON: describe the kind only.
     return Array.isArray(x) ? "an array" : typeof x;
   }
+}
+
+/** Items of an array a message prints before the count of the rest. */
+const MAX_ITEMS = 20;
+
+/**
+ * JSON.stringify replacer of {@link fmtValue}: an array past {@link MAX_ITEMS} items is cut with
+ * its length, a typed array is named with its length, so that `new Array(1e9)` or a large tensor
+ * inside a value is described in microseconds, never walked.
+ */
+function boundedJson(_key: string, v: unknown): unknown {
+  if (Array.isArray(v) && v.length > MAX_ITEMS)
+    return [...v.slice(0, MAX_ITEMS), `… (${v.length} items)`];
+  if (ArrayBuffer.isView(v))
+    return `a ${v.constructor.name} of ${(v as unknown as { length?: number }).length ?? v.byteLength} elements`;
+  return v;
 }
 
 /** Format a list of indices as `[2, 5]`, eliding past `max` entries. */

@@ -1,3 +1,5 @@
+import { fmtValue } from "./message.js";
+import { requireNumber } from "./validate.js";
 /**
  * Python's repr of the constants polgrad's `describe()` and `summary()` print (`10.0`, `1e-08`,
  * `None`, `True`, `'std'`), so a user can compare the TypeScript text with polgrad's line by line
@@ -16,6 +18,7 @@
  * @since 0.2.0
  */
 export function pyFloat(x: number): string {
+  requireNumber("pyFloat", "x", x);
   if (Number.isNaN(x)) return "nan";
   if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
   if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
@@ -54,5 +57,6 @@ export function pyValue(v: unknown, int = false): string {
     const body = v.replace(/\\/g, "\\\\");
     return `${q}${q === "'" ? body.replace(/'/g, "\\'") : body}${q}`;
   }
-  return String(v);
+  // An object or array is no config scalar: described, bounded (String() would join every item).
+  return typeof v === "object" ? fmtValue(v) : String(v);
 }

@@ -9,6 +9,7 @@ import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { ConfigError } from "../errors.js";
 import { fmtValue, mustBe } from "./message.js";
+import { requireString } from "./validate.js";
 
 /** A seeded stream of random numbers. Methods advance the stream in place. */
 export interface Rng {
@@ -121,6 +122,7 @@ const CRC_TABLE: Uint32Array = (() => {
  * @since 0.1.0
  */
 export function seedFromName(name: string): number {
+  requireString("seedFromName", "name", name);
   let c = 0xffffffff;
   for (const byte of new TextEncoder().encode(name))
     c = (CRC_TABLE[(c ^ byte) & 0xff] as number) ^ (c >>> 8);

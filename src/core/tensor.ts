@@ -218,6 +218,23 @@ function checkDims(fn: string, rows: unknown, cols: unknown, data: { length: num
   }
 }
 
+/**
+ * Require `m` (of the kind `kind` says) to hold rows·cols values, rows and cols integers ≥ 0,
+ * before a loop over its rows: `{rows: 1e9, …}` is a ShapeError, not a loop. @internal
+ */
+function checkDenseOf(fn: string, arg: string, m: unknown, kind: boolean, what: string): void {
+  const d = m as { rows: unknown; cols: unknown; data: { length: number } };
+  if (
+    !kind ||
+    !Number.isSafeInteger(d.rows) ||
+    !Number.isSafeInteger(d.cols) ||
+    (d.rows as number) < 0 ||
+    (d.cols as number) < 0 ||
+    (d.rows as number) * (d.cols as number) !== d.data.length
+  )
+    throw new ShapeError(fn, arg, mustBe(fn, arg, `${what} holding rows·cols values`, fmtValue(m)));
+}
+
 /** Element (b, t) of a matrix. */
 export function at(m: Matrix, b: number, t: number): number {
   return m.data[b * m.cols + t] as number;
@@ -229,6 +246,7 @@ export function at(m: Matrix, b: number, t: number): number {
  * @enforcedBy test/core/tensor.test.ts > toRows > golden: row-major data becomes nested rows
  */
 export function toRows(m: Matrix): number[][] {
+  checkDenseOf("toRows", "m", m, isMatrix(m), "a Matrix {rows, cols, data: Float64Array}");
   const out: number[][] = [];
   for (let b = 0; b < m.rows; b++)
     out.push(Array.from(m.data.subarray(b * m.cols, (b + 1) * m.cols)));
@@ -241,6 +259,7 @@ export function toRows(m: Matrix): number[][] {
  * @enforcedBy test/core/tensor.test.ts > maskToRows > golden: 0/1 bytes become nested booleans
  */
 export function maskToRows(m: Mask): boolean[][] {
+  checkDenseOf("maskToRows", "m", m, isMask(m), "a Mask {rows, cols, data: Uint8Array}");
   const out: boolean[][] = [];
   for (let b = 0; b < m.rows; b++) {
     const row: boolean[] = [];

@@ -4,7 +4,7 @@
  * error of `errors.ts` with the standard message (`core/message.ts`). Validation happens at call
  * entry, before any arithmetic (docs/conventions.md#errors).
  */
-import { MaskError, NonFiniteError, ShapeError } from "../errors.js";
+import { ConfigError, IoError, MaskError, NonFiniteError, ShapeError } from "../errors.js";
 import { fmtIndices, fmtShape, fmtValue, mustBe } from "./message.js";
 import { camelCase } from "./names.js";
 import {
@@ -107,10 +107,137 @@ export function requireRecord(fn: string, arg: string, x: unknown, what: string)
   }
 }
 
+/**
+ * Whether `x` is an array holding a number at every index. An index loop, not `every`: a hole
+ * (`[ , 1]`) reads `undefined` and fails here instead of being skipped, and `new Array(1e9)` fails
+ * at index 0 instead of being walked. @internal
+ */
+export function isNumberArray(x: unknown): x is number[] {
+  if (!Array.isArray(x)) return false;
+  for (let i = 0; i < x.length; i++) if (typeof x[i] !== "number") return false;
+  return true;
+}
+
+/**
+ * Require an object argument that is not a tensor (a config, an options object, a result to
+ * render, a report): not null, not a primitive, not an array, and holding each of `keys`;
+ * otherwise a {@link ConfigError} naming `arg` (or `arg.key` for a key that is absent), so that
+ * reading its fields can never throw a TypeError.
+ * @enforcedBy test/hardening/plainValues.test.ts > public api > rejects: every hostile plain value to every exported function is a PolgradError, quickly
+ */
+export function requireObject(
+  fn: string,
+  arg: string,
+  x: unknown,
+  what: string,
+  keys: readonly string[] = [],
+): void {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) {
+    throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+  }
+  for (const k of keys) {
+    if (!(k in x)) {
+      throw new ConfigError(
+        fn,
+        `${arg}.${k}`,
+        mustBe(fn, `${arg}.${k}`, `present (${arg} is ${what})`, "undefined"),
+      );
+    }
+  }
+}
+
+/**
+ * Require a string argument (a name, a path, a source text); otherwise a {@link ConfigError}
+ * naming `arg`, described without converting it (an array of 1e9 holes is never joined).
+ */
+export function requireString(
+  fn: string,
+  arg: string,
+  x: unknown,
+  what = "a string",
+): asserts x is string {
+  if (typeof x !== "string")
+    throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+}
+
+/**
+ * Require an array whose every index holds an item `ok` accepts (a hole is `undefined`, so a sparse
+ * array fails at its first hole, and `new Array(1e9)` at index 0); otherwise a
+ * {@link ConfigError} naming `arg` and the first bad index.
+ */
+export function requireArrayOf(
+  fn: string,
+  arg: string,
+  x: unknown,
+  what: string,
+  ok: (item: unknown) => boolean,
+): void {
+  if (!Array.isArray(x)) throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+  for (let i = 0; i < x.length; i++) {
+    if (!ok(x[i])) {
+      throw new ConfigError(fn, arg, mustBe(fn, arg, what, `${describeInput(x[i])} at index ${i}`));
+    }
+  }
+}
+
+/**
+ * Require a number (any float: a formatter prints NaN and ±∞ as Python does); otherwise a
+ * {@link ConfigError} naming `arg`.
+ */
+export function requireNumber(fn: string, arg: string, x: unknown): asserts x is number {
+  if (typeof x !== "number")
+    throw new ConfigError(fn, arg, mustBe(fn, arg, "a number", describeInput(x)));
+}
+
+/** Require an integer in [lo, hi]; otherwise a {@link ConfigError} naming `arg` and the range. */
+export function requireInteger(
+  fn: string,
+  arg: string,
+  x: unknown,
+  lo: number,
+  hi: number,
+): asserts x is number {
+  if (typeof x !== "number" || !Number.isInteger(x) || x < lo || x > hi)
+    throw new ConfigError(fn, arg, mustBe(fn, arg, `an integer in [${lo}, ${hi}]`, fmtValue(x)));
+}
+
+/** Require a function argument (a loss, a callback); otherwise a {@link ConfigError} naming `arg`. */
+export function requireFunction(fn: string, arg: string, x: unknown, what = "a function"): void {
+  if (typeof x !== "function")
+    throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+}
+
+/**
+ * Require a path argument: a non-empty string; otherwise an {@link IoError} naming `arg`.
+ */
+export function requirePath(fn: string, arg: string, x: unknown): asserts x is string {
+  if (typeof x !== "string" || x.length === 0)
+    throw new IoError(
+      fn,
+      arg,
+      mustBe(fn, arg, "a non-empty file path", typeof x === "string" ? '""' : describeInput(x)),
+    );
+}
+
+/**
+ * Require the bytes of a file (a parser's input): a Uint8Array (a Node Buffer is one); otherwise an
+ * {@link IoError} naming `arg`.
+ */
+export function requireBytes(fn: string, arg: string, x: unknown): asserts x is Uint8Array {
+  if (!(x instanceof Uint8Array)) {
+    const got = ArrayBuffer.isView(x) ? `a ${x.constructor.name}` : describeInput(x);
+    throw new IoError(fn, arg, mustBe(fn, arg, "a Uint8Array of the file's bytes", got));
+  }
+}
+
+/** Whether `x` is a non-empty array of rows (arrays or numeric typed arrays), holes failing. */
 function isRows(x: unknown): x is readonly ArrayLike<unknown>[] {
-  return (
-    Array.isArray(x) && x.length > 0 && x.every((r) => Array.isArray(r) || isNumericTypedArray(r))
-  );
+  if (!Array.isArray(x) || x.length === 0) return false;
+  for (let i = 0; i < x.length; i++) {
+    const r: unknown = x[i];
+    if (!Array.isArray(r) && !isNumericTypedArray(r)) return false;
+  }
+  return true;
 }
 
 /** The camelCase fields of the inputs records (PolicyLossInputs, PapoInputs, batches). */
@@ -277,7 +404,7 @@ function maskRow(
 export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
   if (x instanceof Float64Array) return x;
   if (isNumericTypedArray(x)) return Float64Array.from(x);
-  if (!Array.isArray(x) || x.some((v) => typeof v !== "number")) {
+  if (!isNumberArray(x)) {
     throw new ShapeError(
       fn,
       arg,
@@ -442,9 +569,7 @@ export function advantagesOf(
   | { readonly row: Float64Array; readonly token: null }
   | { readonly row: null; readonly token: Matrix } {
   const { rows, cols } = like;
-  const isVec =
-    isNumericTypedArray(advantages) ||
-    (Array.isArray(advantages) && advantages.every((v) => typeof v === "number"));
+  const isVec = isNumericTypedArray(advantages) || isNumberArray(advantages);
   if (isVec) {
     const v = toVector(fn, arg, advantages as VectorLike);
     if (v.length !== rows) {

@@ -19,6 +19,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import { fmtValue, mustBe } from "../core/message.js";
 import { createRng, type Rng } from "../core/rng.js";
+import { requireObject } from "../core/validate.js";
 import { ConfigError, IoError } from "../errors.js";
 import { fileKind, fsError, ioError } from "../io/_internal/files.js";
 import { type TensorToWrite, writeSafetensors } from "../io/writeSafetensors.js";
@@ -88,6 +89,7 @@ function positiveInt(arg: string, x: unknown, min = 1, max = Number.MAX_SAFE_INT
  * @since 0.1.0
  */
 export function demoRunPlan(options: DemoRunOptions = {}): DemoRunPlan {
+  requireObject("demoRunPlan", "options", options, "a DemoRunOptions object");
   const L = DEMO_RUN_LIMITS;
   const steps = positiveInt("options.steps", options.steps ?? 200, 2, L.steps);
   const width = positiveInt("options.width", options.width ?? 24, 2, L.width);

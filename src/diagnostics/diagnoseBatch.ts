@@ -7,9 +7,11 @@
 
 import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
+import { mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isMask, isMatrix, type Mask, type Matrix, maskCounts } from "../core/tensor.js";
-import { type ErrorCode, PolgradError } from "../errors.js";
+import { advantagesOf, checkSameShape, describeInput, toMask, toMatrix } from "../core/validate.js";
+import { type ErrorCode, PolgradError, ShapeError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
 import { type ClipReport, clipCensusOfLogprobs, clipReport } from "./clipping.js";
@@ -122,6 +124,7 @@ export function needs(batch: PartialBatch, names: readonly (keyof PartialBatch)[
 export function diagnoseBatch(given: PartialBatch, options: DiagnoseOptions = {}): BatchDiagnosis {
   checkObject("diagnoseBatch", "batch", given);
   checkObject("diagnoseBatch", "options", options);
+  checkPartialBatch("diagnoseBatch", given);
   const drop =
     options.emptyRows === undefined
       ? false
@@ -132,6 +135,51 @@ export function diagnoseBatch(given: PartialBatch, options: DiagnoseOptions = {}
   const { batch, dropped } = drop ? withoutEmptyRows(given) : { batch: given, dropped: null };
   const report = diagnoseRows(batch, options);
   return dropped === null ? report : { ...report, droppedRows: dropped };
+}
+
+/** The `[B, T]` streams a PartialBatch may hold besides its mask and advantages. */
+const PARTIAL_STREAMS = [
+  "logprobs",
+  "oldLogprobs",
+  "refLogprobs",
+  "rolloutLogprobs",
+  "values",
+  "oldValues",
+  "returns",
+  "entropies",
+  "maskedLogprobs",
+  "maskedEntropies",
+] as const;
+
+/**
+ * Require a {@link PartialBatch} as toPartialBatch builds it: `responseMask` a Mask, each stream
+ * that is present a Matrix of its shape, `advantages` `[B]` or `[B, T]`; a typed error naming the
+ * field otherwise (the detectors read `.data` directly).
+ */
+function checkPartialBatch(fn: string, batch: PartialBatch): void {
+  const m: unknown = batch.responseMask;
+  if (!isMask(m))
+    throw new ShapeError(
+      fn,
+      "batch.responseMask",
+      mustBe(fn, "batch.responseMask", "a Mask (toPartialBatch builds one)", describeInput(m)),
+    );
+  const mask = toMask(fn, m, undefined, "batch.responseMask", "allow");
+  const like = { rows: mask.rows, cols: mask.cols, arg: "batch.responseMask" };
+  for (const k of PARTIAL_STREAMS) {
+    const x: unknown = batch[k];
+    if (x === undefined) continue;
+    const arg = `batch.${k}`;
+    if (!isMatrix(x))
+      throw new ShapeError(
+        fn,
+        arg,
+        mustBe(fn, arg, "a Matrix (toPartialBatch builds one) or absent", describeInput(x)),
+      );
+    checkSameShape(fn, like.arg, { ...like, data: new Float64Array(0) }, arg, toMatrix(fn, arg, x));
+  }
+  if (batch.advantages !== undefined)
+    advantagesOf(fn, batch.advantages, like, like.arg, "batch.advantages");
 }
 
 /**

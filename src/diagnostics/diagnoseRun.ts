@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
+import { requirePath } from "../core/validate.js";
 import { ConfigError, IoError, PolgradError } from "../errors.js";
 import { ReadScratch } from "../io/_internal/files.js";
 import { toPartialBatchAs } from "../io/batch.js";
@@ -189,6 +190,7 @@ export function diagnoseRun(
   options: DiagnoseRunOptions = {},
   onStep?: (done: number, total: number) => void,
 ): RunDiagnosis {
+  requirePath("diagnoseRun", "dir", dir);
   const fn = "diagnoseRun";
   const opts = checkObject(fn, "options", options);
   const { threads, ...rest } = opts;
@@ -328,6 +330,7 @@ export function collectRunSteps(
   options: DiagnoseRunOptions = {},
   onStep?: (done: number, total: number) => void,
 ): RunSteps {
+  requirePath("collectRunSteps", "dir", dir);
   return collectRunStepsAs("collectRunSteps", dir, options, onStep);
 }
 

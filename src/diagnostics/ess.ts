@@ -268,9 +268,11 @@ export function slidingEss(
   const opts = checkObject(fn, "options", options);
   const { window } = opts;
   const step = opts.step ?? 1;
-  checkInteger(fn, "window", window, "an integer >= 2", window >= 2);
+  // typeof first: comparing an array to a number would join it (new Array(1e9): RangeError).
+  const num = (x: unknown): x is number => typeof x === "number";
+  checkInteger(fn, "window", window, "an integer >= 2", num(window) && window >= 2);
   checkInteger(fn, "window", window, `<= batch size B=${B}`, window <= B);
-  checkInteger(fn, "step", step, "an integer >= 1", step >= 1);
+  checkInteger(fn, "step", step, "an integer >= 1", num(step) && step >= 1);
   const count = Math.floor((B - window) / step) + 1;
   if (count * window > MAX_SLIDING_WORK) {
     throw new ConfigError(

@@ -9,7 +9,7 @@ import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { orderStatistics } from "../core/orderStatistics.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
-import { checkFiniteAll, describeShape } from "../core/validate.js";
+import { checkFiniteAll, describeShape, isNumberArray } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
 
 /**
@@ -73,7 +73,7 @@ export function checkSample(fn: string, arg: string, x: unknown): ArrayLike<numb
     !(x instanceof DataView) &&
     !(x instanceof BigInt64Array) &&
     !(x instanceof BigUint64Array);
-  if (typed || (Array.isArray(x) && x.every((v) => typeof v === "number"))) {
+  if (typed || isNumberArray(x)) {
     return x as ArrayLike<number>;
   }
   throw new ShapeError(

@@ -198,7 +198,9 @@ export function mergeRunSteps(fn: string, parts: readonly RunSteps[]): RunSteps 
       mustBe(fn, "parts", "at least one RunSteps", fmtValue(parts)),
     );
   }
-  parts.forEach((p, i) => {
+  // An index loop: a hole is a part that is no RunSteps (forEach would skip it, and walk 1e9 holes).
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
     if (!isRunSteps(p)) {
       throw new ConfigError(
         fn,
@@ -211,7 +213,7 @@ export function mergeRunSteps(fn: string, parts: readonly RunSteps[]): RunSteps 
         ),
       );
     }
-  });
+  }
   if (parts.length === 1) return parts[0] as RunSteps;
   const first = (p: RunSteps) => p.entries[0]?.step ?? Number.POSITIVE_INFINITY;
   const ordered = [...parts].sort((a, b) => first(a) - first(b));

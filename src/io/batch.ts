@@ -9,7 +9,13 @@ import type { Mask, Matrix } from "../core/tensor.js";
 import type { IoError } from "../errors.js";
 import { ioError } from "./_internal/ioError.js";
 import { BATCH_TENSOR_NAMES, type BatchTensorName, REQUIRED_BATCH_TENSORS } from "./batchNames.js";
-import { ignoredHint, type NameOptions, type NameResolution, resolveNames } from "./names.js";
+import {
+  checkTensorSet,
+  ignoredHint,
+  type NameOptions,
+  type NameResolution,
+  resolveNames,
+} from "./names.js";
 import {
   FLOAT_DTYPES,
   type NamedTensor,
@@ -255,6 +261,7 @@ export function toBatch(tensors: TensorSet, options: ToBatchOptions = {}): Batch
 
 /** {@link toBatch} reporting errors as `fn`. @internal */
 export function toBatchAs(fn: string, file: TensorSet, options: ToBatchOptions): Batch {
+  checkTensorSet(fn, "tensors", file);
   const fail: Fail = (arg, rule, actual) => ioError(fn, file.path, arg, rule, actual);
   const { set, names } = resolveNames(fn, file, options);
   const present = [...set.tensors.keys()];
@@ -323,6 +330,7 @@ export function toPartialBatch(tensors: TensorSet, options: NameOptions = {}): P
 
 /** {@link toPartialBatch} reporting errors as `fn`. @internal */
 export function toPartialBatchAs(fn: string, file: TensorSet, options: NameOptions): PartialBatch {
+  checkTensorSet(fn, "tensors", file);
   const fail: Fail = (arg, rule, actual) => ioError(fn, file.path, arg, rule, actual);
   const { set, names } = resolveNames(fn, file, options);
   const m = set.tensors.get("response_mask");

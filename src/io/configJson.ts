@@ -7,6 +7,7 @@
 import { AGGREGATIONS, type Aggregation } from "../aggregate/aggregation.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean, oneOf } from "../core/names.js";
+import { requireObject, requireString } from "../core/validate.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
 import {
   KL_ESTIMATORS,
@@ -350,6 +351,7 @@ function klOf(r: Reader, v: unknown): KLLossConfig | null {
  * @since 0.1.0
  */
 export function parsePolicyLossConfig(json: unknown, source: string): PolicyLossConfig {
+  requireString("parsePolicyLossConfig", "source", source);
   const r = new Reader("parsePolicyLossConfig", source);
   return policyOf(r, r.object("config", json, POLICY_KEYS));
 }
@@ -541,6 +543,11 @@ function rejectionOf(r: Reader, v: unknown): RejectionRule[] {
  * @since 0.1.0
  */
 export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConfigJson {
+  requireObject("policyLossConfigToJson", "config", config, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
   const { clip = null, isCorrection = null, kl = null } = config;
   return {
     ratio: config.ratio,
@@ -804,6 +811,11 @@ function perceptionOf(
  * @since 0.3.0
  */
 export function perceptionSettings(p: PerceptionJson): PapoSettings {
+  requireObject("perceptionSettings", "p", p, "a perception block (PerceptionJson)", [
+    "form",
+    "perception_loss_weight",
+    "beta",
+  ]);
   const doubleEntropy: DoubleEntropyConfig | null =
     p.der_loss_weight1 === null || p.der_loss_weight2 === null
       ? null
@@ -826,6 +838,21 @@ export function perceptionToJson(
   settings: PapoSettings,
   preset: PapoPreset | null,
 ): PerceptionJson {
+  requireObject(
+    "perceptionToJson",
+    "settings",
+    settings,
+    "PapoSettings {perception, doubleEntropy, beta}",
+    ["perception", "beta"],
+  );
+  requireObject(
+    "perceptionToJson",
+    "settings.perception",
+    settings.perception,
+    "{gamma, clip, form}",
+    ["gamma", "form"],
+  );
+  if (preset !== null) requireString("perceptionToJson", "preset", preset, "a preset name or null");
   return {
     preset,
     form: settings.perception.form,
@@ -871,6 +898,11 @@ export function parseLossConfig(
   source: string,
   parent?: { readonly config: PolicyLossConfig; readonly name: string },
 ): LossConfigFromJson {
+  requireString("parseLossConfig", "source", source);
+  if (parent !== undefined) {
+    requireObject("parseLossConfig", "parent", parent, "{config, name}", ["config", "name"]);
+    requireString("parseLossConfig", "parent.name", parent.name);
+  }
   const r = new Reader("parseLossConfig", source);
   let policy: PolicyLossConfig;
   let block: unknown;

@@ -8,6 +8,7 @@ import { fmtShape } from "../core/message.js";
 import type { Matrix } from "../core/tensor.js";
 import { ioError } from "./_internal/files.js";
 import { toBatch } from "./batch.js";
+import { checkTensorSet } from "./names.js";
 import { FLOAT_DTYPES, type NamedTensor, type TensorSet } from "./tensorTypes.js";
 
 /** File names of the extension streams, mapped to their batch fields. */
@@ -55,6 +56,7 @@ function floatMatrix(set: TensorSet, name: string, t: NamedTensor, like: Matrix)
  * @since 0.1.0
  */
 export function contractBatchFromTensors(set: TensorSet): ContractBatch {
+  checkTensorSet("contractBatchFromTensors", "set", set);
   const rest = new Map(set.tensors);
   for (const name of Object.keys(EXTENSION_TENSORS)) rest.delete(name);
   const batch = toBatch({ ...set, tensors: rest });

@@ -5,9 +5,10 @@
  * unambiguously, set aside tensors the batch does not use, and cut the response part out of a
  * mask that covers prompt + response. Pure: no `node:` import.
  */
-import { fmtShape, fmtValue } from "../core/message.js";
+import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
-import type { IoError } from "../errors.js";
+import { describeInput, requireArrayOf, requireObject, requireString } from "../core/validate.js";
+import { ConfigError, type IoError } from "../errors.js";
 import { ioError } from "./_internal/ioError.js";
 import { BATCH_TENSOR_NAMES, type BatchTensorName } from "./batchNames.js";
 import { FRAMEWORK_NAME_MAPS, type FrameworkNameMap } from "./frameworkNames.js";
@@ -300,6 +301,54 @@ function fitMask(
 }
 
 /**
+ * Require a {@link TensorSet} (what the readers return): an object whose `path` is a string and
+ * whose `tensors` is a Map of name → `{dtype, shape, data}`, `data` a Float64Array or Uint8Array
+ * holding the product of `shape` values; otherwise a ConfigError naming the field. Checked before
+ * anything is read from it, so that `{tensors: new Array(1e9)}` is an error at once.
+ * @internal
+ */
+export function checkTensorSet(fn: string, arg: string, set: unknown): asserts set is TensorSet {
+  requireObject(fn, arg, set, "a TensorSet {path, format, tensors, metadata}", ["path", "tensors"]);
+  const { path, tensors } = set as { path: unknown; tensors: unknown };
+  requireString(fn, `${arg}.path`, path);
+  if (!(tensors instanceof Map))
+    throw new ConfigError(
+      fn,
+      `${arg}.tensors`,
+      mustBe(
+        fn,
+        `${arg}.tensors`,
+        "a Map of tensor name → {dtype, shape, data}",
+        describeInput(tensors),
+      ),
+    );
+  for (const [name, t] of tensors) {
+    const where = `${arg}.tensors[${fmtValue(name)}]`;
+    requireObject(fn, where, t, "a tensor {dtype, shape, data}", ["dtype", "shape", "data"]);
+    const { shape, data } = t as { shape: unknown; data: unknown };
+    requireArrayOf(
+      fn,
+      `${where}.shape`,
+      shape,
+      "an array of sizes (integers >= 0)",
+      (d) => Number.isSafeInteger(d) && (d as number) >= 0,
+    );
+    const n = (shape as number[]).reduce((a, d) => a * d, 1);
+    if (!(data instanceof Float64Array || data instanceof Uint8Array) || data.length !== n)
+      throw new ConfigError(
+        fn,
+        `${where}.data`,
+        mustBe(
+          fn,
+          `${where}.data`,
+          `a Float64Array or Uint8Array of ${n} values (the product of its shape)`,
+          describeInput(data),
+        ),
+      );
+  }
+}
+
+/**
  * Map a file's tensor names onto polgrad's batch names.
  *
  * Format: the map is `options.names` (a built-in id or a user map), else detected: the
@@ -330,6 +379,9 @@ export function resolveNames(
   set: TensorSet,
   options: NameOptions = {},
 ): { readonly set: TensorSet; readonly names: NameResolution } {
+  requireString("resolveNames", "fn", fn);
+  checkTensorSet(fn, "set", set);
+  if (options !== undefined) requireObject(fn, "options", options, "a NameOptions object");
   const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
   const names = [...set.tensors.keys()];
   let map: NameMapId | "custom";

@@ -10,6 +10,7 @@
 
 import { f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
+import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import { type ElementBudget, elementBudget, takeElements } from "./_internal/limits.js";
@@ -531,6 +532,8 @@ export function npyTensorName(path: string): string {
  * @since 0.1.0
  */
 export function parseNpy(bytes: Uint8Array, path = "<bytes>"): TensorSet {
+  requireBytes("parseNpy", "bytes", bytes);
+  requireString("parseNpy", "path", path);
   return parseNpyAs("parseNpy", bytes, path, npyTensorName(path));
 }
 

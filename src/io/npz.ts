@@ -7,6 +7,7 @@
  */
 
 import { fmtValue } from "../core/message.js";
+import { requireBytes, requireString } from "../core/validate.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
 import { elementBudget } from "./_internal/limits.js";
 import { openZip } from "./_internal/zip.js";
@@ -43,6 +44,8 @@ export const MAX_NPZ_UNCOMPRESSED_BYTES: number = 4 * 2 ** 30;
  * @since 0.1.0
  */
 export function parseNpz(bytes: Uint8Array, path = "<bytes>"): TensorSet {
+  requireBytes("parseNpz", "bytes", bytes);
+  requireString("parseNpz", "path", path);
   return parseNpzAs("parseNpz", bytes, path);
 }
 

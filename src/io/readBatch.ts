@@ -2,6 +2,8 @@
  * readBatch: a batch file or folder read through the reader registry and validated as a Batch (the
  * Node half of ./batch.ts, which stays free of `node:` imports for the browser entry).
  */
+
+import { requirePath } from "../core/validate.js";
 import { type Batch, type ReadBatchOptions, toBatchAs } from "./batch.js";
 import { readTensorsAs } from "./readTensors.js";
 
@@ -25,6 +27,7 @@ import { readTensorsAs } from "./readTensors.js";
  * @since 0.1.0
  */
 export function readBatch(path: string, options: ReadBatchOptions = {}): Batch {
+  requirePath("readBatch", "path", path);
   const fn = "readBatch";
   return toBatchAs(fn, readTensorsAs(fn, path, options), options);
 }

@@ -4,6 +4,8 @@
  * duplicate object keys, and every failure is an IoError naming the file (and, for syntax errors,
  * the line and column).
  */
+
+import { requireObject, requirePath, requireString } from "../core/validate.js";
 import { checkMaxBytes, readFileBytes } from "./_internal/files.js";
 import { parseJsonBytes } from "./_internal/jsonText.js";
 import { DEFAULT_MAX_JSON_BYTES, type ReadOptions } from "./tensorTypes.js";
@@ -30,6 +32,9 @@ import { DEFAULT_MAX_JSON_BYTES, type ReadOptions } from "./tensorTypes.js";
  * @since 0.1.0
  */
 export function readJsonFile(path: string, fn: string, options: ReadOptions = {}): unknown {
+  requireString("readJsonFile", "fn", fn);
+  requirePath(fn, "path", path);
+  requireObject(fn, "options", options, "an options object");
   const maxBytes = checkMaxBytes(fn, options.maxBytes, DEFAULT_MAX_JSON_BYTES);
   return parseJsonBytes(fn, readFileBytes(fn, path, maxBytes), path);
 }

@@ -6,6 +6,7 @@
  */
 import { closeSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { requirePath } from "../core/validate.js";
 import { fsPath, readdirNames } from "../node/fsPath.js";
 import {
   checkFileSize,
@@ -48,6 +49,7 @@ import { DEFAULT_MAX_SAFETENSORS_BYTES } from "./tensorTypes.js";
  * @since 0.1.0
  */
 export function readTensors(path: string, options: ReadOptions = {}): TensorSet {
+  requirePath("readTensors", "path", path);
   return readTensorsAs("readTensors", path, options);
 }
 

@@ -6,6 +6,7 @@
  * a new format is one more entry here.
  */
 import { fmtShape, fmtValue } from "../core/message.js";
+import { requireBytes, requireObject, requirePath, requireString } from "../core/validate.js";
 import { ioError } from "./_internal/ioError.js";
 import { parseJsonBytes } from "./_internal/jsonText.js";
 import {
@@ -152,6 +153,9 @@ export function readerByExtension(path: string): TensorReader | undefined {
  * @since 0.1.0
  */
 export function readerFor(fn: string, path: string, head?: Uint8Array): TensorReader {
+  requireString("readerFor", "fn", fn);
+  requirePath(fn, "path", path);
+  if (head !== undefined) requireBytes(fn, "head", head);
   const byExt = readerByExtension(path);
   if (byExt !== undefined) return byExt;
   const sniffed = head === undefined ? undefined : TENSOR_READERS.find((r) => r.sniff(head));
@@ -211,6 +215,9 @@ export function readTensorsFromBytes(
   label = "<bytes>",
   options: Pick<ReadOptions, "maxElements"> = {},
 ): TensorSet {
+  requireBytes("readTensorsFromBytes", "bytes", bytes);
+  requireString("readTensorsFromBytes", "label", label);
+  requireObject("readTensorsFromBytes", "options", options, "an options object");
   const fn = "readTensorsFromBytes";
   return tensorsFromBytesAs(fn, bytes, label, checkMaxElements(fn, options.maxElements));
 }

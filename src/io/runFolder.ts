@@ -8,6 +8,7 @@
 import { type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { fmtValue, safeText } from "../core/message.js";
+import { requirePath, requireString } from "../core/validate.js";
 import { fsPath, readdirNames } from "../node/fsPath.js";
 import { fileKind, fsError } from "./_internal/files.js";
 import { ioError } from "./_internal/ioError.js";
@@ -122,6 +123,8 @@ function strideOf(steps: readonly number[]): number | null {
  * @since 0.1.0
  */
 export function scanRunFolder(dir: string, fn = "scanRunFolder"): RunScan {
+  requireString("scanRunFolder", "fn", fn);
+  requirePath(fn, "dir", dir);
   return scanRunFolderAs(dir, fn, fn);
 }
 

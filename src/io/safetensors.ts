@@ -11,6 +11,7 @@
 import { bf16DecodeTable, f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
+import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import {
@@ -363,6 +364,8 @@ export function assemble(
  * @since 0.1.0
  */
 export function parseSafetensors(bytes: Uint8Array, path = "<bytes>"): TensorSet {
+  requireBytes("parseSafetensors", "bytes", bytes);
+  requireString("parseSafetensors", "path", path);
   return parseSafetensorsAs("parseSafetensors", bytes, path);
 }
 

@@ -9,6 +9,7 @@
  */
 import { bf16DecodeTable, f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
+import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
 import { tooManyTensors } from "./_internal/limits.js";
@@ -432,6 +433,8 @@ function gather(
  * @since 0.1.0
  */
 export function parsePt(bytes: Uint8Array, path = "<bytes>"): TensorSet {
+  requireBytes("parsePt", "bytes", bytes);
+  requireString("parsePt", "path", path);
   return parsePtAs("parsePt", bytes, path);
 }
 

@@ -8,6 +8,7 @@ import { encodeBf16, encodeF16 } from "../core/halfFloat.js";
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isNumericTypedArray } from "../core/tensor.js";
+import { describeInput, requireObject, requirePath } from "../core/validate.js";
 import { ConfigError, IoError, ShapeError } from "../errors.js";
 import { openReplacement, writeFileChunks } from "./_internal/writeFile.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
@@ -169,6 +170,14 @@ function planFile(
   metadata: Readonly<Record<string, string>> | undefined,
   reserve?: Readonly<Record<string, string>>,
 ): PlannedFile {
+  if (!(tensors instanceof Map))
+    requireObject(
+      fn,
+      "tensors",
+      tensors,
+      "a Map or an object of tensor name → {dtype, shape, data}",
+    );
+  if (metadata !== undefined) requireObject(fn, "metadata", metadata, "an object of string values");
   const list: [string, TensorToWrite][] =
     tensors instanceof Map
       ? [...tensors]
@@ -194,6 +203,14 @@ function planFile(
   for (const [name, t] of list) {
     const arg = `tensors.${name}`;
     checkName(fn, name);
+    requireObject(fn, arg, t, "a tensor {dtype, shape, data}", ["dtype", "shape", "data"]);
+    const d: unknown = t.data;
+    if (!isNumericTypedArray(d) && !Array.isArray(d))
+      throw new ShapeError(
+        fn,
+        `${arg}.data`,
+        mustBe(fn, `${arg}.data`, "an array or typed array of numbers", describeInput(d)),
+      );
     const dtype = oneOf(fn, `${arg}.dtype`, t.dtype, TENSOR_DTYPES);
     const shape = checkShape(fn, arg, t.shape);
     const count = shape.reduce((p: number, d: number) => p * d, 1);
@@ -219,6 +236,16 @@ function planFile(
   return { head, list, size };
 }
 
+/** Whether `shape` lists integers ≥ 0 at every index (a hole is not one). */
+function isSizeList(shape: unknown): boolean {
+  if (!Array.isArray(shape)) return false;
+  for (let i = 0; i < shape.length; i++) {
+    const d: unknown = shape[i];
+    if (!Number.isSafeInteger(d) || (d as number) < 0) return false;
+  }
+  return true;
+}
+
 function checkName(fn: string, name: string): void {
   if (name === "__metadata__") {
     throw new ConfigError(
@@ -230,7 +257,7 @@ function checkName(fn: string, name: string): void {
 }
 
 function checkShape(fn: string, arg: string, shape: readonly number[]): readonly number[] {
-  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+  if (!isSizeList(shape)) {
     throw new ShapeError(
       fn,
       arg,
@@ -402,6 +429,8 @@ export function writeSafetensors(
   metadata?: Readonly<Record<string, string>>,
   options: WriteSafetensorsOptions = {},
 ): void {
+  requirePath("writeSafetensors", "path", path);
+  requireObject("writeSafetensors", "options", options, "an options object");
   const fn = "writeSafetensors";
   // Streamed: the header, then each tensor's bytes straight from its memory (or encoded a chunk
   // at a time), never the whole file in memory.

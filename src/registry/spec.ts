@@ -6,6 +6,7 @@
 import type { GAEConfig, GroupNormConfig, ReinforcePPConfig } from "../advantages/index.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { requireObject } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { KLLossConfig } from "../kl/estimator.js";
 import type { PolicyLossConfig } from "../losses/config.js";
@@ -105,6 +106,17 @@ function deepFreeze<T>(value: T): T {
  * @since 0.1.0
  */
 export function defineAlgorithm(spec: AlgorithmSpec): AlgorithmSpec {
+  requireObject("defineAlgorithm", "spec", spec, "an AlgorithmSpec", [
+    "name",
+    "advantage",
+    "klPlacement",
+    "loss",
+  ]);
+  requireObject("defineAlgorithm", "spec.loss", spec.loss, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
   const fn = "defineAlgorithm";
   oneOf(fn, "spec.advantage", spec.advantage, ADVANTAGE_KINDS);
   const placement = oneOf(fn, "spec.klPlacement", spec.klPlacement, KL_PLACEMENTS);

@@ -1,5 +1,6 @@
 /** Render a {@link ClipReport} as terminal text (pure: returns text, prints nothing). */
 
+import { requireObject } from "../core/validate.js";
 import type { ClipReport } from "../diagnostics/clipping.js";
 import { g4 } from "./format.js";
 
@@ -15,6 +16,11 @@ import { g4 } from "./format.js";
  * @since 0.1.0
  */
 export function renderClipText(report: ClipReport): string {
+  requireObject("renderClipText", "report", report, "a ClipReport (clipReport)", [
+    "epsLow",
+    "epsHigh",
+    "gradientKilledFrac",
+  ]);
   const lines = [
     `PG_CLIP band [1 - eps_low, 1 + eps_high] = [${g4(1 - report.epsLow)}, ${g4(1 + report.epsHigh)}]; fractions are of all response tokens`,
     `A > 0: clipped high ${g4(report.fracPosAdvClippedHigh)} (gradient killed), clipped low ${g4(report.fracPosAdvClippedLow)} (gradient flows)`,

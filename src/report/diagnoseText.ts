@@ -1,4 +1,6 @@
 /** Render batch and run diagnoses as terminal text (pure: returns text, prints nothing). */
+
+import { requireObject, requireString } from "../core/validate.js";
 import type { Alarm, BatchDiagnosis } from "../diagnostics/diagnoseBatch.js";
 import type { RunDiagnosis, SeriesSummary } from "../diagnostics/diagnoseRun.js";
 import { renderClipText } from "./clipText.js";
@@ -18,6 +20,11 @@ import { renderMismatchText } from "./mismatchText.js";
  * @since 0.1.0
  */
 export function renderBatchDiagnosisText(d: BatchDiagnosis, path: string): string {
+  requireObject("renderBatchDiagnosisText", "d", d, "a BatchDiagnosis (diagnoseBatch)", [
+    "alarms",
+    "skipped",
+  ]);
+  requireString("renderBatchDiagnosisText", "path", path);
   const parts: string[] = [`polgrad diagnose ${path}`, alarmLine(d.alarms), ""];
   if (d.droppedRows !== undefined && d.droppedRows.length > 0)
     parts.push(
@@ -62,6 +69,14 @@ function trend(label: string, s: SeriesSummary | null, unit = ""): string | null
  * @since 0.1.0
  */
 export function renderRunDiagnosisText(d: RunDiagnosis): string {
+  requireObject("renderRunDiagnosisText", "d", d, "a RunDiagnosis (diagnoseRun)", [
+    "dir",
+    "steps",
+    "alarms",
+    "problems",
+    "skipped",
+    "series",
+  ]);
   const first = d.steps[0];
   const last = d.steps[d.steps.length - 1];
   const lines: string[] = [

@@ -3,6 +3,7 @@
  * prints nothing).
  */
 
+import { requireObject, requireString } from "../core/validate.js";
 import type { EntropyReport } from "../diagnostics/entropy.js";
 import type { TrendReport } from "../diagnostics/trend.js";
 import { g4, pyGeneral } from "./format.js";
@@ -19,6 +20,10 @@ import { g4, pyGeneral } from "./format.js";
  * @since 0.1.0
  */
 export function renderEntropyText(report: EntropyReport): string {
+  requireObject("renderEntropyText", "report", report, "an EntropyReport (tokenEntropyEstimate)", [
+    "perSeqEntropy",
+    "entropyEstimate",
+  ]);
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (const h of report.perSeqEntropy) {
@@ -45,6 +50,13 @@ export function renderEntropyText(report: EntropyReport): string {
  * @since 0.1.0
  */
 export function renderTrendText(report: TrendReport, label = "entropy"): string {
+  requireObject("renderTrendText", "report", report, "a TrendReport (trendTest)", [
+    "slope",
+    "cusumStat",
+    "threshold",
+    "alpha",
+  ]);
+  requireString("renderTrendText", "label", label);
   const lines = [
     `${label} trend: Theil-Sen slope=${g4(report.slope)} per step`,
     `CUSUM stat=${g4(report.cusumStat)} vs threshold=${g4(report.threshold)} (alpha=${pyGeneral(report.alpha, 6)}, n_perm=${report.nPerm})`,

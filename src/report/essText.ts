@@ -1,5 +1,6 @@
 /** Render an {@link ESSReport} as terminal text (pure: returns text, prints nothing). */
 
+import { requireObject } from "../core/validate.js";
 import type { ESSReport } from "../diagnostics/ess.js";
 import { g4 } from "./format.js";
 
@@ -14,6 +15,11 @@ import { g4 } from "./format.js";
  * @since 0.1.0
  */
 export function renderEssText(report: ESSReport): string {
+  requireObject("renderEssText", "report", report, "an ESSReport (importanceEss)", [
+    "level",
+    "ess",
+    "essRatio",
+  ]);
   const lines = [
     `importance ESS (${report.level} level): ESS=${g4(report.ess)} of n=${report.n} (ESS/n=${g4(report.essRatio)})`,
     `log-weights: mean=${g4(report.logWeightMean)} std=${g4(report.logWeightStd)} min=${g4(report.logWeightMin)} max=${g4(report.logWeightMax)}`,

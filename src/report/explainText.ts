@@ -8,6 +8,7 @@ import type { Explanation } from "../conformance/frameworkConfig/explain.js";
 import type { KeyHistory } from "../conformance/frameworkConfig/history.js";
 import type { RecordedValue } from "../conformance/releases/types.js";
 import { safeText } from "../core/message.js";
+import { requireObject } from "../core/validate.js";
 import { sig4 } from "./format.js";
 
 /** A recorded value as text: JSON for everything but plain strings. */
@@ -26,6 +27,21 @@ export function renderExplainText(
     readonly microBatches: number;
   } | null,
 ): string {
+  requireObject("renderExplainText", "e", e, "an Explanation (explainResolution)", ["resolution"]);
+  requireObject("renderExplainText", "e.resolution", e.resolution, "a FrameworkResolution", [
+    "ref",
+    "repo",
+    "release",
+    "settings",
+  ]);
+  if (evaluated !== null)
+    requireObject(
+      "renderExplainText",
+      "evaluated",
+      evaluated,
+      "{batch, loss, microBatches} or null",
+      ["batch", "loss"],
+    );
   const r = e.resolution;
   const out: string[] = [];
   out.push(
@@ -78,6 +94,12 @@ export function renderExplainText(
 
 /** Render a diff of two resolutions. */
 export function renderDiffText(d: ConfigDiff): string {
+  requireObject("renderDiffText", "d", d, "a ConfigDiff (diffExplanations)", [
+    "a",
+    "b",
+    "settings",
+    "algebra",
+  ]);
   const out: string[] = [`${d.a.label} → ${d.b.label}`];
   if (d.settings.length === 0 && d.algebra.length === 0) out.push("  no loss-relevant difference");
   if (d.settings.length > 0) {
@@ -103,6 +125,12 @@ export function renderDiffText(d: ConfigDiff): string {
 
 /** Render a key's history over a framework's releases. */
 export function renderHistoryText(h: KeyHistory): string {
+  requireObject("renderHistoryText", "h", h, "a KeyHistory (keyHistory)", [
+    "framework",
+    "key",
+    "rows",
+    "files",
+  ]);
   const out: string[] = [`${h.framework} ${safeText(h.key)}: default per release (${h.repo})`];
   const w = Math.max(...h.rows.map((r) => r.label.length), 7);
   for (const r of h.rows) {

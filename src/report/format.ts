@@ -1,3 +1,4 @@
+import { requireInteger, requireNumber } from "../core/validate.js";
 /**
  * Number formats of the text reports, in one place: Python's `format(x, spec)` for the specs
  * polgrad's `summary()` methods use (`.4g`, `g`, `.3e`, `.9f`), so a user can compare the texts
@@ -11,6 +12,7 @@
 
 /** Four significant digits with trailing zeros kept: JavaScript's `toPrecision(4)`. */
 export function sig4(x: number): string {
+  requireNumber("sig4", "x", x);
   return x.toPrecision(4);
 }
 
@@ -81,6 +83,8 @@ const pyExponent = (e: number): string =>
  * @since 0.2.0
  */
 export function pyGeneral(x: number, precision: number): string {
+  requireNumber("pyGeneral", "x", x);
+  requireInteger("pyGeneral", "precision", precision, 0, 100);
   if (!Number.isFinite(x)) return nonFinite(x);
   if (x === 0) return `${sign(x)}0`;
   const p = Math.max(1, precision);
@@ -109,6 +113,7 @@ export function pyGeneral(x: number, precision: number): string {
  * @since 0.1.0
  */
 export function g4(x: number): string {
+  requireNumber("g4", "x", x);
   return pyGeneral(x, 4);
 }
 
@@ -124,6 +129,8 @@ export function g4(x: number): string {
  * @since 0.2.0
  */
 export function pyExp(x: number, digits: number): string {
+  requireNumber("pyExp", "x", x);
+  requireInteger("pyExp", "digits", digits, 0, 99);
   if (!Number.isFinite(x)) return nonFinite(x);
   if (x === 0) return `${sign(x)}0${digits > 0 ? `.${"0".repeat(digits)}` : ""}e+00`;
   const r = roundSignificant(x, digits + 1);
@@ -145,6 +152,8 @@ export function pyExp(x: number, digits: number): string {
  * @since 0.2.0
  */
 export function pyFixed(x: number, digits: number): string {
+  requireNumber("pyFixed", "x", x);
+  requireInteger("pyFixed", "digits", digits, 0, 100);
   if (!Number.isFinite(x)) return nonFinite(x);
   const a = Math.abs(x);
   if (a >= 1e21) return `${sign(x)}${BigInt(a)}${digits > 0 ? `.${"0".repeat(digits)}` : ""}`;

@@ -1,4 +1,6 @@
 /** Render a {@link LengthBiasReport} as two summary lines (pure: returns text, prints nothing). */
+
+import { requireObject } from "../core/validate.js";
 import type { LengthBiasReport } from "../diagnostics/lengthBias.js";
 import { g4 } from "./format.js";
 
@@ -24,6 +26,11 @@ function range(xs: ArrayLike<number>): [number, number] {
  * @since 0.1.0
  */
 export function renderLengthBiasText(report: LengthBiasReport): string {
+  requireObject("renderLengthBiasText", "report", report, "a LengthBiasReport (lengthBiasProbe)", [
+    "perSeqWeightSum",
+    "perSeqLength",
+    "slope",
+  ]);
   const [wlo, whi] = range(report.perSeqWeightSum);
   const [llo, lhi] = range(report.perSeqLength);
   return (

@@ -1,7 +1,10 @@
 /** Render a policy-loss result as terminal text (pure: returns text, prints nothing). */
+
+import { mustBe } from "../core/message.js";
 import { L2Norm, robustSum } from "../core/sum.js";
-import type { MaskLike } from "../core/tensor.js";
-import { toMask } from "../core/validate.js";
+import { isMask, isMatrix, type MaskLike } from "../core/tensor.js";
+import { describeInput, requireObject, requireString, toMask } from "../core/validate.js";
+import { ConfigError, ShapeError } from "../errors.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../losses/config.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
 
@@ -31,8 +34,25 @@ export function renderLossText(
   r: PolicyLossResult,
   responseMask: MaskLike,
 ): string {
+  const fn = "renderLossText";
+  checkSummaryArgs(fn, config, source, batchPath, r);
   // Rows with no response token are the config's to judge (config.emptyRows), not the text's.
-  const mask = toMask("renderLossText", responseMask, undefined, "responseMask", "allow");
+  const mask = toMask(fn, responseMask, undefined, "responseMask", "allow");
+  for (const k of ["ratio", "clippedLow", "clippedHigh", "gradLogprobs"] as const) {
+    const m: unknown = r[k];
+    const d = (m as { data?: unknown } | null)?.data;
+    if (!(isMatrix(m) || isMask(m)) || (d as ArrayLike<number>).length !== mask.data.length)
+      throw new ShapeError(
+        fn,
+        `r.${k}`,
+        mustBe(
+          fn,
+          `r.${k}`,
+          `a [B, T] tensor of the mask's shape [${mask.rows}, ${mask.cols}]`,
+          describeInput(m),
+        ),
+      );
+  }
   const summary = new LossTextSummary(mask.rows, mask.cols);
   summary.addRows(
     0,
@@ -101,6 +121,20 @@ export class LossTextSummary {
   }
 }
 
+/** The arguments both loss renderers share: a config, two strings and a result with a loss. */
+function checkSummaryArgs(
+  fn: string,
+  config: unknown,
+  source: unknown,
+  batchPath: unknown,
+  r: unknown,
+): void {
+  requireObject(fn, "config", config, "a PolicyLossConfig", ["ratio", "surrogate", "aggregation"]);
+  requireString(fn, "source", source);
+  requireString(fn, "batchPath", batchPath);
+  requireObject(fn, "r", r, "a policyLoss result", ["loss"]);
+}
+
 /** The loss summary's text from the scalars and a {@link LossTextSummary} of every row. @internal */
 export function renderLossSummary(
   config: PolicyLossConfig,
@@ -113,6 +147,13 @@ export function renderLossSummary(
   },
   summary: LossTextSummary,
 ): string {
+  checkSummaryArgs("renderLossSummary", config, source, batchPath, r);
+  if (!(summary instanceof LossTextSummary))
+    throw new ConfigError(
+      "renderLossSummary",
+      "summary",
+      mustBe("renderLossSummary", "summary", "a LossTextSummary", describeInput(summary)),
+    );
   const { rows: B, cols: T, n: N, low, high, rmin, rmax, mass } = summary;
   const norm = summary.norm.value();
   const clip = config.clip

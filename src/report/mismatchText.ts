@@ -1,5 +1,6 @@
 /** Render a {@link MismatchReport} as terminal text (pure: returns text, prints nothing). */
 
+import { requireObject } from "../core/validate.js";
 import { MISMATCH_QUANTILE_LEVELS, type MismatchReport } from "../diagnostics/mismatch.js";
 import { g4 } from "./format.js";
 
@@ -16,6 +17,11 @@ import { g4 } from "./format.js";
  * @since 0.1.0
  */
 export function renderMismatchText(report: MismatchReport): string {
+  requireObject("renderMismatchText", "report", report, "a MismatchReport (logprobMismatch)", [
+    "gapQuantiles",
+    "nTokens",
+    "gapMean",
+  ]);
   const q = MISMATCH_QUANTILE_LEVELS.map(
     (level, k) =>
       `q${String(Math.round(100 * level)).padStart(2, "0")}=${g4(report.gapQuantiles[k] as number)}`,

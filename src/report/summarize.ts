@@ -8,6 +8,7 @@ import type { DeviationReport } from "../conformance/deviationPairs.js";
 import { deviationReportSummary } from "../conformance/deviationPairs.js";
 import type { VectorsReport } from "../conformance/vectors.js";
 import { fmtValue, mustBe } from "../core/message.js";
+import { requireObject } from "../core/validate.js";
 import type { ClipReport } from "../diagnostics/clipping.js";
 import type { EntropyReport } from "../diagnostics/entropy.js";
 import type { ESSReport } from "../diagnostics/ess.js";
@@ -53,6 +54,14 @@ export function renderVectorsText(
   r: VectorsReport,
   where: { dir: string; outputs: string } = { dir: "the vectors", outputs: "the outputs" },
 ): string {
+  requireObject("renderVectorsText", "r", r, "a VectorsReport (checkVectors)", [
+    "conforms",
+    "cases",
+    "reference",
+    "tolerances",
+    "problems",
+  ]);
+  requireObject("renderVectorsText", "where", where, "{dir, outputs}", ["dir", "outputs"]);
   return [
     `${r.conforms ? "conforms" : "DOES NOT CONFORM"}: ${r.cases} cases of ${where.dir} (${r.reference.kind} ${r.reference.name ?? "config"}), outputs ${where.outputs}`,
     `max loss rel diff ${pyExp(r.maxLossRelDiff, 3)} (loss_rtol ${pyExp(r.tolerances.lossRtol, 1)}), max grad rel diff ${pyExp(r.maxGradRelDiff, 3)} (grad_rtol ${pyExp(r.tolerances.gradRtol, 1)}), min grad cosine ${pyFixed(r.gradCosineMin, 9)}`,

@@ -1,3 +1,5 @@
+import { requireArrayOf } from "../core/validate.js";
+
 /** Render `polgrad verify` results as text (pure). */
 
 type Check = {
@@ -21,6 +23,14 @@ type Check = {
 export function renderVerifyText(
   results: readonly { name: string; reference: Check; gradcheck: Check; ok: boolean }[],
 ): string {
+  requireArrayOf(
+    "renderVerifyText",
+    "results",
+    results,
+    "an array of verify results {name, reference, gradcheck, ok}",
+    (r) =>
+      typeof r === "object" && r !== null && "name" in r && "reference" in r && "gradcheck" in r,
+  );
   const w = Math.max(...results.map((r) => r.name.length), 9);
   const lines: string[] = [];
   for (const r of results) {

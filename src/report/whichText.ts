@@ -1,4 +1,6 @@
 /** Render a {@link WhichReport} as a terminal table (pure: returns text, prints nothing). */
+
+import { requireObject } from "../core/validate.js";
 import type { WhichReport } from "../which/whichTable.js";
 
 function pad(s: string, n: number, right = false): string {
@@ -15,6 +17,12 @@ function pad(s: string, n: number, right = false): string {
  * @since 0.1.0
  */
 export function renderWhichText(report: WhichReport): string {
+  requireObject("renderWhichText", "report", report, "a WhichReport (whichTable)", [
+    "batchSize",
+    "width",
+    "rows",
+    "lengths",
+  ]);
   const lines: string[] = [];
   lines.push(
     `one batch, every loss below sees the identical tensors: B=${report.batchSize}, T=${report.width}, N=${report.numTokens} tokens, lengths [${report.lengths.join(", ")}]`,

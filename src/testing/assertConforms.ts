@@ -9,6 +9,7 @@
 import { caseMetrics } from "../conformance/compare.js";
 import { getFrameworkModel } from "../conformance/frameworks/registry.js";
 import { fmtValue, mustBe } from "../core/message.js";
+import { requireObject } from "../core/validate.js";
 import { ConfigError, VerificationError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
@@ -375,6 +376,11 @@ function configLine(c: PolicyLossConfig): string {
  * @since 0.2.0
  */
 export function conformanceSummary(r: ConformanceReport): string {
+  requireObject("conformanceSummary", "r", r, "a ConformanceReport (assertConforms)", [
+    "cases",
+    "notes",
+    "replay",
+  ]);
   const lines = [
     `conformance over ${r.cases} seeded cases: max loss rel diff ${pyExp(r.maxLossRelDiff, 3)}, max grad rel diff ${pyExp(r.maxGradRelDiff, 3)}, min grad cosine ${pyFixed(r.gradCosineMin, 9)}, worst-case seed ${r.worstCase.seed} (case ${r.worstCase.index}, shape [${r.worstCase.shape.join(", ")}])`,
     ...r.notes,

@@ -7,6 +7,7 @@
  */
 import { AGGREGATIONS } from "../aggregate/aggregation.js";
 import { caseMetrics } from "../conformance/compare.js";
+import { requireArrayOf, requireObject } from "../core/validate.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { pyExp } from "../report/format.js";
@@ -230,6 +231,22 @@ export function nearestMatch(
   reference: PolicyLossConfig,
   o: { readonly lossRtol: number; readonly gradRtol: number; readonly withKl: boolean },
 ): MismatchDiagnosis {
+  const fn = "nearestMatch";
+  const isObj = (x: unknown): boolean => typeof x === "object" && x !== null;
+  requireArrayOf(
+    fn,
+    "implementation",
+    implementation,
+    "an array of case results {loss, gradLogprobs}",
+    isObj,
+  );
+  requireArrayOf(fn, "cases", cases, "an array of cases {batch, inputs}", isObj);
+  requireObject(fn, "reference", reference, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
+  requireObject(fn, "o", o, "{lossRtol, gradRtol, withKl}", ["lossRtol", "gradRtol", "withKl"]);
   const cands = candidatesOf(reference, o.withKl);
   const scored: (CandidateMatch & { readonly d: number; readonly ok: boolean })[] = [];
   for (const c of cands) {

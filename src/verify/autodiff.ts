@@ -15,6 +15,9 @@
  * summation code with the closed forms it checks. Adjoints start at −0, so signed zeros accumulate
  * as torch's do.
  */
+import { fmtValue, mustBe } from "../core/message.js";
+import { describeInput, isNumberArray, requireFunction } from "../core/validate.js";
+import { ConfigError } from "../errors.js";
 
 /**
  * A recorded value on a tape: a variable, or the result of an operation that depends on one.
@@ -33,6 +36,17 @@ export class Node {
   readonly index: number;
 
   constructor(tape: Tape, value: number, parents: readonly Node[], partials: readonly number[]) {
+    if (!(tape instanceof Tape))
+      throw new ConfigError(
+        "Node",
+        "tape",
+        mustBe(
+          "Node",
+          "tape",
+          "the Tape of a grad call (nodes are made by grad and the operations)",
+          fmtValue(tape),
+        ),
+      );
     this.tape = tape;
     this.value = value;
     this.parents = parents;
@@ -57,9 +71,15 @@ export class Tape {
  */
 export type Scalar = Node | number;
 
-/** Return the float64 value of a scalar. */
-function val(x: Scalar): number {
-  return typeof x === "number" ? x : x.value;
+/** Return the float64 value of a scalar; anything else is a ConfigError naming `fn`. */
+function val(x: Scalar, fn: string): number {
+  if (typeof x === "number") return x;
+  if (x instanceof Node) return x.value;
+  throw new ConfigError(
+    fn,
+    "operand",
+    mustBe(fn, "operand", "a Node (recorded by grad) or a number", fmtValue(x)),
+  );
 }
 
 /**
@@ -75,7 +95,11 @@ function record(value: number, args: readonly Scalar[], partials: readonly numbe
     if (typeof a === "number") continue;
     if (tape === null) tape = a.tape;
     else if (a.tape !== tape)
-      throw new Error("autodiff: operands were recorded on different tapes");
+      throw new ConfigError(
+        "autodiff",
+        "operand",
+        "autodiff: operands must be recorded on one tape (one grad call); got nodes recorded on different tapes",
+      );
     parents.push(a);
     kept.push(partials[i]);
   }
@@ -101,12 +125,29 @@ export function grad(
   f: (xs: readonly Node[]) => Scalar,
   xs: readonly number[],
 ): { value: number; grad: Float64Array } {
+  requireFunction("grad", "f", f);
+  if (!isNumberArray(xs))
+    throw new ConfigError(
+      "grad",
+      "xs",
+      mustBe("grad", "xs", "an array of numbers", describeInput(xs)),
+    );
   const tape = new Tape();
   const vars = xs.map((x) => new Node(tape, x, [], []));
-  const out = f(vars);
+  const out: unknown = f(vars);
   const g = new Float64Array(xs.length);
   if (typeof out === "number") return { value: out, grad: g };
-  if (out.tape !== tape) throw new Error("autodiff: f returned a node from another tape");
+  if (!(out instanceof Node) || out.tape !== tape)
+    throw new ConfigError(
+      "grad",
+      "f",
+      mustBe(
+        "grad",
+        "f",
+        "a function returning a number or a Node of its variables",
+        out instanceof Node ? "a node from another tape" : fmtValue(out),
+      ),
+    );
   // Only nodes that `out` depends on take part (as in torch): a recorded but unused node, such as
   // the branch `where` did not select, is never multiplied into an adjoint.
   // Adjoints start at −0, the exact additive identity of float64 (−0 + x = x for every x, zeros
@@ -141,7 +182,7 @@ export function grad(
  * @since 0.1.0
  */
 export function add(a: Scalar, b: Scalar): Scalar {
-  return record(val(a) + val(b), [a, b], [1, 1]);
+  return record(val(a, "add") + val(b, "add"), [a, b], [1, 1]);
 }
 
 /**
@@ -155,7 +196,7 @@ export function add(a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function sub(a: Scalar, b: Scalar): Scalar {
-  return record(val(a) - val(b), [a, b], [1, -1]);
+  return record(val(a, "sub") - val(b, "sub"), [a, b], [1, -1]);
 }
 
 /**
@@ -169,7 +210,7 @@ export function sub(a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function mul(a: Scalar, b: Scalar): Scalar {
-  return record(val(a) * val(b), [a, b], [val(b), val(a)]);
+  return record(val(a, "mul") * val(b, "mul"), [a, b], [val(b, "mul"), val(a, "mul")]);
 }
 
 /**
@@ -183,8 +224,8 @@ export function mul(a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function div(a: Scalar, b: Scalar): Scalar {
-  const av = val(a);
-  const bv = val(b);
+  const av = val(a, "div");
+  const bv = val(b, "div");
   return record(av / bv, [a, b], [1 / bv, -av / (bv * bv)]);
 }
 
@@ -198,7 +239,7 @@ export function div(a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function neg(a: Scalar): Scalar {
-  return record(-val(a), [a], [-1]);
+  return record(-val(a, "neg"), [a], [-1]);
 }
 
 /**
@@ -211,7 +252,7 @@ export function neg(a: Scalar): Scalar {
  * @since 0.1.0
  */
 export function exp(x: Scalar): Scalar {
-  const e = Math.exp(val(x));
+  const e = Math.exp(val(x, "exp"));
   return record(e, [x], [e]);
 }
 
@@ -225,7 +266,7 @@ export function exp(x: Scalar): Scalar {
  * @since 0.1.0
  */
 export function expm1(x: Scalar): Scalar {
-  return record(Math.expm1(val(x)), [x], [Math.exp(val(x))]);
+  return record(Math.expm1(val(x, "expm1")), [x], [Math.exp(val(x, "expm1"))]);
 }
 
 /**
@@ -238,7 +279,7 @@ export function expm1(x: Scalar): Scalar {
  * @since 0.1.0
  */
 export function log(x: Scalar): Scalar {
-  return record(Math.log(val(x)), [x], [1 / val(x)]);
+  return record(Math.log(val(x, "log")), [x], [1 / val(x, "log")]);
 }
 
 /**
@@ -251,7 +292,7 @@ export function log(x: Scalar): Scalar {
  * @since 0.1.0
  */
 export function square(x: Scalar): Scalar {
-  const v = val(x);
+  const v = val(x, "square");
   return record(v * v, [x], [2 * v]);
 }
 
@@ -266,7 +307,7 @@ export function square(x: Scalar): Scalar {
  * @since 0.1.0
  */
 export function abs(x: Scalar): Scalar {
-  const v = val(x);
+  const v = val(x, "abs");
   return record(Math.abs(v), [x], [v > 0 ? 1 : v < 0 ? -1 : 0]);
 }
 
@@ -282,8 +323,8 @@ export function abs(x: Scalar): Scalar {
  * @since 0.1.0
  */
 export function min(a: Scalar, b: Scalar): Scalar {
-  const av = val(a);
-  const bv = val(b);
+  const av = val(a, "min");
+  const bv = val(b, "min");
   const pa = av < bv ? 1 : av > bv ? 0 : 0.5;
   return record(Math.min(av, bv), [a, b], [pa, 1 - pa]);
 }
@@ -300,8 +341,8 @@ export function min(a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function max(a: Scalar, b: Scalar): Scalar {
-  const av = val(a);
-  const bv = val(b);
+  const av = val(a, "max");
+  const bv = val(b, "max");
   const pa = av > bv ? 1 : av < bv ? 0 : 0.5;
   return record(Math.max(av, bv), [a, b], [pa, 1 - pa]);
 }
@@ -321,9 +362,9 @@ export function max(a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function clamp(x: Scalar, lo: Scalar, hi: Scalar): Scalar {
-  const xv = val(x);
-  const lv = val(lo);
-  const hv = val(hi);
+  const xv = val(x, "clamp");
+  const lv = val(lo, "clamp");
+  const hv = val(hi, "clamp");
   const inside = lv <= xv && xv <= hv ? 1 : 0;
   return record(
     Math.min(Math.max(xv, lv), hv),
@@ -359,9 +400,15 @@ export function where(cond: boolean, a: Scalar, b: Scalar): Scalar {
  * @since 0.1.0
  */
 export function sum(xs: readonly Scalar[]): Scalar {
+  if (!Array.isArray(xs))
+    throw new ConfigError(
+      "sum",
+      "xs",
+      mustBe("sum", "xs", "an array of scalars", describeInput(xs)),
+    );
   if (xs.length === 0) return 0;
-  let s = val(xs[0]);
-  for (let i = 1; i < xs.length; i++) s += val(xs[i]);
+  let s = val(xs[0], "sum");
+  for (let i = 1; i < xs.length; i++) s += val(xs[i], "sum");
   return record(
     s,
     xs,
@@ -379,7 +426,7 @@ export function sum(xs: readonly Scalar[]): Scalar {
  * @since 0.1.0
  */
 export function sg(x: Scalar): number {
-  return val(x);
+  return val(x, "sg");
 }
 
 /**
@@ -391,5 +438,5 @@ export function sg(x: Scalar): number {
  * @since 0.1.0
  */
 export function scalarValue(x: Scalar): number {
-  return val(x);
+  return val(x, "scalarValue");
 }

@@ -2,7 +2,11 @@
  * Seeded random batches for verification: ragged right-padded masks and the four logprob streams,
  * with junk (123) at padding so that a mask leak shows up in every check.
  */
+
+import { fmtValue, mustBe } from "../core/message.js";
 import { createRng } from "../core/rng.js";
+import { ConfigError } from "../errors.js";
+import { checkShape } from "./budget.js";
 
 /** A drawn batch: nested rows, `[B, T]` advantages, junk 123 at padding. */
 export interface DrawnBatch {
@@ -37,6 +41,13 @@ export function drawBatch(
   shape: readonly [number, number],
   ragged = true,
 ): DrawnBatch {
+  checkShape("drawBatch", "shape", shape);
+  if (typeof ragged !== "boolean")
+    throw new ConfigError(
+      "drawBatch",
+      "ragged",
+      mustBe("drawBatch", "ragged", "a boolean", fmtValue(ragged)),
+    );
   const rng = createRng(seed);
   const [B, T] = shape;
   const lengths = Array.from({ length: B }, () => (ragged ? rng.int(1, T) : T));

@@ -1,3 +1,4 @@
+import { requireObject } from "../core/validate.js";
 /**
  * The one format of verification failures, after fast-check's run reports: a headline, a replay
  * token, the observed-vs-expected lines, then numbered `Hint:` lines (docs/derivations/verify.md).
@@ -21,6 +22,11 @@ export interface FailureParts {
  * @since 0.1.0
  */
 export function formatFailure(parts: FailureParts): string {
+  requireObject("formatFailure", "parts", parts, "FailureParts {headline, lines, hints}", [
+    "headline",
+    "lines",
+    "hints",
+  ]);
   const lines = [parts.headline];
   if (parts.replay) {
     const shape = parts.replay.shape ? `, shape: [${parts.replay.shape.join(", ")}]` : "";

@@ -1,6 +1,7 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { isMatrix, type Matrix } from "../core/tensor.js";
+import { requireFunction, requireObject } from "../core/validate.js";
 import { ConfigError, VerificationError } from "../errors.js";
 import { checkCount, checkVerifyBudget, MAX_VERIFY_ATTEMPTS } from "./budget.js";
 import { type DrawnBatch, drawBatch } from "./draw.js";
@@ -109,6 +110,8 @@ export function gradcheck(
   fn: (batch: DrawnBatch, base: DrawnBatch) => ValueAndGrad,
   options: GradcheckOptions = {},
 ): GradcheckReport {
+  requireFunction("gradcheck", "fn", fn, "a function of (batch, base) returning {value, grad}");
+  requireObject("gradcheck", "options", options, "GradcheckOptions");
   const name = "gradcheck";
   const h = positive(name, "options.h", options.h ?? 1e-6);
   const rtol = positive(name, "options.rtol", options.rtol ?? 1e-6, true);

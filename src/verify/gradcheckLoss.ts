@@ -1,7 +1,19 @@
+import { requireObject } from "../core/validate.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import type { DrawnBatch } from "./draw.js";
 import { type GradcheckOptions, type GradcheckReport, gradcheck } from "./gradcheck.js";
+
+/** Require a PolicyLossConfig and a DrawnBatch (drawBatch's result) at a public entry. */
+function checkConfigBatch(fn: string, config: unknown, batch: unknown, arg = "batch"): void {
+  requireObject(fn, "config", config, "a PolicyLossConfig", ["ratio", "surrogate", "aggregation"]);
+  requireObject(fn, arg, batch, "a DrawnBatch (drawBatch)", [
+    "logprobs",
+    "oldLogprobs",
+    "advantages",
+    "responseMask",
+  ]);
+}
 
 /**
  * The policy-loss inputs a config needs, from a drawn batch (ref only with KL, rollout only with TIS).
@@ -9,6 +21,7 @@ import { type GradcheckOptions, type GradcheckReport, gradcheck } from "./gradch
  * @enforcedBy test/verify/gradcheck.test.ts > gradcheckLoss > golden: every registry algorithm passes on branch-safe draws
  */
 export function inputsFor(config: PolicyLossConfig, batch: DrawnBatch): PolicyLossInputs {
+  checkConfigBatch("inputsFor", config, batch);
   return {
     logprobs: batch.logprobs,
     oldLogprobs: batch.oldLogprobs,
@@ -55,6 +68,7 @@ function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][
  * @since 0.1.0
  */
 export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch): number {
+  checkConfigBatch("policyKinkDistance", config, batch);
   let d = Number.POSITIVE_INFINITY;
   const edges: number[] = [];
   const clip = config.clip;
@@ -136,6 +150,7 @@ export function sgFrozenEquivalent(
   config: PolicyLossConfig,
   base: DrawnBatch,
 ): { config: PolicyLossConfig; batch: DrawnBatch } {
+  checkConfigBatch("sgFrozenEquivalent", config, base, "base");
   const m = base.responseMask;
   if (config.surrogate === "dppo" || config.surrogate === "vespo") {
     // sg[min(r, C)]·valid (DPPO) and sg[φ] (VESPO) are data: REINFORCE on the token advantages
@@ -249,6 +264,11 @@ export function gradcheckLoss(
   config: PolicyLossConfig,
   options: GradcheckOptions = {},
 ): GradcheckReport {
+  requireObject("gradcheckLoss", "config", config, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
   let frozenFor: DrawnBatch | null = null;
   let frozen: { config: PolicyLossConfig; batch: DrawnBatch } | null = null;
   return gradcheck(

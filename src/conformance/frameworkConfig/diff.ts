@@ -3,8 +3,11 @@
  * loss-relevant settings whose values differ, the algebra components whose text differs, the
  * nearest algorithm, and the loss on one batch (docs/conformance/explain.md#diff). Browser-safe.
  */
+
+import { requireObject } from "../../core/validate.js";
 import type { RecordedValue } from "../releases/types.js";
 import type { Explanation } from "./explain.js";
+import { checkResolution } from "./resolution.js";
 
 /** A diff of two explanations. */
 export interface ConfigDiff {
@@ -47,6 +50,16 @@ export function diffExplanations(
   labels: { readonly a: string; readonly b: string },
   loss: { readonly batch: string; readonly a: number; readonly b: number } | null = null,
 ): ConfigDiff {
+  const fn = "diffExplanations";
+  for (const [arg, x] of [
+    ["a", a],
+    ["b", b],
+  ] as const) {
+    requireObject(fn, arg, x, "an Explanation (explainResolution)", ["resolution"]);
+    checkResolution(fn, `${arg}.resolution`, x.resolution);
+  }
+  requireObject(fn, "labels", labels, "{a, b}", ["a", "b"]);
+  if (loss !== null) requireObject(fn, "loss", loss, "{batch, a, b} or null", ["batch", "a", "b"]);
   const sa = new Map(a.resolution.settings.map((s) => [s.key, s.value]));
   const sb = new Map(b.resolution.settings.map((s) => [s.key, s.value]));
   const keys = [...new Set([...sa.keys(), ...sb.keys()])];

@@ -4,6 +4,7 @@
  * (docs/conformance/explain.md). Browser-safe.
  */
 import { mustBe } from "../../core/message.js";
+import { requireObject } from "../../core/validate.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
@@ -12,6 +13,7 @@ import { resolveOpenRlhf } from "./openrlhf.js";
 import { type ConfigForm, type ParsedFrameworkConfig, parseFrameworkConfig } from "./parse.js";
 import { findRelease } from "./releases.js";
 import type { FrameworkResolution } from "./resolution.js";
+import { checkResolution } from "./resolution.js";
 import { resolveTrl } from "./trl.js";
 import { resolveVerl } from "./verl.js";
 
@@ -188,6 +190,17 @@ export function compareWithAlgorithm(
   config: PolicyLossConfig,
   spec: AlgorithmSpec,
 ): { distance: number; differences: ConfigDifference[] } {
+  requireObject("compareWithAlgorithm", "config", config, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
+  requireObject("compareWithAlgorithm", "spec", spec, "an AlgorithmSpec", ["loss"]);
+  requireObject("compareWithAlgorithm", "spec.loss", spec.loss, "a PolicyLossConfig", [
+    "ratio",
+    "surrogate",
+    "aggregation",
+  ]);
   const a = components(config);
   const b = components(spec.loss);
   const differences: ConfigDifference[] = [];
@@ -233,6 +246,7 @@ export function explainFrameworkConfig(
  * @since 0.2.0
  */
 export function explainResolution(resolution: FrameworkResolution): Explanation {
+  checkResolution("explainResolution", "resolution", resolution);
   const ranked = ALGORITHM_NAMES.map((name) => {
     const spec = ALGORITHMS[name];
     return { spec, ...compareWithAlgorithm(resolution.plan.config, spec) };

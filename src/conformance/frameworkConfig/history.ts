@@ -6,6 +6,7 @@
  */
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
+import { requireString } from "../../core/validate.js";
 import { ConfigError } from "../../errors.js";
 import type { RecordedValue } from "../releases/types.js";
 import { resolveFrameworkConfig } from "./explain.js";
@@ -62,8 +63,10 @@ const COMPONENTS: Readonly<Record<string, readonly string[]>> = {
  * @since 0.2.0
  */
 export function keyHistory(framework: ConfigFramework, key: string): KeyHistory {
+  requireString("keyHistory", "framework", framework);
+  requireString("keyHistory", "key", key);
   const fn = "keyHistory";
-  const facts = RELEASE_FACTS[framework];
+  const facts = Object.hasOwn(RELEASE_FACTS, framework) ? RELEASE_FACTS[framework] : undefined;
   if (facts === undefined)
     throw new ConfigError(
       fn,

@@ -8,7 +8,13 @@
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import { mustBe } from "../../core/message.js";
 import type { Matrix } from "../../core/tensor.js";
-import { checkFiniteAt, checkSameShape, toMatrix } from "../../core/validate.js";
+import {
+  checkFiniteAt,
+  checkSameShape,
+  requireArrayOf,
+  requireObject,
+  toMatrix,
+} from "../../core/validate.js";
 import { ConfigError, MaskError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
@@ -202,6 +208,36 @@ function rowsOf(b: FrameworkBatch, s: number, e: number): FrameworkBatch {
 }
 
 /**
+ * Require a {@link FrameworkResolution} (resolveFrameworkConfig's result): an object with its
+ * ref, settings, algebra and a plan holding a config; otherwise a ConfigError naming `arg`.
+ * @internal
+ */
+export function checkResolution(
+  fn: string,
+  arg: string,
+  res: unknown,
+): asserts res is FrameworkResolution {
+  requireObject(fn, arg, res, "a FrameworkResolution (resolveFrameworkConfig)", [
+    "ref",
+    "settings",
+    "algebra",
+    "plan",
+  ]);
+  const { plan, settings, algebra } = res as { plan: unknown; settings: unknown; algebra: unknown };
+  requireObject(fn, `${arg}.plan`, plan, "a loss plan", ["config"]);
+  requireObject(
+    fn,
+    `${arg}.plan.config`,
+    (plan as { config: unknown }).config,
+    "a PolicyLossConfig",
+    ["ratio", "surrogate", "aggregation"],
+  );
+  const isObj = (x: unknown) => typeof x === "object" && x !== null;
+  requireArrayOf(fn, `${arg}.settings`, settings, "an array of settings", isObj);
+  requireArrayOf(fn, `${arg}.algebra`, algebra, "an array of {component, text}", isObj);
+}
+
+/**
  * Evaluate a resolved framework config on a batch: the batch's rows are split into
  * `plan.microBatches` contiguous micro-batches, each evaluated by policyLoss under `plan.config`
  * (old := logprobs when on-policy; the plan's global normaliser) and divided by `plan.divideBy`;
@@ -222,6 +258,7 @@ export function evaluateResolution(
   res: FrameworkResolution,
   inputs: PolicyLossInputs,
 ): ResolutionResult {
+  checkResolution("evaluateResolution", "res", res);
   const fn = res.ref;
   const { plan } = res;
   const terms = plan.terms ?? [];

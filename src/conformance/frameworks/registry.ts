@@ -4,7 +4,8 @@
  */
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
-import { UnknownNameError } from "../../errors.js";
+import { requireString } from "../../core/validate.js";
+import { ConfigError, UnknownNameError } from "../../errors.js";
 import { type OverrideKey, parseOverrideSuffix } from "./batch.js";
 import type { FrameworkModel } from "./model.js";
 import {
@@ -63,6 +64,7 @@ const TRL_LOSS = new Set(["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo"]);
  * @since 0.1.0
  */
 export function canonicalFrameworkModelId(id: string): string {
+  requireString("canonicalFrameworkModelId", "id", id);
   const m = /^(verl|openrlhf|trl)@([^:]+):(.+)$/.exec(id);
   if (m === null) return id;
   const [, fw, label, variant] = m as unknown as [string, string, string, string];
@@ -108,6 +110,17 @@ const BUILDERS: Readonly<
 export function frameworkOverrideKeys(
   framework: FrameworkModel["framework"],
 ): readonly OverrideKey[] {
+  if (typeof framework !== "string" || !Object.hasOwn(BUILDERS, framework))
+    throw new ConfigError(
+      "frameworkOverrideKeys",
+      "framework",
+      mustBe(
+        "frameworkOverrideKeys",
+        "framework",
+        `one of ${Object.keys(BUILDERS).join(", ")}`,
+        fmtValue(framework),
+      ),
+    );
   return BUILDERS[framework].keys;
 }
 

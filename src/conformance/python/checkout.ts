@@ -8,6 +8,7 @@
 import { type Stats, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fmtValue, mustBe } from "../../core/message.js";
+import { requirePath } from "../../core/validate.js";
 import { IoError } from "../../errors.js";
 import { fileKind, fmtBytes, readFileBytes } from "../../io/_internal/files.js";
 import { fsPath } from "../../node/fsPath.js";
@@ -43,6 +44,7 @@ function statOrNull(path: string): Stats | null {
  * @throws {IoError} E_IO (arg `checkoutPath`) when it does not exist or is not a directory.
  */
 export function checkoutDir(fn: string, checkoutPath: string): string {
+  requirePath(fn, "checkoutPath", checkoutPath);
   const dir = resolve(checkoutPath);
   const st = statOrNull(dir);
   if (st === null || !st.isDirectory()) {

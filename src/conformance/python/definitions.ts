@@ -3,6 +3,8 @@
  * (and nested classes) of classes, keyed by qualified name (`func`, `Class`, `Class.method`), with
  * the segment polgrad's drift check hashes and, for functions, the signature.
  */
+
+import { requireObject, requireString } from "../../core/validate.js";
 import { normaliseLines, sha256Text, sourceLines } from "./normalize.js";
 import { type SyntaxNode, withPythonTree } from "./parser.js";
 import { codeText, type PythonParameter, readParameters } from "./signature.js";
@@ -137,6 +139,8 @@ export async function extractDefinitions(
   source: string,
   options: ExtractOptions = {},
 ): Promise<ReadonlyMap<string, PythonDefinition>> {
+  requireString("extractDefinitions", "source", source);
+  requireObject("extractDefinitions", "options", options, "ExtractOptions");
   const lines = sourceLines(source);
   return withPythonTree(source, "extractDefinitions", options.path, (root) => {
     const out = new Map<string, PythonDefinition>();

@@ -3,7 +3,13 @@
  * zero-filled float64 views the emulator reads. @internal
  */
 import { type Mask, type Matrix, type MatrixLike, rowLengths } from "../../core/tensor.js";
-import { broadcastAdvantages, toMask, toMatrix, toVector } from "../../core/validate.js";
+import {
+  broadcastAdvantages,
+  isNumberArray,
+  toMask,
+  toMatrix,
+  toVector,
+} from "../../core/validate.js";
 import type { ResolvedPolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import type { Round } from "./arith.js";
@@ -32,8 +38,7 @@ export function roundBatch<T extends PolicyLossInputs>(fn: string, batch: T, rou
     if (x !== null && x !== undefined) out[key] = roundMatrix(fn, key, x, round);
   }
   const a = batch.advantages;
-  const isVec =
-    a instanceof Float64Array || (Array.isArray(a) && a.every((v) => typeof v === "number"));
+  const isVec = a instanceof Float64Array || isNumberArray(a);
   if (isVec) out.advantages = toVector(fn, "advantages", a as Float64Array).map(round);
   else out.advantages = roundMatrix(fn, "advantages", a as MatrixLike, round);
   return out as T;

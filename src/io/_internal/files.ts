@@ -9,6 +9,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { fmtValue, mustBe } from "../../core/message.js";
+import { requirePath } from "../../core/validate.js";
 import { ConfigError, IoError } from "../../errors.js";
 import { fsPath } from "../../node/fsPath.js";
 import { noteInput } from "./inputs.js";
@@ -114,9 +115,7 @@ function checkStats(fn: string, path: string, st: Stats, maxBytes: number): void
  * @internal
  */
 export function statRegularFile(fn: string, path: string, maxBytes: number): number {
-  if (typeof path !== "string" || path.length === 0) {
-    throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
-  }
+  requirePath(fn, "path", path);
   let st: Stats;
   try {
     st = statSync(fsPath(path));

@@ -4,7 +4,7 @@
  * formatting, bounded allocation and strict UTF-8 decoding.
  * @internal
  */
-import { mustBe, safeText } from "../../core/message.js";
+import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { IoError } from "../../errors.js";
 
 /** Longest rule or actual text an IoError message carries (user text inside is already elided). */
@@ -23,10 +23,11 @@ export function ioError(
   rule: string,
   actual: string,
 ): IoError {
-  const a = safeText(String(arg));
-  const p = safeText(String(path));
+  // Never String() a value that is not a string: an array of 1e9 holes would be joined.
+  const a = safeText(typeof arg === "string" ? arg : fmtValue(arg));
+  const p = safeText(typeof path === "string" ? path : fmtValue(path));
   const message = `${mustBe(fn, a, safeText(rule, MAX_PART), safeText(actual, MAX_PART))} (in ${p})`;
-  return new IoError(fn, a, message, String(path));
+  return new IoError(fn, a, message, typeof path === "string" ? path : p);
 }
 
 /** Format a byte count for messages, e.g. `4294967296 bytes (4 GiB)`. @internal */

@@ -26,7 +26,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { fmtValue, mustBe } from "../../core/message.js";
+import { requirePath } from "../../core/validate.js";
 import { IoError } from "../../errors.js";
 import { fsPath } from "../../node/fsPath.js";
 import { fileKind, fsError, ioError } from "./files.js";
@@ -108,9 +108,7 @@ export function cleanUpOnSignals(): void {
 
 /** The destination's stats (lstat), or undefined for a new path; a non-regular one is refused. */
 function destination(fn: string, path: string): Stats | undefined {
-  if (typeof path !== "string" || path.length === 0) {
-    throw new IoError(fn, "path", mustBe(fn, "path", "a non-empty file path", fmtValue(path)));
-  }
+  requirePath(fn, "path", path);
   let st: Stats;
   try {
     st = lstatSync(fsPath(path));

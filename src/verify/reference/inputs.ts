@@ -35,7 +35,7 @@ export function maskRowsOf(m: MaskLike): boolean[][] {
 /** Advantage A[b, t] from `[B]` (broadcast along the row) or `[B, T]` advantages. @internal */
 export function advantageAt(adv: VectorLike | MatrixLike): (b: number, t: number) => number {
   if (ArrayBuffer.isView(adv)) return (b) => (adv as ArrayLike<number>)[b] as number;
-  if (Array.isArray(adv) && adv.every((v) => typeof v === "number")) {
+  if (Array.isArray(adv) && typeof adv[0] === "number") {
     const v = adv as readonly number[];
     return (b) => v[b];
   }

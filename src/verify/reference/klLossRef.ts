@@ -4,6 +4,7 @@
  */
 import type { Aggregation } from "../../aggregate/aggregation.js";
 import type { MaskLike, Matrix, MatrixLike } from "../../core/tensor.js";
+import { requireObject } from "../../core/validate.js";
 import type { KLEstimator } from "../../kl/estimator.js";
 import {
   abs,
@@ -19,6 +20,7 @@ import {
   sub,
   sum,
 } from "../autodiff.js";
+import { checkRefStreams } from "./entry.js";
 import {
   aggregationWeightsRef,
   maskRowsOf,
@@ -103,6 +105,13 @@ export function klLossRef(
   aggregation: Aggregation,
   options: { readonly responseMask: MaskLike; readonly normLen?: number | null },
 ): ReferenceResult {
+  requireObject("klLossRef", "options", options, "{responseMask, normLen?}", ["responseMask"]);
+  checkRefStreams(
+    "klLossRef",
+    { logprobs, refLogprobs },
+    [],
+    ["options.responseMask", options.responseMask],
+  );
   const mask = maskRowsOf(options.responseMask);
   const lp = rowsOf(logprobs);
   const ref = rowsOf(refLogprobs);
@@ -137,6 +146,15 @@ export function reverseKlGradSurrogateRef(
   aggregation: Aggregation,
   options: { readonly responseMask: MaskLike; readonly normLen?: number | null },
 ): ReferenceResult {
+  requireObject("reverseKlGradSurrogateRef", "options", options, "{responseMask, normLen?}", [
+    "responseMask",
+  ]);
+  checkRefStreams(
+    "reverseKlGradSurrogateRef",
+    { logprobs, refLogprobs },
+    [],
+    ["options.responseMask", options.responseMask],
+  );
   const mask = maskRowsOf(options.responseMask);
   const lp = rowsOf(logprobs);
   const ref = rowsOf(refLogprobs);

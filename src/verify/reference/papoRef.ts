@@ -21,6 +21,7 @@ import {
   sub,
   sum,
 } from "../autodiff.js";
+import { checkRefConfig, checkRefInputs } from "./entry.js";
 import { aggregationWeightsRef, maskRowsOf, matrixOf, rowsOf } from "./inputs.js";
 import { policyLossRef } from "./policyLossRef.js";
 
@@ -77,6 +78,8 @@ export interface PapoReference {
  * @since 0.1.0
  */
 export function papoRef(config: PapoConfig, inputs: PapoRefInputs): PapoReference {
+  checkRefConfig("papoRef", config, ["ratio", "surrogate", "aggregation", "perception"]);
+  checkRefInputs("papoRef", inputs, ["maskedLogprobs"]);
   const parent = policyLossRef(config, inputs);
   const mask = maskRowsOf(inputs.responseMask);
   const lp = rowsOf(inputs.logprobs);

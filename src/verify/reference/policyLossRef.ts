@@ -7,6 +7,7 @@
 
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor.js";
+import { requireObject } from "../../core/validate.js";
 import type { KLLossConfig } from "../../kl/estimator.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
 import {
@@ -25,6 +26,7 @@ import {
   sub,
   sum,
 } from "../autodiff.js";
+import { checkRefConfig, checkRefInputs } from "./entry.js";
 import {
   advantageAt,
   aggregationWeightsRef,
@@ -91,6 +93,9 @@ export function policyLossRef(
   inputs: PolicyLossRefInputs,
   options: { readonly global?: GlobalNormalizer } = {},
 ): PolicyLossReference {
+  checkRefConfig("policyLossRef", config, ["ratio", "surrogate", "aggregation"]);
+  checkRefInputs("policyLossRef", inputs, []);
+  requireObject("policyLossRef", "options", options, "an options object");
   const lp = rowsOf(inputs.logprobs);
   const old = rowsOf(inputs.oldLogprobs);
   const A = advantageAt(inputs.advantages);

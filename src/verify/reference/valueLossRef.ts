@@ -4,7 +4,9 @@
  */
 import type { Aggregation } from "../../aggregate/aggregation.js";
 import type { MaskLike, MatrixLike } from "../../core/tensor.js";
+import { requireObject } from "../../core/validate.js";
 import { clamp, grad, max, mul, type Scalar, sg, square, sub, sum } from "../autodiff.js";
+import { checkRefStreams } from "./entry.js";
 import { aggregationWeightsRef, maskRowsOf, responsePositions, rowsOf } from "./inputs.js";
 import { type ReferenceResult, scatter } from "./klLossRef.js";
 
@@ -47,6 +49,16 @@ export function valueLossRef(
     readonly normLen?: number | null;
   },
 ): ValueLossReference {
+  requireObject("valueLossRef", "options", options, "{clipEps, aggregation, normLen?}", [
+    "clipEps",
+    "aggregation",
+  ]);
+  checkRefStreams(
+    "valueLossRef",
+    { values, oldValues, returns },
+    [],
+    ["responseMask", responseMask],
+  );
   const mask = maskRowsOf(responseMask);
   const v = rowsOf(values);
   const vOld = rowsOf(oldValues);
