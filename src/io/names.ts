@@ -303,11 +303,18 @@ function fitMask(
 /**
  * Require a {@link TensorSet} (what the readers return): an object whose `path` is a string and
  * whose `tensors` is a Map of name → `{dtype, shape, data}`, `data` a Float64Array or Uint8Array
- * holding the product of `shape` values; otherwise a ConfigError naming the field. Checked before
- * anything is read from it, so that `{tensors: new Array(1e9)}` is an error at once.
+ * holding the product of `shape` values (with `values` "shapes", any number: a header's shapes
+ * without their values, as the streamed reader resolves names on); otherwise a ConfigError naming
+ * the field. Checked before anything is read from it, so that `{tensors: new Array(1e9)}` is an
+ * error at once.
  * @internal
  */
-export function checkTensorSet(fn: string, arg: string, set: unknown): asserts set is TensorSet {
+export function checkTensorSet(
+  fn: string,
+  arg: string,
+  set: unknown,
+  values: "all" | "shapes" = "all",
+): asserts set is TensorSet {
   requireObject(fn, arg, set, "a TensorSet {path, format, tensors, metadata}", ["path", "tensors"]);
   const { path, tensors } = set as { path: unknown; tensors: unknown };
   requireString(fn, `${arg}.path`, path);
@@ -334,7 +341,8 @@ export function checkTensorSet(fn: string, arg: string, set: unknown): asserts s
       (d) => Number.isSafeInteger(d) && (d as number) >= 0,
     );
     const n = (shape as number[]).reduce((a, d) => a * d, 1);
-    if (!(data instanceof Float64Array || data instanceof Uint8Array) || data.length !== n)
+    const counted = values === "shapes" || (data as { length: number }).length === n;
+    if (!(data instanceof Float64Array || data instanceof Uint8Array) || !counted)
       throw new ConfigError(
         fn,
         `${where}.data`,
@@ -380,7 +388,7 @@ export function resolveNames(
   options: NameOptions = {},
 ): { readonly set: TensorSet; readonly names: NameResolution } {
   requireString("resolveNames", "fn", fn);
-  checkTensorSet(fn, "set", set);
+  checkTensorSet(fn, "set", set, "shapes");
   if (options !== undefined) requireObject(fn, "options", options, "a NameOptions object");
   const fail: Fail = (arg, rule, actual) => ioError(fn, set.path, arg, rule, actual);
   const names = [...set.tensors.keys()];
