@@ -7,6 +7,7 @@
  * (docs/browser.md#framework-configs). Browser-safe.
  */
 import { fmtValue, mustBe } from "../../core/message.js";
+import { oneOf } from "../../core/names.js";
 import { IoError } from "../../errors.js";
 import { expandReleaseFacts } from "./expand.js";
 import type { RecordedReleaseFacts } from "./types.js";
@@ -68,10 +69,11 @@ let reader: FactsReader | null = packageReader();
  * @returns The file name.
  * @derivation docs/browser.md#framework-configs
  * @enforcedBy test/conformance/releases/releaseStore.test.ts > loadReleaseFacts > golden: without a file system the resolvers raise until the caller loads the facts
+ * @throws {UnknownNameError} E_UNKNOWN_NAME for a framework other than trl, verl, openrlhf.
  * @since 0.2.0
  */
 export function releaseFactsFile(framework: FactsFramework): string {
-  return `${framework}.json`;
+  return `${oneOf("releaseFactsFile", "framework", framework, FACTS_FRAMEWORKS)}.json`;
 }
 
 /**
