@@ -241,11 +241,10 @@ function isRows(x: unknown): x is readonly ArrayLike<unknown>[] {
 }
 
 /** The camelCase fields of the inputs records (PolicyLossInputs, PapoInputs, batches). */
-const INPUT_FIELDS: ReadonlySet<string> = new Set([
+/** The `[B, T]` streams a batch may hold besides its mask and advantages, in field order. @internal */
+export const BATCH_STREAM_FIELDS = [
   "logprobs",
   "oldLogprobs",
-  "advantages",
-  "responseMask",
   "refLogprobs",
   "rolloutLogprobs",
   "values",
@@ -254,6 +253,12 @@ const INPUT_FIELDS: ReadonlySet<string> = new Set([
   "entropies",
   "maskedLogprobs",
   "maskedEntropies",
+] as const;
+
+const INPUT_FIELDS: ReadonlySet<string> = new Set([
+  ...BATCH_STREAM_FIELDS,
+  "advantages",
+  "responseMask",
 ]);
 
 /**

@@ -10,7 +10,14 @@ import type { Aggregation } from "../aggregate/aggregation.js";
 import { mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isMask, isMatrix, type Mask, type Matrix, maskCounts } from "../core/tensor.js";
-import { advantagesOf, checkSameShape, describeInput, toMask, toMatrix } from "../core/validate.js";
+import {
+  advantagesOf,
+  BATCH_STREAM_FIELDS,
+  checkSameShape,
+  describeInput,
+  toMask,
+  toMatrix,
+} from "../core/validate.js";
 import { type ErrorCode, PolgradError, ShapeError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
@@ -138,18 +145,7 @@ export function diagnoseBatch(given: PartialBatch, options: DiagnoseOptions = {}
 }
 
 /** The `[B, T]` streams a PartialBatch may hold besides its mask and advantages. */
-const PARTIAL_STREAMS = [
-  "logprobs",
-  "oldLogprobs",
-  "refLogprobs",
-  "rolloutLogprobs",
-  "values",
-  "oldValues",
-  "returns",
-  "entropies",
-  "maskedLogprobs",
-  "maskedEntropies",
-] as const;
+const PARTIAL_STREAMS = BATCH_STREAM_FIELDS;
 
 /**
  * Require a {@link PartialBatch} as toPartialBatch builds it: `responseMask` a Mask, each stream

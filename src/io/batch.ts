@@ -354,8 +354,8 @@ export function toPartialBatchAs(fn: string, file: TensorSet, options: NameOptio
   );
 }
 
-/** The log-probability streams of a batch file: a finite value above 0 is a warning (or, strict, an error). */
-const LOGPROB_STREAMS = [
+/** The log-probability streams of a batch file: a finite value above 0 is a warning (or, strict, an error). @internal */
+export const LOGPROB_STREAMS = [
   "logprobs",
   "old_logprobs",
   "ref_logprobs",

@@ -5,7 +5,7 @@
  * case read as a JSON batch reproduces its recorded loss.
  */
 import { describe, expect, test } from "vitest";
-import { toPartialBatch } from "../../src/io/batch.js";
+import { LOGPROB_STREAMS, toPartialBatch } from "../../src/io/batch.js";
 import {
   parsePolicyLossConfig,
   readBatch,
@@ -28,15 +28,6 @@ const NAN = Number.NaN;
 const INF = Number.POSITIVE_INFINITY;
 
 let files = 0;
-
-/** The log-probability streams a batch file may hold (each checked for values above 0). */
-const LOGPROB_STREAMS = [
-  "logprobs",
-  "old_logprobs",
-  "ref_logprobs",
-  "rollout_logprobs",
-  "masked_logprobs",
-] as const;
 
 /** Write `doc` to a fresh JSON file and read its tensors. */
 function jsonSet(doc: Record<string, unknown>): TensorSet {
