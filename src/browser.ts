@@ -150,6 +150,7 @@ export {
   type VectorsReport,
 } from "./conformance/vectors.js";
 export { verlGrpoAdvantages, verlRlooAdvantages } from "./conformance/verlAdvantages.js";
+export { quantiles } from "./core/quantile.js";
 export {
   type DenseLike,
   type Mask,
@@ -208,7 +209,6 @@ export {
   MISMATCH_QUANTILE_LEVELS,
   type MismatchReport,
 } from "./diagnostics/mismatch.js";
-export { quantiles } from "./diagnostics/quantile.js";
 export {
   RUN_STEPS_KIND,
   type RunStepSettings,

@@ -3,12 +3,12 @@
  * UTF-8 and turns each byte that is not into U+FFFD, so `polgrad loss --batch $'bad\xffname.json'`
  * would look for `bad\uFFFDname.json`, another file. On Linux the exact bytes are in
  * /proc/self/cmdline; an argument that holds U+FFFD is read again from there, its invalid bytes
- * escaped as U+DC80 + (byte − 0x80) (node/fsPath.ts), which the file-system calls turn
+ * escaped as U+DC80 + (byte − 0x80) (platform/fsPath.ts), which the file-system calls turn
  * back into the bytes. Elsewhere the argument stays as Node decoded it, and a file it does not
  * name is an error that says so (io/_internal/files.ts fsError).
  */
 import { readFileSync } from "node:fs";
-import { decodeFsName } from "../node/fsPath.js";
+import { decodeFsName } from "../platform/fsPath.js";
 
 const LOSSY = new TextDecoder("utf-8");
 

@@ -6,6 +6,7 @@
  * stderr says which names were read and which tensors were set aside, and one warning line per
  * log-probability tensor with values above 0.
  */
+import { statSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { UsageError } from "../errors.js";
@@ -13,6 +14,7 @@ import type { BatchSource, BatchWarning } from "../io/batch.js";
 import { BATCH_TENSOR_NAMES, type BatchTensorName } from "../io/batchNames.js";
 import type { CustomNameMap, NameOptions, NameResolution, ResponseSlice } from "../io/names.js";
 import type { TensorSet } from "../io/tensorTypes.js";
+import { fsPath, readdirNames } from "../platform/fsPath.js";
 import type { CommandIO, OptionSpec, OptionValues } from "./command.js";
 
 /** The name options every batch-reading command takes (merged into its option table). */
@@ -267,4 +269,30 @@ export async function readCliBatch(
   const batch = toBatch(await readBatchTensors(fn, path, io), { ...options, require });
   sayBatchSource(fn, io, batch.source);
   return batch;
+}
+
+/**
+ * A folder is a run when it holds step entries (step_N, global_step_N/, …) or no tensor file of
+ * its own; a folder of tensor files (one `.npy` per tensor) is one batch.
+ */
+export async function isRunFolder(path: string): Promise<boolean> {
+  let isDir = false;
+  try {
+    isDir = statSync(fsPath(path)).isDirectory();
+  } catch {
+    return false; // the batch reader reports the missing path with its own message
+  }
+  if (!isDir) return false;
+  // Names only (no stat per entry): the run's own scan follows once, in diagnoseRun.
+  const { stepOfName } = await import("../io/runFolder.js");
+  const { tensorFilesOf } = await import("../io/readTensors.js");
+  const fn = "polgrad diagnose";
+  let names: string[];
+  try {
+    names = readdirNames(path);
+  } catch {
+    return true; // unreadable: diagnoseRun reports it
+  }
+  if (names.some((n) => stepOfName(n, false) !== null || stepOfName(n, true) !== null)) return true;
+  return tensorFilesOf(fn, path).length === 0;
 }

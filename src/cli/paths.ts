@@ -9,7 +9,7 @@ import { sep } from "node:path";
 import { safeText } from "../core/message.js";
 import { IoError } from "../errors.js";
 import { realTarget } from "../io/_internal/inputs.js";
-import { fsPath } from "../node/fsPath.js";
+import { fsPath } from "../platform/fsPath.js";
 import type { Command, OptionValues } from "./command.js";
 
 interface Place {

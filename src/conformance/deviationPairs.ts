@@ -7,6 +7,7 @@
  * Browser-safe.
  */
 import { fmtValue, mustBe } from "../core/message.js";
+import { pyExp, pyFixed } from "../core/pyFormat.js";
 import { pyValue } from "../core/pyRepr.js";
 import { requireObject } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
@@ -14,7 +15,6 @@ import { policyLossConfigToJson } from "../io/configJson.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../registry/index.js";
-import { pyExp, pyFixed } from "../report/format.js";
 import type { DrawnBatch } from "../verify/draw.js";
 import { type ComparisonReport, compareLosses } from "./compare.js";
 import { ppoClipConfig, wideGaps } from "./deviations.js";

@@ -13,10 +13,10 @@ import type { TensorSet, TensorToWrite } from "../io/index.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { getAlgorithm } from "../registry/registry.js";
-import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "../testing/nearestMatch.js";
-import { checkShapes, randomBatches } from "../testing/randomBatches.js";
 import { caseMetrics } from "./compare.js";
 import { getFrameworkModel } from "./frameworks/registry.js";
+import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "./nearestMatch.js";
+import { checkShapes, randomBatches } from "./randomBatches.js";
 
 /** The streams a vector case can carry, in their wire names. */
 export type VectorStream =

@@ -11,7 +11,7 @@ import { MAX_PYTHON_SOURCE_BYTES } from "../conformance/python/checkout.js";
 import { sha256Bytes } from "../conformance/python/normalize.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { IoError } from "../errors.js";
-import { fsPath } from "../node/fsPath.js";
+import { fsPath } from "../platform/fsPath.js";
 
 /** Longest one git call may run. */
 export const GIT_TIMEOUT_MS: number = 30_000;

@@ -78,7 +78,7 @@ export function safeText(s: string, max: number = MAX_QUOTED): string {
       }
     }
     if (lo && c >= 0xdc80 && c <= 0xdcff) {
-      // A byte of a file name that is not UTF-8 (node/fsPath.ts): as the shell writes it.
+      // A byte of a file name that is not UTF-8 (platform/fsPath.ts): as the shell writes it.
       out += `\\x${(c - 0xdc00).toString(16)}`;
     } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || hi || lo) {
       out +=

@@ -23,7 +23,7 @@ import { requireObject } from "../core/validate.js";
 import { ConfigError, IoError } from "../errors.js";
 import { fileKind, fsError, ioError } from "../io/_internal/files.js";
 import { type TensorToWrite, writeSafetensors } from "../io/writeSafetensors.js";
-import { fsPath, readdirNames } from "../node/fsPath.js";
+import { fsPath, readdirNames } from "../platform/fsPath.js";
 
 /** Caps of a demo run (docs/cli.md#bounds): the run is bounded in steps and in bytes per step. */
 export const DEMO_RUN_LIMITS: Readonly<{

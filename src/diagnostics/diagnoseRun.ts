@@ -24,7 +24,7 @@ import {
   type RunStepEntry,
   scanRunFolderAs,
 } from "../io/runFolder.js";
-import { fsPath } from "../node/fsPath.js";
+import { fsPath } from "../platform/fsPath.js";
 import {
   type Alarm,
   type DetectorName,

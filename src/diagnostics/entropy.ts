@@ -6,12 +6,12 @@
 
 import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe } from "../core/message.js";
+import { checkFiniteReport } from "../core/quantile.js";
 import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import { checkEntropiesAt } from "../losses/entropyMask.js";
-import { checkFiniteReport } from "./quantile.js";
 import { type TrendOptions, type TrendReport, trendTest } from "./trend.js";
 
 /**

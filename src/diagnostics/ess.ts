@@ -9,6 +9,7 @@ import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { checkFiniteReport, checkSample, sampleMoments } from "../core/quantile.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import {
@@ -19,7 +20,6 @@ import {
   toMatrix,
 } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
-import { checkFiniteReport, checkSample, sampleMoments } from "./quantile.js";
 
 /** The level at which importance weights are formed: one per token, or one per sequence. */
 export type ESSLevel = "token" | "sequence";

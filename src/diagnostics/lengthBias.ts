@@ -9,13 +9,13 @@ import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js"
 import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr } from "../core/finite.js";
 import { fmtIndices, mustBe } from "../core/message.js";
+import { checkFiniteReport } from "../core/quantile.js";
 import { mulPow2 } from "../core/scale.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import { type MaskLike, type MatrixLike, rowLengths, type VectorLike } from "../core/tensor.js";
 import { broadcastAdvantages, toMask } from "../core/validate.js";
 import { MaskError, ShapeError } from "../errors.js";
 import { designDefect, normalQuantile, olsHc3Scaled } from "./ols.js";
-import { checkFiniteReport } from "./quantile.js";
 
 /** Options of {@link lengthBiasProbe}. */
 export interface LengthBiasOptions {

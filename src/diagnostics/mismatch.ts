@@ -9,13 +9,13 @@
 import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
+import { checkFiniteReport, quantilesOf, sampleMoments } from "../core/quantile.js";
 import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError } from "../errors.js";
 import type { KLEstimator } from "../kl/estimator.js";
 import { k3Value, klPointInto } from "../kl/estimator.js";
-import { checkFiniteReport, quantilesOf, sampleMoments } from "./quantile.js";
 
 /** The levels of {@link MismatchReport.gapQuantiles}: 1%, 5%, 25%, 50%, 75%, 95%, 99%. */
 export const MISMATCH_QUANTILE_LEVELS: readonly number[] = Object.freeze([

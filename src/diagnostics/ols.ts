@@ -9,10 +9,10 @@
  */
 
 import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { checkFiniteReport, checkSample } from "../core/quantile.js";
 import { maxAbsOf, mulPow2, pow2Exponent } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
-import { checkFiniteReport, checkSample } from "./quantile.js";
 
 /** Why a regressor cannot carry an HC3 slope, or null when it can. */
 export type DesignDefect = "too-few" | "constant" | "leverage-one";

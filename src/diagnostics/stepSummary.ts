@@ -16,6 +16,7 @@
 
 import { checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen, rowTokenWeights } from "../aggregate/effectiveTokenWeights.js";
+import { sampleMoments } from "../core/quantile.js";
 import { mulPow2 } from "../core/scale.js";
 import { twoSumError } from "../core/sum.js";
 import { isMask, isMatrix, type Matrix } from "../core/tensor.js";
@@ -33,7 +34,6 @@ import { essKernel } from "./ess.js";
 import { Z_975 } from "./lengthBias.js";
 import { DEFAULT_CATASTROPHIC_GAP } from "./mismatch.js";
 import { designDefect, olsHc3Scaled } from "./ols.js";
-import { sampleMoments } from "./quantile.js";
 import type { RunStep } from "./runSteps.js";
 
 /** The largest |value| the fused pass accepts: sums of 2^53 such terms stay far below 2^1024. */

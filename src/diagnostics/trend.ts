@@ -9,13 +9,13 @@
 import { finiteOr } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { orderStatistics } from "../core/orderStatistics.js";
+import { checkSample } from "../core/quantile.js";
 import type { Rng } from "../core/rng.js";
 import { maxAbsOf, mulPow2, pow2Exponent } from "../core/scale.js";
 import { CompensatedSum, fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toVector } from "../core/validate.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
-import { checkSample } from "./quantile.js";
 
 /**
  * Options of {@link trendTest} and `entropyTrend`.

@@ -14,7 +14,7 @@ import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import { type ElementBudget, elementBudget, takeElements } from "./_internal/limits.js";
-import type { TensorReader } from "./readers.js";
+import type { TensorReader } from "./tensorTypes.js";
 import { DTYPE_BYTES, type NamedTensor, type TensorDtype, type TensorSet } from "./tensorTypes.js";
 
 /** Largest `.npy` header accepted: 1 MiB (a simple dtype and a rank-64 shape take < 2 KB). */

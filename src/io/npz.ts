@@ -12,8 +12,7 @@ import { fmtBytes, ioError } from "./_internal/ioError.js";
 import { elementBudget } from "./_internal/limits.js";
 import { openZip } from "./_internal/zip.js";
 import { decodeNpy } from "./npy.js";
-import type { TensorReader } from "./readers.js";
-import type { NamedTensor, TensorSet } from "./tensorTypes.js";
+import type { NamedTensor, TensorReader, TensorSet } from "./tensorTypes.js";
 
 /** Default size limit of an `.npz` file: 4 GiB. */
 export const DEFAULT_MAX_NPZ_BYTES: number = 4 * 2 ** 30;

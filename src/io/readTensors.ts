@@ -7,7 +7,7 @@
 import { closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { requirePath } from "../core/validate.js";
-import { fsPath, readdirNames } from "../node/fsPath.js";
+import { fsPath, readdirNames } from "../platform/fsPath.js";
 import {
   checkFileSize,
   checkMaxBytes,

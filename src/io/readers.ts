@@ -28,28 +28,12 @@ import {
   MAX_FILE_TENSORS,
   MAX_SAFETENSORS_HEADER_BYTES,
   type ReadOptions,
+  type TensorReader,
   type TensorSet,
 } from "./tensorTypes.js";
 import { PT_READER } from "./torchPt.js";
 
-/** One tensor-file format: how to recognise it and how to parse its bytes. */
-export interface TensorReader {
-  /** The format name, as in {@link TensorSet.format}: `"safetensors"`, `"json"`. */
-  readonly format: string;
-  /** The extensions it owns, lower-case with the dot: `[".safetensors"]`. */
-  readonly extensions: readonly string[];
-  /** Size limit of a file of this format when `options.maxBytes` is not given. */
-  readonly defaultMaxBytes: number;
-  /** True when the first bytes of a file look like this format (used when the extension is unknown). */
-  readonly sniff: (head: Uint8Array) => boolean;
-  /**
-   * Parse a whole file's bytes; pure. Every failure is a PolgradError (an IoError naming `path`),
-   * for any byte string: lengths are checked before use, allocation is bounded by the input and
-   * by `maxElements` (elements in all tensors, default {@link DEFAULT_MAX_ELEMENTS}; see
-   * docs/io.md#bounds-on-hostile-files), and nothing recurses on the input's nesting.
-   */
-  readonly parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) => TensorSet;
-}
+export type { TensorReader } from "./tensorTypes.js";
 
 /** Bytes a caller should pass to {@link readerFor} as `head` for the sniffs to decide. */
 export const SNIFF_BYTES = 4096;

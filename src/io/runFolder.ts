@@ -9,7 +9,7 @@ import { type Stats, statSync } from "node:fs";
 import { join } from "node:path";
 import { fmtValue, safeText } from "../core/message.js";
 import { requirePath, requireString } from "../core/validate.js";
-import { fsPath, readdirNames } from "../node/fsPath.js";
+import { fsPath, readdirNames } from "../platform/fsPath.js";
 import { fileKind, fsError } from "./_internal/files.js";
 import { ioError } from "./_internal/ioError.js";
 import { extensionOf, readerByExtension } from "./readers.js";

@@ -21,7 +21,7 @@ import {
   unpickle,
 } from "./_internal/pickle.js";
 import { openZip, type ZipArchive } from "./_internal/zip.js";
-import type { TensorReader } from "./readers.js";
+import type { TensorReader } from "./tensorTypes.js";
 import {
   DEFAULT_MAX_ELEMENTS,
   DTYPE_BYTES,

@@ -5,9 +5,9 @@
  * batch's response tokens keep their policy-gradient term (docs/derivations/losses.md#top-entropy-mask).
  */
 import { fmtValue, mustBe } from "../core/message.js";
+import { quantilesOf } from "../core/quantile.js";
 import type { Mask, MaskLike, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
-import { quantilesOf } from "../diagnostics/quantile.js";
 import { ConfigError } from "../errors.js";
 
 /**

@@ -6,7 +6,7 @@ import {
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
-import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
+import type { Mask, Matrix } from "../core/tensor.js";
 import { ConfigError, type OverflowError } from "../errors.js";
 import {
   type PolicyLossConfig,
@@ -43,29 +43,10 @@ import {
   ROW_OK,
 } from "./kernel/policyRows.js";
 
+export { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "./inputs.js";
 export type { PolicyLossOut } from "./kernel/outputs.js";
-export { POLICY_LOSS_INPUTS } from "./kernel/policyPlan.js";
 
-/** The tensors a policy loss reads. `[B, T]` unless noted; padding may hold anything. */
-export interface PolicyLossInputs {
-  /** Current-policy logprobs of the sampled tokens — the only differentiable stream. */
-  readonly logprobs: MatrixLike;
-  /** Behaviour-policy logprobs recomputed by the trainer (constant). */
-  readonly oldLogprobs: MatrixLike;
-  /** `[B]` per-sequence or `[B, T]` per-token advantages (constant). */
-  readonly advantages: VectorLike | MatrixLike;
-  /** 1 at response tokens, 0 at padding; every row needs at least one response token. */
-  readonly responseMask: MaskLike;
-  /** Reference-policy logprobs; required iff `config.kl` is set. */
-  readonly refLogprobs?: MatrixLike | null;
-  /** Logprobs reported by the rollout engine; required iff `config.isCorrection` is set. */
-  readonly rolloutLogprobs?: MatrixLike | null;
-  /**
-   * Per-token entropies of the policy (≥ 0, computed by the caller from its logits); required
-   * iff `config.topEntropyQuantile` or `config.entropyBonus` is set.
-   */
-  readonly entropies?: MatrixLike | null;
-}
+import type { PolicyLossInputs } from "./inputs.js";
 
 /** Result of {@link policyLoss}. Every `[B, T]` field follows the masked-position contract. */
 export interface PolicyLossResult {

@@ -8,7 +8,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { workerData } from "node:worker_threads";
-import { fsPath, readdirNames } from "./fsPath.js";
+import { fsPath, readdirNames } from "../platform/fsPath.js";
 
 const { paths, ctl, counter } = workerData as {
   paths: string[];

@@ -1,8 +1,8 @@
 /** Render a {@link ClipReport} as terminal text (pure: returns text, prints nothing). */
 
+import { g4 } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
 import type { ClipReport } from "../diagnostics/clipping.js";
-import { g4 } from "./format.js";
 
 /**
  * Render the clip census in four lines: the band, the A > 0 and A < 0 quadrants with what happens

@@ -1,12 +1,12 @@
 /** Render batch and run diagnoses as terminal text (pure: returns text, prints nothing). */
 
+import { g4 } from "../core/pyFormat.js";
 import { requireObject, requireString } from "../core/validate.js";
 import type { Alarm, BatchDiagnosis } from "../diagnostics/diagnoseBatch.js";
 import type { RunDiagnosis, SeriesSummary } from "../diagnostics/diagnoseRun.js";
 import { renderClipText } from "./clipText.js";
 import { renderEntropyText } from "./entropyText.js";
 import { renderEssText } from "./essText.js";
-import { g4 } from "./format.js";
 import { renderLengthBiasText } from "./lengthBiasText.js";
 import { renderMismatchText } from "./mismatchText.js";
 

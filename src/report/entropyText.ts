@@ -3,10 +3,10 @@
  * prints nothing).
  */
 
+import { g4, pyGeneral } from "../core/pyFormat.js";
 import { requireObject, requireString } from "../core/validate.js";
 import type { EntropyReport } from "../diagnostics/entropy.js";
 import type { TrendReport } from "../diagnostics/trend.js";
-import { g4, pyGeneral } from "./format.js";
 
 /**
  * Render the entropy estimate in two lines: the pooled estimate with its token count and

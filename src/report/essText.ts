@@ -1,8 +1,8 @@
 /** Render an {@link ESSReport} as terminal text (pure: returns text, prints nothing). */
 
+import { g4 } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
 import type { ESSReport } from "../diagnostics/ess.js";
-import { g4 } from "./format.js";
 
 /**
  * Render the ESS summary in two lines: the ESS of n and its ratio, then the log-weight moments.

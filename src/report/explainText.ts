@@ -8,8 +8,8 @@ import type { Explanation } from "../conformance/frameworkConfig/explain.js";
 import type { KeyHistory } from "../conformance/frameworkConfig/history.js";
 import type { RecordedValue } from "../conformance/releases/types.js";
 import { safeText } from "../core/message.js";
+import { sig4 } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
-import { sig4 } from "./format.js";
 
 /** A recorded value as text: JSON for everything but plain strings. */
 export function valueText(v: RecordedValue | undefined): string {

@@ -1,8 +1,8 @@
 /** Render a {@link LengthBiasReport} as two summary lines (pure: returns text, prints nothing). */
 
+import { g4 } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
 import type { LengthBiasReport } from "../diagnostics/lengthBias.js";
-import { g4 } from "./format.js";
 
 function range(xs: ArrayLike<number>): [number, number] {
   let lo = Number.POSITIVE_INFINITY;

@@ -1,8 +1,8 @@
 /** Render a {@link MismatchReport} as terminal text (pure: returns text, prints nothing). */
 
+import { g4 } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
 import { MISMATCH_QUANTILE_LEVELS, type MismatchReport } from "../diagnostics/mismatch.js";
-import { g4 } from "./format.js";
 
 /**
  * Render the mismatch summary in six lines: token count; gap moments and perplexity ratio; the

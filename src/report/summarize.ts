@@ -4,10 +4,12 @@
  * Browser-safe.
  */
 import type { ComparisonReport } from "../conformance/compare.js";
+import type { ConformanceReport } from "../conformance/conformanceReport.js";
 import type { DeviationReport } from "../conformance/deviationPairs.js";
 import { deviationReportSummary } from "../conformance/deviationPairs.js";
 import type { VectorsReport } from "../conformance/vectors.js";
 import { fmtValue, mustBe } from "../core/message.js";
+import { pyExp, pyFixed } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
 import type { ClipReport } from "../diagnostics/clipping.js";
 import type { EntropyReport } from "../diagnostics/entropy.js";
@@ -16,11 +18,10 @@ import type { LengthBiasReport } from "../diagnostics/lengthBias.js";
 import type { MismatchReport } from "../diagnostics/mismatch.js";
 import type { TrendReport } from "../diagnostics/trend.js";
 import { ConfigError } from "../errors.js";
-import { type ConformanceReport, conformanceSummary } from "../testing/assertConforms.js";
 import { renderClipText } from "./clipText.js";
+import { conformanceSummary } from "./conformanceText.js";
 import { renderEntropyText, renderTrendText } from "./entropyText.js";
 import { renderEssText } from "./essText.js";
-import { pyExp, pyFixed } from "./format.js";
 import { renderLengthBiasText } from "./lengthBiasText.js";
 import { renderMismatchText } from "./mismatchText.js";
 

@@ -7,21 +7,22 @@
  */
 
 import { caseMetrics } from "../conformance/compare.js";
+import type { ConformanceReport } from "../conformance/conformanceReport.js";
 import { getFrameworkModel } from "../conformance/frameworks/registry.js";
-import { fmtValue, mustBe } from "../core/message.js";
-import { requireObject } from "../core/validate.js";
-import { ConfigError, VerificationError } from "../errors.js";
-import type { PolicyLossConfig } from "../losses/config.js";
-import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
-import { getAlgorithm } from "../registry/registry.js";
-import { pyExp, pyFixed } from "../report/format.js";
-import { type CaseResult, type MismatchDiagnosis, nearestMatch } from "./nearestMatch.js";
+import { type CaseResult, nearestMatch } from "../conformance/nearestMatch.js";
 import {
   checkShapes,
   DEFAULT_TEST_SHAPES,
   randomBatches,
   type TestBatch,
-} from "./randomBatches.js";
+} from "../conformance/randomBatches.js";
+import { fmtValue, mustBe } from "../core/message.js";
+import { pyExp } from "../core/pyFormat.js";
+import { ConfigError, VerificationError } from "../errors.js";
+import type { PolicyLossConfig } from "../losses/config.js";
+import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
+import { getAlgorithm } from "../registry/registry.js";
+import { conformanceSummary } from "../report/conformanceText.js";
 
 /** What the implementation under test returns for one batch. */
 export interface ImplementationResult {
@@ -59,27 +60,7 @@ export interface ConformsOptions {
   readonly importFrom?: string;
 }
 
-/** The report of {@link assertConforms} (polgrad's DeviationReport plus the worst case and a diagnosis). */
-export interface ConformanceReport {
-  readonly maxLossRelDiff: number;
-  readonly maxGradRelDiff: number;
-  readonly gradCosineMin: number;
-  readonly cases: number;
-  /** The first case maximising max(loss rel, grad rel): its index, seed and shape. */
-  readonly worstCase: {
-    readonly index: number;
-    readonly seed: number;
-    readonly shape: readonly [number, number];
-  };
-  readonly lossRtol: number;
-  readonly gradRtol: number;
-  readonly conforms: boolean;
-  readonly notes: readonly string[];
-  /** A line that replays the worst case. */
-  readonly replay: string;
-  /** Only when the check fails and the reference is a config: the nearest configuration it matches. */
-  readonly diagnosis: MismatchDiagnosis | null;
-}
+export type { ConformanceReport } from "../conformance/conformanceReport.js";
 
 const FN = "assertConforms";
 
@@ -362,30 +343,4 @@ function configLine(c: PolicyLossConfig): string {
       ? "none"
       : `{ epsLow: ${c.clip.epsLow}, epsHigh: ${c.clip.epsHigh}${c.clip.ratioCap == null ? "" : `, ratioCap: ${c.clip.ratioCap}`} }`;
   return `surrogate=${c.surrogate}, ratio=${c.ratio}, aggregation=${c.aggregation}${c.normLen == null ? "" : `, normLen=${c.normLen}`}, clip=${clip}${c.kl == null ? "" : `, kl=${c.kl.kind}×${c.kl.coef}`}`;
-}
-
-/**
- * The report as text (polgrad's DeviationReport.summary() plus the worst case, the replay line and
- * the diagnosis): the header `conformance over N seeded cases: max loss rel diff …, max grad rel
- * diff …, min grad cosine …, worst-case seed …`, then one line per note.
- *
- * @param r - The report.
- * @returns The text, lines joined by newlines (no trailing newline).
- * @derivation docs/testing.md#assertconforms
- * @enforcedBy test/testing/assertConforms.test.ts > assertConforms > golden: the summary's header, notes, replay and diagnosis lines
- * @since 0.2.0
- */
-export function conformanceSummary(r: ConformanceReport): string {
-  requireObject("conformanceSummary", "r", r, "a ConformanceReport (assertConforms)", [
-    "cases",
-    "notes",
-    "replay",
-  ]);
-  const lines = [
-    `conformance over ${r.cases} seeded cases: max loss rel diff ${pyExp(r.maxLossRelDiff, 3)}, max grad rel diff ${pyExp(r.maxGradRelDiff, 3)}, min grad cosine ${pyFixed(r.gradCosineMin, 9)}, worst-case seed ${r.worstCase.seed} (case ${r.worstCase.index}, shape [${r.worstCase.shape.join(", ")}])`,
-    ...r.notes,
-    `replay: ${r.replay}`,
-  ];
-  if (r.diagnosis !== null) lines.push(r.diagnosis.text);
-  return lines.join("\n");
 }

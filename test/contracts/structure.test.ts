@@ -5,66 +5,10 @@
  * cycle. The import graph is read from the sources: every relative specifier of an `import`,
  * `export … from` or dynamic `import()` in src/**\/*.ts, type-only imports included.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
+import { findCycles, sourceImportGraph, specifiers } from "../_kit/moduleGraph.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-function sources(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (p.endsWith(".ts")) out.push(p);
-  }
-  return out;
-}
-
-/** Relative import specifiers of a module: static imports, re-exports and dynamic imports. */
-function specifiers(text: string): string[] {
-  const out: string[] = [];
-  const patterns = [
-    /(?:^|[\s;}])(?:import|export)\s[^;"']*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']/g,
-    /(?:^|[\s;])import\s*["'](\.{1,2}\/[^"']+)["']/g,
-    /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g,
-  ];
-  for (const re of patterns) for (const m of text.matchAll(re)) out.push(m[1] as string);
-  return out;
-}
-
-/** The import graph of src/: repository-relative module path -> the modules it imports. */
-function importGraph(): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const file of sources(join(root, "src"))) {
-    const from = relative(root, file);
-    const targets = specifiers(readFileSync(file, "utf8")).map((s) =>
-      relative(root, resolve(dirname(file), s.replace(/\.js$/, ".ts"))),
-    );
-    graph.set(from, [...new Set(targets)]);
-  }
-  return graph;
-}
-
-/** Every cycle the depth-first search closes (one per back edge), each as its module path. */
-function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
-  const state = new Map<string, "open" | "done">();
-  const stack: string[] = [];
-  const cycles: string[][] = [];
-  const visit = (node: string): void => {
-    state.set(node, "open");
-    stack.push(node);
-    for (const next of graph.get(node) ?? []) {
-      const s = state.get(next);
-      if (s === "open") cycles.push([...stack.slice(stack.indexOf(next)), next]);
-      else if (s === undefined) visit(next);
-    }
-    stack.pop();
-    state.set(node, "done");
-  };
-  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
-  return cycles;
-}
+const importGraph = () => sourceImportGraph({ types: true });
 
 const inScope = (m: string) => m.startsWith("src/contracts/") || m.startsWith("src/conformance/");
 

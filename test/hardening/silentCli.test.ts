@@ -20,7 +20,7 @@ import {
   tensorsFromJson,
   toBatch,
 } from "../../src/index.js";
-import { decodeFsName, fsPath } from "../../src/node/fsPath.js";
+import { decodeFsName, fsPath } from "../../src/platform/fsPath.js";
 import { FC_PARAMS } from "../_kit/index.js";
 import { BIN, runMain } from "../cli/_run.js";
 

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { IoError, UsageError } from "../../errors.js";
-import { readdirNames } from "../../node/fsPath.js";
+import { readdirNames } from "../../platform/fsPath.js";
 import type { CommandIO, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 import type { ContractSubcommand } from "./contractSubcommand.js";

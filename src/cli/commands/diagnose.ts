@@ -1,10 +1,9 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
-import { statSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
-import { fsPath, readdirNames } from "../../node/fsPath.js";
 import {
+  isRunFolder,
   NAME_OPTIONS,
   nameOptionsOf,
   noticeLine,
@@ -336,32 +335,6 @@ async function runMerge(
   const docs = parts.map((p) => camelKeys(readJsonFile(p, fn)));
   const d = summarizeRun(docs as never, trendOptions(values));
   return printRun(fn, values, io, d);
-}
-
-/**
- * A folder is a run when it holds step entries (step_N, global_step_N/, …) or no tensor file of
- * its own; a folder of tensor files (one `.npy` per tensor) is one batch.
- */
-export async function isRunFolder(path: string): Promise<boolean> {
-  let isDir = false;
-  try {
-    isDir = statSync(fsPath(path)).isDirectory();
-  } catch {
-    return false; // the batch reader reports the missing path with its own message
-  }
-  if (!isDir) return false;
-  // Names only (no stat per entry): the run's own scan follows once, in diagnoseRun.
-  const { stepOfName } = await import("../../io/runFolder.js");
-  const { tensorFilesOf } = await import("../../io/readTensors.js");
-  const fn = "polgrad diagnose";
-  let names: string[];
-  try {
-    names = readdirNames(path);
-  } catch {
-    return true; // unreadable: diagnoseRun reports it
-  }
-  if (names.some((n) => stepOfName(n, false) !== null || stepOfName(n, true) !== null)) return true;
-  return tensorFilesOf(fn, path).length === 0;
 }
 
 /** The run's one stderr notice: the names read and the tensors set aside, over all steps. */

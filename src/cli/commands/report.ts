@@ -112,7 +112,7 @@ export const reportCommand: Command = {
       throw new UsageError(fn, "--out", `${fn}: --out must be the HTML file to write; got nothing`);
     const path = positionals[0];
     if (path !== undefined && path !== "-") {
-      const { isRunFolder } = await import("./diagnose.js");
+      const { isRunFolder } = await import("../batchInput.js");
       if (await isRunFolder(path)) {
         if (values.framework !== undefined || values["framework-config"] !== undefined)
           throw new UsageError(

@@ -69,7 +69,7 @@ async function emit(values: OptionValues, io: CommandIO): Promise<number> {
     ...(gradRtol === undefined ? {} : { gradRtol }),
   });
   const { mkdirSync } = await import("node:fs");
-  const { fsPath } = await import("../../node/fsPath.js");
+  const { fsPath } = await import("../../platform/fsPath.js");
   const { join } = await import("node:path");
   const { createHash } = await import("node:crypto");
   const { encodeSafetensors } = await import("../../io/writeSafetensors.js");
@@ -139,7 +139,7 @@ async function check(
       values.outputs ?? "nothing",
     );
   const { readFileSync } = await import("node:fs");
-  const { fsPath } = await import("../../node/fsPath.js");
+  const { fsPath } = await import("../../platform/fsPath.js");
   const { join } = await import("node:path");
   const { createHash } = await import("node:crypto");
   const { IoError } = await import("../../errors.js");

@@ -11,7 +11,7 @@ import { fmtValue, mustBe } from "../../core/message.js";
 import { requirePath } from "../../core/validate.js";
 import { IoError } from "../../errors.js";
 import { fileKind, fmtBytes, readFileBytes } from "../../io/_internal/files.js";
-import { fsPath } from "../../node/fsPath.js";
+import { fsPath } from "../../platform/fsPath.js";
 import { sha256Bytes } from "./normalize.js";
 
 /**

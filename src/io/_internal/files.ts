@@ -11,7 +11,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSy
 import { fmtValue, mustBe } from "../../core/message.js";
 import { requirePath } from "../../core/validate.js";
 import { ConfigError, IoError } from "../../errors.js";
-import { fsPath } from "../../node/fsPath.js";
+import { fsPath } from "../../platform/fsPath.js";
 import { noteInput } from "./inputs.js";
 import { allocBytes, decodeUtf8, fmtBytes, ioError } from "./ioError.js";
 

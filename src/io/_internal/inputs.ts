@@ -9,7 +9,7 @@
  */
 import { realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { decodeFsName, fsPath } from "../../node/fsPath.js";
+import { decodeFsName, fsPath } from "../../platform/fsPath.js";
 
 interface InputFile {
   readonly path: string;

@@ -28,7 +28,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { requirePath } from "../../core/validate.js";
 import { IoError } from "../../errors.js";
-import { fsPath } from "../../node/fsPath.js";
+import { fsPath } from "../../platform/fsPath.js";
 import { fileKind, fsError, ioError } from "./files.js";
 import { inputClash } from "./inputs.js";
 

@@ -29,7 +29,7 @@ import {
 import { ConfigError, MaskError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import { checkEntropiesAt, entropyThreshold } from "../entropyMask.js";
-import type { PolicyLossInputs } from "../policyLoss.js";
+import { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "../inputs.js";
 import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
 import { klPlan, meanISWeight, type PolicyPlan } from "./policyRows.js";
@@ -59,10 +59,6 @@ export class Deferred {
     }
   }
 }
-
-/** The description of the inputs object in messages. */
-export const POLICY_LOSS_INPUTS =
-  "a PolicyLossInputs object { logprobs, oldLogprobs, advantages, responseMask, … }";
 
 function requireStream(
   fn: string,

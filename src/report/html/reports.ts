@@ -5,11 +5,11 @@
  * self-contained file each (page.ts); the charts are drawn by charts.ts.
  */
 import { mustBe } from "../../core/message.js";
+import { g4 } from "../../core/pyFormat.js";
 import type { RunDiagnosis } from "../../diagnostics/diagnoseRun.js";
 import type { RunStep } from "../../diagnostics/runSteps.js";
 import { ConfigError } from "../../errors.js";
 import type { WhichReport } from "../../which/whichTable.js";
-import { g4 } from "../format.js";
 import { barChart, type Chart, heatmap, lineChart, type Series } from "./charts.js";
 import { esc, type Panel, page } from "./page.js";
 

@@ -4,7 +4,7 @@
  * `format(x, spec)`.
  */
 import { describe, expect, test } from "vitest";
-import { g4, pyExp, pyFixed, pyGeneral, sig4 } from "../../src/report/format.js";
+import { g4, pyExp, pyFixed, pyGeneral, sig4 } from "../../src/core/pyFormat.js";
 
 /**
  * Values with exact decimal ties (0.015625 = 2^-6, 1.0625 = 17/16, 2.5, 0.0009765625 = 2^-10,

@@ -4,13 +4,13 @@
  * ceiling) and the Bessel moments of a float64 sample (docs/diagnostics/mismatch.md#quantiles).
  */
 
-import { finiteOr } from "../core/finite.js";
-import { fmtValue, mustBe, safeText } from "../core/message.js";
-import { orderStatistics } from "../core/orderStatistics.js";
-import { maxAbsOf, pow2Scale } from "../core/scale.js";
-import { CompensatedSum } from "../core/sum.js";
-import { checkFiniteAll, describeShape, isNumberArray } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
+import { finiteOr } from "./finite.js";
+import { fmtValue, mustBe, safeText } from "./message.js";
+import { orderStatistics } from "./orderStatistics.js";
+import { maxAbsOf, pow2Scale } from "./scale.js";
+import { CompensatedSum } from "./sum.js";
+import { checkFiniteAll, describeShape, isNumberArray } from "./validate.js";
 
 /**
  * The q-quantile of an ascending sample by linear interpolation at position h = q·(n − 1).
@@ -97,8 +97,8 @@ export function checkSample(fn: string, arg: string, x: unknown): ArrayLike<numb
  * @throws {NonFiniteError} E_NONFINITE when a value is NaN or infinite.
  * @throws {ConfigError} E_CONFIG when a level is outside [0, 1] (NaN included).
  * @derivation docs/diagnostics/mismatch.md#quantiles
- * @enforcedBy test/diagnostics/quantile.test.ts > quantiles > golden: linear interpolation on [-0.6, 0.2, 1.0]
- * @enforcedBy test/diagnostics/quantile.test.ts > quantiles > property: monotone in the level and bounded by min and max
+ * @enforcedBy test/core/quantile.test.ts > quantiles > golden: linear interpolation on [-0.6, 0.2, 1.0]
+ * @enforcedBy test/core/quantile.test.ts > quantiles > property: monotone in the level and bounded by min and max
  * @enforcedBy test/diagnostics/hardening.test.ts > quantiles > rejects: null and non-array samples with a ShapeError, not a TypeError
  * @enforcedBy test/diagnostics/hardening.test.ts > quantiles > regression: interpolating between values near ±1.8e308 stays finite
  * @since 0.1.0

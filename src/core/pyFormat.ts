@@ -79,7 +79,7 @@ const pyExponent = (e: number): string =>
  * @param precision - Significant digits (polgrad's summaries: 4, and 6 for `:g`); 0 counts as 1.
  * @returns The text.
  * @derivation docs/report.md#number-formats
- * @enforcedBy test/report/format.test.ts > pyGeneral > golden: Python's .4g and g, exact ties rounded half to even
+ * @enforcedBy test/core/pyFormat.test.ts > pyGeneral > golden: Python's .4g and g, exact ties rounded half to even
  * @since 0.2.0
  */
 export function pyGeneral(x: number, precision: number): string {
@@ -109,7 +109,7 @@ export function pyGeneral(x: number, precision: number): string {
  * @param x - The number.
  * @returns The text (`0.3333`, `-8.732e-06`, `1.235e+04`, `0.5`).
  * @derivation docs/report.md#number-formats
- * @enforcedBy test/report/format.test.ts > g4 > golden: python's .4g for fixed and scientific ranges
+ * @enforcedBy test/core/pyFormat.test.ts > g4 > golden: python's .4g for fixed and scientific ranges
  * @since 0.1.0
  */
 export function g4(x: number): string {
@@ -125,7 +125,7 @@ export function g4(x: number): string {
  * @param digits - Digits after the point (polgrad's summaries use 3).
  * @returns The text.
  * @derivation docs/testing.md#assertconforms
- * @enforcedBy test/report/format.test.ts > pyExp > golden: Python's .3e on zero, tiny, huge, negative and non-finite values
+ * @enforcedBy test/core/pyFormat.test.ts > pyExp > golden: Python's .3e on zero, tiny, huge, negative and non-finite values
  * @since 0.2.0
  */
 export function pyExp(x: number, digits: number): string {
@@ -148,7 +148,7 @@ export function pyExp(x: number, digits: number): string {
  * @param digits - Digits after the point (polgrad's cosine: 9).
  * @returns The text.
  * @derivation docs/testing.md#assertconforms
- * @enforcedBy test/report/format.test.ts > pyFixed > golden: Python's .9f on values, negative zero and non-finite values
+ * @enforcedBy test/core/pyFormat.test.ts > pyFixed > golden: Python's .9f on values, negative zero and non-finite values
  * @since 0.2.0
  */
 export function pyFixed(x: number, digits: number): string {

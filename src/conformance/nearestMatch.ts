@@ -6,11 +6,11 @@
  * seq_mean_token_mean"), optionally up to a constant factor (a dp_size or a budget). Browser-safe.
  */
 import { AGGREGATIONS } from "../aggregate/aggregation.js";
-import { caseMetrics } from "../conformance/compare.js";
+import { pyExp } from "../core/pyFormat.js";
 import { requireArrayOf, requireObject } from "../core/validate.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
-import { pyExp } from "../report/format.js";
+import { caseMetrics } from "./compare.js";
 
 /** A loss on one case: value and gradient w.r.t. logprobs, row-major `[B, T]`. */
 export interface CaseResult {

@@ -1,7 +1,7 @@
 /** Enforces docs/diagnostics/mismatch.md#quantiles: the linear-interpolation quantile helper. */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { quantileSorted, quantiles, quantilesOf } from "../../src/diagnostics/quantile.js";
+import { quantileSorted, quantiles, quantilesOf } from "../../src/core/quantile.js";
 import { ConfigError, NonFiniteError, ShapeError } from "../../src/index.js";
 import { expectClose, FC_PARAMS } from "../_kit/index.js";
 
