@@ -34,7 +34,8 @@ export function importGraph(entry: string): Map<string, string[]> {
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-function sources(dir: string, out: string[] = []): string[] {
+/** Every .ts file below `dir`, recursively. */
+export function sources(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) sources(p, out);

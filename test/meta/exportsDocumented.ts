@@ -3,20 +3,12 @@
  * reports which lack an `@enforcedBy` link or a `@derivation` page. Used by
  * test/meta/claims.test.ts.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sources } from "../_kit/moduleGraph.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-
-function sources(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (p.endsWith(".ts")) out.push(p);
-  }
-  return out;
-}
 
 /** The public entry points: the package root and its subpath exports. */
 export const ENTRY_POINTS: readonly string[] = ["src/index.ts", "src/verify/index.ts"];
