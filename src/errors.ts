@@ -7,6 +7,8 @@
  * (test/errors.test.ts).
  */
 
+import { mustBe } from "./core/message.js";
+
 /** Stable machine-readable error codes (house style §5.3). */
 export type ErrorCode =
   | "E_SHAPE"
@@ -138,4 +140,22 @@ export class VerificationError extends PolgradError {
     this.seed = seed;
     this.report = report;
   }
+}
+
+/**
+ * The one-line throw of the whole code base: `throw fail(ConfigError, fn, arg, rule, got)` builds
+ * the error of class `Kind` with the standard message `<fn>: <arg> must be <rule>; got <got>`
+ * (core/message.ts, {@link mustBe}). `got` is already rendered (`fmtValue(x)`, `describeInput(x)`,
+ * or words such as `"nothing"`). Classes with more constructor arguments (UnknownNameError's
+ * suggestions, OverflowError's position) are built with `new` and {@link mustBe}.
+ * @internal
+ */
+export function fail<E extends PolgradError>(
+  Kind: new (fn: string, arg: string, message: string) => E,
+  fn: string,
+  arg: string,
+  rule: string,
+  got: string,
+): E {
+  return new Kind(fn, arg, mustBe(fn, arg, rule, got));
 }
