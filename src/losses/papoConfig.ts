@@ -10,8 +10,8 @@ import { KLEstimator } from "../kl/estimator.js";
 import {
   type PolicyLossConfig,
   type ResolvedPolicyLossConfig,
-  validatePolicyLossConfig,
 } from "./config.js";
+import { validatePolicyLossConfig } from "./configValidate.js";
 
 /**
  * The two published forms of PAPO's extra terms: `"trl"` is TRL v0.29.1's `PAPOTrainer`,

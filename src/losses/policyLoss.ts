@@ -11,8 +11,8 @@ import { ConfigError, type OverflowError } from "../errors.js";
 import {
   type PolicyLossConfig,
   type ResolvedPolicyLossConfig,
-  validatePolicyLossConfig,
 } from "./config.js";
+import { validatePolicyLossConfig } from "./configValidate.js";
 import { SharedArena } from "./kernel/arena.js";
 import {
   BLOCK_FAILED,

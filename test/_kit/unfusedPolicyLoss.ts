@@ -27,8 +27,8 @@ import {
   type RatioKind,
   type ResolvedISCorrection,
   type ResolvedPolicyLossConfig,
-  validatePolicyLossConfig,
 } from "../../src/losses/config.js";
+import { validatePolicyLossConfig } from "../../src/losses/configValidate.js";
 import type { PolicyLossInputs, PolicyLossResult } from "../../src/losses/policyLoss.js";
 import { POLICY_LOSS_INPUTS } from "../../src/losses/policyLoss.js";
 import { cispoWeight, pgClipPoint } from "../../src/losses/surrogates.js";

@@ -19,7 +19,7 @@ import {
 } from "../../src/contracts/index.js";
 import { rounderOf } from "../../src/contracts/precision.js";
 import { ConfigError, UnknownNameError } from "../../src/index.js";
-import { validatePolicyLossConfig } from "../../src/losses/config.js";
+import { validatePolicyLossConfig } from "../../src/losses/configValidate.js";
 import { ALGORITHMS } from "../../src/registry/index.js";
 import { createRng } from "../../src/verify/index.js";
 import { FC_PARAMS } from "../_kit/index.js";

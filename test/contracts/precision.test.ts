@@ -22,7 +22,7 @@ import {
   policyLoss,
   UnknownNameError,
 } from "../../src/index.js";
-import { validatePolicyLossConfig } from "../../src/losses/config.js";
+import { validatePolicyLossConfig } from "../../src/losses/configValidate.js";
 import { ALGORITHMS } from "../../src/registry/index.js";
 import { createRng } from "../../src/verify/index.js";
 import {

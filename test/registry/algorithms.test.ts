@@ -7,7 +7,7 @@ import { describe, expect, test } from "vitest";
 import { effectiveTokenWeights } from "../../src/aggregate/index.js";
 import { ConfigError } from "../../src/errors.js";
 import { policyLoss, rlooAdvantages, toRows } from "../../src/index.js";
-import { validatePolicyLossConfig } from "../../src/losses/config.js";
+import { validatePolicyLossConfig } from "../../src/losses/configValidate.js";
 import { ALGORITHMS, type AlgorithmSpec } from "../../src/registry/index.js";
 
 /** polgrad's sentinel at masked positions (tests/strategies.py MASKED_JUNK). */
