@@ -75,6 +75,7 @@ export {
   diffExplanations,
 } from "./conformance/frameworkConfig/diff.js";
 export {
+  compareConfigs,
   compareWithAlgorithm,
   type Explanation,
   explainFrameworkConfig,

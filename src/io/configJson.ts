@@ -4,39 +4,19 @@
  * well typed); value rules (eps > 0, norm_len a positive integer, …) are left to the losses'
  * validation at call entry, exactly as for a config built in code.
  */
-import { AGGREGATIONS, type Aggregation } from "../aggregate/aggregation.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean, oneOf } from "../core/names.js";
 import { requireObject, requireString } from "../core/validate.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
+import type { PolicyLossConfig } from "../losses/config.js";
 import {
-  KL_ESTIMATORS,
-  KL_GRADIENTS,
-  KL_WEIGHTS,
-  type KLClamp,
-  type KLLossConfig,
-} from "../kl/estimator.js";
-import {
-  type CispoConfig,
-  type ClipConfig,
-  type DppoConfig,
-  type DroConfig,
-  EMPTY_ROWS,
-  type EntropyBonusConfig,
-  type IpoConfig,
-  IS_LEVELS,
-  IS_MODES,
-  type ISCorrectionConfig,
-  type ISRowMask,
-  type OffPolicyMaskConfig,
-  type PolicyLossConfig,
-  RATIO_KINDS,
-  type RatioClampConfig,
-  type RejectionRule,
-  type SapoConfig,
-  SURROGATE_KINDS,
-  type VespoConfig,
-} from "../losses/config.js";
+  isSetField,
+  type ObjectSpec,
+  POLICY_LOSS_FIELD_KEYS,
+  POLICY_LOSS_FIELDS,
+  type SubField,
+  type ValueSpec,
+} from "../losses/configFields.js";
 import {
   type DoubleEntropyConfig,
   PAPO_FORMS,
@@ -49,78 +29,24 @@ import {
   withPapoSettings,
 } from "../losses/papoConfig.js";
 
-/** The JSON form of a {@link PolicyLossConfig}: polgrad's snake_case keys, nulls explicit. */
-export interface PolicyLossConfigJson {
-  readonly ratio: string;
-  readonly surrogate: string;
-  readonly clip: {
-    readonly eps_low: number | null;
-    readonly eps_high: number | null;
-    readonly ratio_cap: number | null;
-  } | null;
-  readonly aggregation: string;
-  readonly norm_len: number | null;
-  readonly is_correction: {
-    readonly cap: number | null;
-    readonly level: string;
-    readonly lower?: number;
-    readonly mode?: string;
-    readonly log_clamp?: number;
-    readonly normalize?: boolean;
-    readonly row_mask?: {
-      readonly level: string;
-      readonly lower: number | null;
-      readonly cap: number | null;
-    };
-  } | null;
-  readonly kl: {
-    readonly kind: string;
-    readonly coef: number;
-    readonly aggregation: string | null;
-    readonly norm_len: number | null;
-    readonly clamp?: { readonly delta: number | null; readonly value: number | null };
-    readonly gradient?: string;
-    readonly weight?: string;
-  } | null;
-  readonly empty_rows?: string;
-  readonly ratio_clamp?: {
-    readonly level: string;
-    readonly lower: number | null;
-    readonly upper: number | null;
-    readonly sign_aware?: boolean;
-  };
-  readonly cispo?: { readonly cap: number };
-  readonly vespo?: {
-    readonly k_pos: number | null;
-    readonly lambda_pos: number | null;
-    readonly k_neg: number | null;
-    readonly lambda_neg: number | null;
-  };
-  readonly off_policy_mask?: { readonly threshold: number; readonly sampling: string };
-  readonly sapo?: { readonly tau_pos: number | null; readonly tau_neg: number | null };
-  readonly dro?: { readonly beta: number };
-  readonly dppo?: {
-    readonly divergence: string;
-    readonly low: number;
-    readonly high: number;
-    readonly truncation: number | null;
-  };
-  readonly ipo?: { readonly threshold: number };
-  readonly row_epsilon?: number;
-  readonly top_entropy_quantile?: number;
-  readonly entropy_bonus?: {
-    readonly coef: number;
-    readonly aggregation: string | null;
-    readonly norm_len: number | null;
-  };
-  readonly rejection?: readonly {
-    readonly statistic: string;
-    readonly estimator: string;
-    readonly lower: number | null;
-    readonly upper: number;
-    readonly log_clamp: number | null;
-  }[];
-}
+/** A camelCase key in snake_case (`isCorrection` → `is_correction`). */
+type Snake<S extends string> = S extends `${infer H}${infer T}`
+  ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${Snake<T>}`
+  : S;
+
+/** A config value in its wire form: objects with snake_case keys, arrays item by item. */
+type Wire<T> = T extends readonly (infer I)[]
+  ? readonly Wire<I>[]
+  : T extends object
+    ? { readonly [K in keyof T as Snake<K & string>]: Wire<T[K]> }
+    : T;
+
+/**
+ * The JSON form of a {@link PolicyLossConfig}: polgrad's snake_case keys (each field's key in the
+ * field table, losses/configFields.ts; test/io/configSchema.test.ts checks the two agree), nulls
+ * explicit where the wire always carries a field.
+ */
+export type PolicyLossConfigJson = Wire<PolicyLossConfig>;
 
 type Obj = Record<string, unknown>;
 
@@ -204,128 +130,126 @@ class Reader {
   }
 }
 
-function clipOf(r: Reader, v: unknown): ClipConfig | null {
-  if (v === undefined || v === null) return null;
-  const c = r.object("config.clip", v, ["eps_low", "eps_high", "ratio_cap"]);
-  return Object.freeze({
-    epsLow: r.numberOrNull("config.clip.eps_low", c.eps_low),
-    epsHigh: r.numberOrNull("config.clip.eps_high", c.eps_high),
-    ratioCap: r.numberOrNull("config.clip.ratio_cap", c.ratio_cap),
-  });
-}
-
-function isCorrectionOf(r: Reader, v: unknown): ISCorrectionConfig | null {
-  if (v === undefined || v === null) return null;
-  const c = r.object("config.is_correction", v, [
-    "cap",
-    "level",
-    "lower",
-    "mode",
-    "log_clamp",
-    "row_mask",
-    "normalize",
-  ]);
-  const level =
-    c.level === undefined ? "token" : r.name("config.is_correction.level", c.level, IS_LEVELS);
-  // cap is required (a number, or null for no upper bound); the others may be omitted.
-  const cap = c.cap === null ? null : r.number("config.is_correction.cap", c.cap);
-  const out: ISCorrectionConfig = { cap, level };
-  const lower = r.numberOrNull("config.is_correction.lower", c.lower);
-  const mode = c.mode === undefined ? null : r.name("config.is_correction.mode", c.mode, IS_MODES);
-  const logClamp = r.numberOrNull("config.is_correction.log_clamp", c.log_clamp);
-  const rowMask = rowMaskOf(r, c.row_mask);
-  if (c.normalize !== undefined && c.normalize !== null && typeof c.normalize !== "boolean") {
-    throw r.fail("config.is_correction.normalize", "true or false", c.normalize);
+/** A set value parsed by its spec: names checked, numbers and booleans typed, objects recursed. */
+function parseValue(r: Reader, arg: string, spec: ValueSpec, v: unknown): unknown {
+  switch (spec.kind) {
+    case "name":
+      return r.name(arg, v, spec.names);
+    case "number":
+      return r.number(arg, v);
+    case "boolean":
+      if (typeof v !== "boolean") throw r.fail(arg, "true or false", v);
+      return v;
+    case "object":
+      return parseObject(r, arg, spec, v);
+    case "list":
+      if (!Array.isArray(v)) throw r.fail(arg, `${spec.what} or null`, v);
+      return v.map((x, j) => parseObject(r, `${arg}[${j}]`, spec.item, x));
   }
-  const normalize = c.normalize === true;
-  return Object.freeze({
-    ...out,
-    ...(lower === null ? {} : { lower }),
-    ...(mode === null ? {} : { mode }),
-    ...(logClamp === null ? {} : { logClamp }),
-    ...(rowMask === null ? {} : { rowMask }),
-    ...(normalize ? { normalize } : {}),
-  });
-}
-
-function rowMaskOf(r: Reader, v: unknown): ISRowMask | null {
-  if (v === undefined || v === null) return null;
-  const c = r.object("config.is_correction.row_mask", v, ["level", "lower", "cap"]);
-  return Object.freeze({
-    level: r.name("config.is_correction.row_mask.level", c.level, [
-      "sequence",
-      "geometric",
-    ] as const),
-    lower: r.numberOrNull("config.is_correction.row_mask.lower", c.lower),
-    cap: r.numberOrNull("config.is_correction.row_mask.cap", c.cap),
-  });
 }
 
 /**
- * The wire form of an IS correction: `cap` and `level` always (polgrad 0.2.0's two fields), the
- * others only when they say something (a lower bound, mask mode, a log clamp), so a config
- * polgrad 0.2.0 can express prints as polgrad prints it.
+ * An object by its spec: unknown keys refused (did-you-mean), each sub-field parsed; an absent
+ * one is its default where the wire always carries it, and left out otherwise.
  */
-function isCorrectionJson(
-  c: ISCorrectionConfig,
-): NonNullable<PolicyLossConfigJson["is_correction"]> {
+function parseObject(r: Reader, arg: string, spec: ObjectSpec, v: unknown): Obj {
+  const c = r.object(
+    arg,
+    v,
+    Object.values(spec.fields).map((f) => f.snake),
+  );
+  const out: Record<string, unknown> = {};
+  for (const [k, f] of Object.entries(spec.fields)) {
+    const x = parseField(r, `${arg}.${f.snake}`, f, c[f.snake]);
+    if (x !== undefined) out[k] = x;
+  }
+  return Object.freeze(out);
+}
+
+function parseField(r: Reader, arg: string, f: SubField, x: unknown): unknown {
+  if (x !== undefined && x !== null) return parseValue(r, arg, f.value, x);
+  if (f.presence === "required" || (f.presence === "nullable" && x === undefined)) {
+    // The JSON type the key must have: a missing one is named as missing.
+    if (f.value.kind === "name") return r.name(arg, x, f.value.names);
+    throw r.fail(arg, f.value.kind === "number" ? "a number" : "given", x);
+  }
+  if (f.presence === "nullable") return null;
+  return f.wire === "always" ? f.default : undefined;
+}
+
+/** A value in its wire form: objects by their specs, snake_case keys. */
+function emitValue(spec: ValueSpec, v: unknown): unknown {
+  if (spec.kind === "object") return emitObject(spec, v as Obj);
+  if (spec.kind === "list") return (v as readonly Obj[]).map((x) => emitObject(spec.item, x));
+  return v;
+}
+
+/** An object's wire form: `always` sub-fields (their default when absent), the others when set. */
+function emitObject(spec: ObjectSpec, v: Obj): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, f] of Object.entries(spec.fields)) {
+    const x = v[k];
+    const set = x !== undefined && x !== null;
+    if (f.wire === "always") out[f.snake] = set ? emitValue(f.value, x) : f.default;
+    else if (set && x !== f.default) out[f.snake] = emitValue(f.value, x);
+  }
+  return out;
+}
+
+/**
+ * The JSON Schema of a value's wire form (docs/schemas/defs.schema.json, `policyLossConfigFields`,
+ * is this, generated: test/io/configSchema.test.ts compares the committed file with it).
+ */
+function valueSchema(spec: ValueSpec, nullable: boolean): Record<string, unknown> {
+  const ref = (x: string) => ({
+    $ref: `#/$defs/${nullable ? `nullable${x[0]?.toUpperCase()}${x.slice(1)}` : x}`,
+  });
+  switch (spec.kind) {
+    case "name":
+      return ref("text");
+    case "number":
+      return ref(spec.rule === "count" ? "count" : "number");
+    case "boolean":
+      return { type: nullable ? ["boolean", "null"] : "boolean" };
+    case "object":
+      return objectSchema(spec, nullable);
+    case "list":
+      return {
+        type: nullable ? ["array", "null"] : "array",
+        items: objectSchema(spec.item, false),
+      };
+  }
+}
+
+function objectSchema(spec: ObjectSpec, nullable: boolean): Record<string, unknown> {
+  const fields = Object.values(spec.fields);
   return {
-    cap: c.cap,
-    level: c.level,
-    ...(c.lower === undefined || c.lower === null ? {} : { lower: c.lower }),
-    ...(c.mode === undefined || c.mode === "truncate" ? {} : { mode: c.mode }),
-    ...(c.logClamp === undefined || c.logClamp === null ? {} : { log_clamp: c.logClamp }),
-    ...(c.rowMask === undefined || c.rowMask === null
-      ? {}
-      : {
-          row_mask: {
-            level: c.rowMask.level,
-            lower: c.rowMask.lower ?? null,
-            cap: c.rowMask.cap,
-          },
-        }),
-    ...(c.normalize === true ? { normalize: true } : {}),
+    type: nullable ? ["object", "null"] : "object",
+    required: fields.filter((f) => f.wire === "always").map((f) => f.snake),
+    additionalProperties: false,
+    properties: Object.fromEntries(fields.map((f) => [f.snake, fieldSchema(f)])),
   };
 }
 
-function klOf(r: Reader, v: unknown): KLLossConfig | null {
-  if (v === undefined || v === null) return null;
-  const c = r.object("config.kl", v, [
-    "kind",
-    "coef",
-    "aggregation",
-    "norm_len",
-    "clamp",
-    "gradient",
-    "weight",
-  ]);
-  const aggregation: Aggregation | null =
-    c.aggregation === undefined || c.aggregation === null
-      ? null
-      : r.name("config.kl.aggregation", c.aggregation, AGGREGATIONS);
-  let clamp: KLClamp | null = null;
-  if (c.clamp !== undefined && c.clamp !== null) {
-    const k = r.object("config.kl.clamp", c.clamp, ["delta", "value"]);
-    clamp = Object.freeze({
-      delta: r.numberOrNull("config.kl.clamp.delta", k.delta),
-      value: r.numberOrNull("config.kl.clamp.value", k.value),
-    });
-  }
-  const gradient =
-    c.gradient === undefined || c.gradient === null
-      ? null
-      : r.name("config.kl.gradient", c.gradient, KL_GRADIENTS);
-  return Object.freeze({
-    kind: r.name("config.kl.kind", c.kind, KL_ESTIMATORS),
-    coef: r.number("config.kl.coef", c.coef),
-    aggregation,
-    normLen: r.numberOrNull("config.kl.norm_len", c.norm_len),
-    ...(clamp === null ? {} : { clamp }),
-    ...(gradient === null ? {} : { gradient }),
-    ...(c.weight === undefined || c.weight === null
-      ? {}
-      : { weight: r.name("config.kl.weight", c.weight, KL_WEIGHTS) }),
-  });
+/** A field's schema: nullable when its wire form can be null. */
+function fieldSchema(f: SubField): Record<string, unknown> {
+  const nullable =
+    f.presence === "nullable" ||
+    (f.presence === "optional" && f.default === null && f.wire === "always");
+  return valueSchema(f.value, nullable);
+}
+
+/**
+ * The JSON Schema of the policy-loss config's wire form, from the field table: the required keys
+ * and each field's kind (`$defs` references into defs.schema.json). @internal
+ */
+export function policyLossConfigSchema(): Record<string, unknown> {
+  const fields = POLICY_LOSS_FIELD_KEYS.map((k) => POLICY_LOSS_FIELDS[k] as SubField);
+  return {
+    type: "object",
+    required: fields.filter((f) => f.presence === "required").map((f) => f.snake),
+    properties: Object.fromEntries(fields.map((f) => [f.snake, fieldSchema(f)])),
+  };
 }
 
 /**
@@ -356,178 +280,19 @@ export function parsePolicyLossConfig(json: unknown, source: string): PolicyLoss
   return policyOf(r, r.object("config", json, POLICY_KEYS));
 }
 
-const POLICY_KEYS = [
-  "ratio",
-  "surrogate",
-  "clip",
-  "aggregation",
-  "norm_len",
-  "is_correction",
-  "kl",
-  "empty_rows",
-  "rejection",
-  "ratio_clamp",
-  "off_policy_mask",
-  "cispo",
-  "vespo",
-  "sapo",
-  "dro",
-  "dppo",
-  "ipo",
-  "row_epsilon",
-  "top_entropy_quantile",
-  "entropy_bonus",
-] as const;
+const POLICY_KEYS: readonly string[] = POLICY_LOSS_FIELD_KEYS.map(
+  (k) => POLICY_LOSS_FIELDS[k].snake,
+);
 
+/** The whole config from its checked top-level object, field by field in table order. */
 function policyOf(r: Reader, c: Obj): PolicyLossConfig {
-  return Object.freeze({
-    ratio: r.name("config.ratio", c.ratio, RATIO_KINDS),
-    surrogate: r.name("config.surrogate", c.surrogate, SURROGATE_KINDS),
-    clip: clipOf(r, c.clip),
-    aggregation: r.name("config.aggregation", c.aggregation, AGGREGATIONS),
-    normLen: r.numberOrNull("config.norm_len", c.norm_len),
-    isCorrection: isCorrectionOf(r, c.is_correction),
-    kl: klOf(r, c.kl),
-    ...(c.empty_rows === undefined || c.empty_rows === null
-      ? {}
-      : { emptyRows: r.name("config.empty_rows", c.empty_rows, EMPTY_ROWS) }),
-    ...(c.rejection === undefined || c.rejection === null
-      ? {}
-      : { rejection: rejectionOf(r, c.rejection) }),
-    ...newerSurrogateFieldsOf(r, c),
-  });
-}
-
-/** The ratio clamp and the new surrogates' settings blocks (each absent or null: not set). */
-function newerSurrogateFieldsOf(r: Reader, c: Obj): Partial<PolicyLossConfig> {
-  const out: {
-    ratioClamp?: RatioClampConfig;
-    offPolicyMask?: OffPolicyMaskConfig;
-    cispo?: CispoConfig;
-    vespo?: VespoConfig;
-    sapo?: SapoConfig;
-    dro?: DroConfig;
-    dppo?: DppoConfig;
-    ipo?: IpoConfig;
-    rowEpsilon?: number;
-    topEntropyQuantile?: number;
-    entropyBonus?: EntropyBonusConfig;
-  } = {};
-  const set = (v: unknown): boolean => v !== undefined && v !== null;
-  if (set(c.ratio_clamp)) {
-    const k = r.object("config.ratio_clamp", c.ratio_clamp, [
-      "level",
-      "lower",
-      "upper",
-      "sign_aware",
-    ]);
-    if (set(k.sign_aware) && typeof k.sign_aware !== "boolean")
-      throw r.fail("config.ratio_clamp.sign_aware", "true or false", k.sign_aware);
-    out.ratioClamp = Object.freeze({
-      level: r.name("config.ratio_clamp.level", k.level, ["token", "row"] as const),
-      lower: r.numberOrNull("config.ratio_clamp.lower", k.lower),
-      upper: r.numberOrNull("config.ratio_clamp.upper", k.upper),
-      ...(k.sign_aware === true ? { signAware: true } : {}),
-    });
+  const out: Record<string, unknown> = {};
+  for (const k of POLICY_LOSS_FIELD_KEYS) {
+    const f = POLICY_LOSS_FIELDS[k] as SubField;
+    const x = parseField(r, `config.${f.snake}`, f, c[f.snake]);
+    if (x !== undefined) out[k] = x;
   }
-  if (set(c.off_policy_mask)) {
-    const k = r.object("config.off_policy_mask", c.off_policy_mask, ["threshold", "sampling"]);
-    out.offPolicyMask = Object.freeze({
-      threshold: r.number("config.off_policy_mask.threshold", k.threshold),
-      ...(set(k.sampling)
-        ? {
-            sampling: r.name("config.off_policy_mask.sampling", k.sampling, [
-              "old",
-              "rollout",
-            ] as const),
-          }
-        : {}),
-    });
-  }
-  if (set(c.vespo)) {
-    const k = r.object("config.vespo", c.vespo, ["k_pos", "lambda_pos", "k_neg", "lambda_neg"]);
-    const opt = (name: string, key: keyof VespoConfig, x: unknown) => {
-      const n = r.numberOrNull(`config.vespo.${name}`, x);
-      return n === null ? {} : { [key]: n };
-    };
-    out.vespo = Object.freeze({
-      ...opt("k_pos", "kPos", k.k_pos),
-      ...opt("lambda_pos", "lambdaPos", k.lambda_pos),
-      ...opt("k_neg", "kNeg", k.k_neg),
-      ...opt("lambda_neg", "lambdaNeg", k.lambda_neg),
-    });
-  }
-  if (set(c.cispo)) {
-    const k = r.object("config.cispo", c.cispo, ["cap"]);
-    out.cispo = Object.freeze({ cap: r.number("config.cispo.cap", k.cap) });
-  }
-  if (set(c.sapo)) {
-    const k = r.object("config.sapo", c.sapo, ["tau_pos", "tau_neg"]);
-    const pos = r.numberOrNull("config.sapo.tau_pos", k.tau_pos);
-    const neg = r.numberOrNull("config.sapo.tau_neg", k.tau_neg);
-    out.sapo = Object.freeze({
-      ...(pos === null ? {} : { tauPos: pos }),
-      ...(neg === null ? {} : { tauNeg: neg }),
-    });
-  }
-  if (set(c.dro)) {
-    const k = r.object("config.dro", c.dro, ["beta"]);
-    out.dro = Object.freeze({ beta: r.number("config.dro.beta", k.beta) });
-  }
-  if (set(c.dppo)) {
-    const k = r.object("config.dppo", c.dppo, ["divergence", "low", "high", "truncation"]);
-    out.dppo = Object.freeze({
-      divergence: r.name("config.dppo.divergence", k.divergence, ["tv", "kl"] as const),
-      low: r.number("config.dppo.low", k.low),
-      high: r.number("config.dppo.high", k.high),
-      truncation: r.numberOrNull("config.dppo.truncation", k.truncation),
-    });
-  }
-  if (set(c.ipo)) {
-    const k = r.object("config.ipo", c.ipo, ["threshold"]);
-    out.ipo = Object.freeze({ threshold: r.number("config.ipo.threshold", k.threshold) });
-  }
-  if (set(c.row_epsilon)) out.rowEpsilon = r.number("config.row_epsilon", c.row_epsilon);
-  if (set(c.top_entropy_quantile)) {
-    out.topEntropyQuantile = r.number("config.top_entropy_quantile", c.top_entropy_quantile);
-  }
-  if (set(c.entropy_bonus)) {
-    const k = r.object("config.entropy_bonus", c.entropy_bonus, [
-      "coef",
-      "aggregation",
-      "norm_len",
-    ]);
-    const agg = set(k.aggregation)
-      ? r.name("config.entropy_bonus.aggregation", k.aggregation, AGGREGATIONS)
-      : null;
-    const nl = r.numberOrNull("config.entropy_bonus.norm_len", k.norm_len);
-    out.entropyBonus = Object.freeze({
-      coef: r.number("config.entropy_bonus.coef", k.coef),
-      ...(agg === null ? {} : { aggregation: agg }),
-      ...(nl === null ? {} : { normLen: nl }),
-    });
-  }
-  return out;
-}
-
-function rejectionOf(r: Reader, v: unknown): RejectionRule[] {
-  if (!Array.isArray(v)) throw r.fail("config.rejection", "a list of rules or null", v);
-  return v.map((x, j) => {
-    const arg = `config.rejection[${j}]`;
-    const c = r.object(arg, x, ["statistic", "estimator", "lower", "upper", "log_clamp"]);
-    return Object.freeze({
-      statistic: r.name(`${arg}.statistic`, c.statistic, [
-        "token",
-        "seq_sum",
-        "seq_mean",
-        "seq_max",
-      ] as const),
-      estimator: r.name(`${arg}.estimator`, c.estimator, ["k1", "k2", "k3"] as const),
-      lower: r.numberOrNull(`${arg}.lower`, c.lower),
-      upper: r.number(`${arg}.upper`, c.upper),
-      logClamp: r.numberOrNull(`${arg}.log_clamp`, c.log_clamp),
-    });
-  });
+  return Object.freeze(out) as unknown as PolicyLossConfig;
 }
 
 /**
@@ -548,118 +313,15 @@ export function policyLossConfigToJson(config: PolicyLossConfig): PolicyLossConf
     "surrogate",
     "aggregation",
   ]);
-  const { clip = null, isCorrection = null, kl = null } = config;
-  return {
-    ratio: config.ratio,
-    surrogate: config.surrogate,
-    clip:
-      clip === null
-        ? null
-        : {
-            eps_low: clip.epsLow ?? null,
-            eps_high: clip.epsHigh ?? null,
-            ratio_cap: clip.ratioCap ?? null,
-          },
-    aggregation: config.aggregation,
-    norm_len: config.normLen ?? null,
-    is_correction: isCorrection === null ? null : isCorrectionJson(isCorrection),
-    kl:
-      kl === null
-        ? null
-        : {
-            kind: kl.kind,
-            coef: kl.coef,
-            aggregation: kl.aggregation ?? null,
-            norm_len: kl.normLen ?? null,
-            // Ours (polgrad 0.2.0 has neither): written only when they say something.
-            ...(kl.clamp === undefined || kl.clamp === null
-              ? {}
-              : { clamp: { delta: kl.clamp.delta ?? null, value: kl.clamp.value ?? null } }),
-            ...(kl.gradient === undefined || kl.gradient === "pathwise"
-              ? {}
-              : { gradient: kl.gradient }),
-            ...(kl.weight === undefined || kl.weight === null ? {} : { weight: kl.weight }),
-          },
-    // Ours (polgrad 0.2.0 rejects such rows): written only when it is not the default.
-    ...(config.emptyRows === undefined || config.emptyRows === "reject"
-      ? {}
-      : { empty_rows: config.emptyRows }),
-    ...(config.rejection === undefined || config.rejection === null
-      ? {}
-      : {
-          rejection: config.rejection.map((x) => ({
-            statistic: x.statistic,
-            estimator: x.estimator,
-            lower: x.lower ?? null,
-            upper: x.upper,
-            log_clamp: x.logClamp ?? null,
-          })),
-        }),
-    // Ours: the log-ratio clamp and the newer surrogates' settings, written only when set.
-    ...(config.ratioClamp === undefined || config.ratioClamp === null
-      ? {}
-      : {
-          ratio_clamp: {
-            level: config.ratioClamp.level,
-            lower: config.ratioClamp.lower ?? null,
-            upper: config.ratioClamp.upper ?? null,
-            ...(config.ratioClamp.signAware === true ? { sign_aware: true } : {}),
-          },
-        }),
-    ...(config.offPolicyMask === undefined || config.offPolicyMask === null
-      ? {}
-      : {
-          off_policy_mask: {
-            threshold: config.offPolicyMask.threshold,
-            sampling: config.offPolicyMask.sampling ?? "old",
-          },
-        }),
-    ...(config.cispo === undefined || config.cispo === null
-      ? {}
-      : { cispo: { cap: config.cispo.cap } }),
-    ...(config.vespo === undefined || config.vespo === null
-      ? {}
-      : {
-          vespo: {
-            k_pos: config.vespo.kPos ?? null,
-            lambda_pos: config.vespo.lambdaPos ?? null,
-            k_neg: config.vespo.kNeg ?? null,
-            lambda_neg: config.vespo.lambdaNeg ?? null,
-          },
-        }),
-    ...(config.sapo === undefined || config.sapo === null
-      ? {}
-      : { sapo: { tau_pos: config.sapo.tauPos ?? null, tau_neg: config.sapo.tauNeg ?? null } }),
-    ...(config.dro === undefined || config.dro === null ? {} : { dro: { beta: config.dro.beta } }),
-    ...(config.dppo === undefined || config.dppo === null
-      ? {}
-      : {
-          dppo: {
-            divergence: config.dppo.divergence,
-            low: config.dppo.low,
-            high: config.dppo.high,
-            truncation: config.dppo.truncation ?? null,
-          },
-        }),
-    ...(config.ipo === undefined || config.ipo === null
-      ? {}
-      : { ipo: { threshold: config.ipo.threshold } }),
-    ...(config.rowEpsilon === undefined || config.rowEpsilon === null
-      ? {}
-      : { row_epsilon: config.rowEpsilon }),
-    ...(config.topEntropyQuantile === undefined || config.topEntropyQuantile === null
-      ? {}
-      : { top_entropy_quantile: config.topEntropyQuantile }),
-    ...(config.entropyBonus === undefined || config.entropyBonus === null
-      ? {}
-      : {
-          entropy_bonus: {
-            coef: config.entropyBonus.coef,
-            aggregation: config.entropyBonus.aggregation ?? null,
-            norm_len: config.entropyBonus.normLen ?? null,
-          },
-        }),
-  };
+  const out: Record<string, unknown> = {};
+  for (const k of POLICY_LOSS_FIELD_KEYS) {
+    const f = POLICY_LOSS_FIELDS[k] as SubField;
+    const x: unknown = config[k];
+    if (f.wire === "always")
+      out[f.snake] = x === undefined || x === null ? f.default : emitValue(f.value, x);
+    else if (isSetField(k, x)) out[f.snake] = emitValue(f.value, x);
+  }
+  return out as unknown as PolicyLossConfigJson;
 }
 
 /**

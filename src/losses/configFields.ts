@@ -105,6 +105,7 @@ export interface SubField {
 export type ExplainComponent =
   | "ratio"
   | "surrogate"
+  | "surrogate_settings"
   | "clip"
   | "aggregation"
   | "kl"
@@ -124,6 +125,7 @@ export const EXPLAIN_COMPONENTS: Readonly<
 > = {
   ratio: { weight: 3, join: "head" },
   surrogate: { weight: 3, join: "head" },
+  surrogate_settings: { weight: 1, join: "list" },
   clip: { weight: 1, join: "head" },
   aggregation: { weight: 2, join: "head" },
   kl: { weight: 1, join: "head" },
@@ -172,6 +174,12 @@ function settings(spec: ObjectSpec, v: Readonly<Record<string, unknown>>, sep = 
   return Object.entries(spec.fields)
     .map(([k, f]) => `${f.snake}=${wordsOf(v[k] ?? f.default)}`)
     .join(sep);
+}
+
+/** The words that are not null, in parentheses after a space (nothing when all are null). */
+function parens(words: readonly (string | null)[]): string {
+  const w = words.filter((x) => x !== null);
+  return w.length === 0 ? "" : ` (${w.join(", ")})`;
 }
 
 function wordsOf(x: unknown): string {
@@ -365,7 +373,7 @@ function surrogateSettings<K extends "cispo" | "sapo" | "vespo" | "dro" | "dppo"
     polgrad: false,
     text: (v) => `${key} ${settings(value, v as Readonly<Record<string, unknown>>)}`,
     explain: {
-      component: "surrogate",
+      component: "surrogate_settings",
       // The settings the surrogate runs with: its defaults where they exist, when absent.
       words: (v, c) => {
         if (c.surrogate !== key) return null;
@@ -374,7 +382,8 @@ function surrogateSettings<K extends "cispo" | "sapo" | "vespo" | "dro" | "dppo"
         return allDefault ? words({}) : null;
       },
     },
-    emulated: false,
+    // CISPO's absolute cap is the band the emulation models; the others are refused with their surrogate.
+    emulated: key === "cispo",
   };
 }
 
@@ -573,7 +582,8 @@ export const POLICY_LOSS_FIELDS: PolicyLossFieldTable = {
   sapo: surrogateSettings(
     "sapo",
     SAPO,
-    (v) => `τ+ ${wordsOf(v.tauPos ?? 1)}, τ− ${wordsOf(v.tauNeg ?? 1.05)}`,
+    (v) =>
+      `τ+ ${wordsOf(v.tauPos ?? SAPO.fields.tauPos?.default)}, τ− ${wordsOf(v.tauNeg ?? SAPO.fields.tauNeg?.default)}`,
   ),
   dro: surrogateSettings("dro", DRO, spaced(DRO), true),
   dppo: surrogateSettings("dppo", DPPO, spaced(DPPO), true),
@@ -588,7 +598,8 @@ export const POLICY_LOSS_FIELDS: PolicyLossFieldTable = {
       component: "aggregation",
       words: (v) => (v == null || v === 0 ? null : `row ε ${v}`),
     },
-    emulated: true,
+    // Not modelled: the emulation divides by L_b.
+    emulated: false,
   },
   topEntropyQuantile: {
     ...nullableNumber("top_entropy_quantile", "unit", "whenSet"),
@@ -612,7 +623,7 @@ export const POLICY_LOSS_FIELDS: PolicyLossFieldTable = {
       words: (v) =>
         v == null
           ? null
-          : `entropy bonus ${v.coef}${v.aggregation == null ? "" : ` (${v.aggregation}${v.normLen == null ? "" : `, norm_len ${v.normLen}`})`}`,
+          : `entropy bonus ${v.coef}${parens([v.aggregation ?? null, v.normLen == null ? null : `norm_len ${v.normLen}`])}`,
     },
     emulated: false,
   },
@@ -644,6 +655,15 @@ export function subDefault(field: PolicyLossField, sub: string): unknown {
   const f = spec.kind === "object" ? spec.fields[sub] : undefined;
   if (f === undefined) throw new Error(`subDefault: ${field}.${sub} is not in the field table`);
   return f.default;
+}
+
+/**
+ * A setting of a config's object field, or its default when absent (`settingOf(c, "sapo",
+ * "tauNeg")` is 1.05 for a SAPO config without settings). @internal
+ */
+export function settingOf(c: PolicyLossConfig, field: PolicyLossField, sub: string): unknown {
+  const v = (c[field] as Readonly<Record<string, unknown>> | null | undefined)?.[sub];
+  return v === undefined || v === null ? subDefault(field, sub) : v;
 }
 
 /**

@@ -5,6 +5,13 @@
  */
 import { Aggregation } from "../aggregate/aggregation.js";
 import { pyValue } from "../core/pyRepr.js";
+import {
+  fieldTexts,
+  type ObjectSpec,
+  POLICY_LOSS_FIELDS,
+  type PolicyLossField,
+  type ValueSpec,
+} from "../losses/configFields.js";
 import { getAlgorithm } from "./registry.js";
 import type { AlgorithmSpec } from "./spec.js";
 
@@ -27,6 +34,33 @@ function fmtConfig(config: object | null): string {
     .join(", ");
 }
 
+/**
+ * One of our fields in describe's words: a settings object as `key=value, …` with Python reprs
+ * (the wire keys of the field table), a list item by item, a scalar as its repr; the top-entropy
+ * mask and the ratio clamp with what they do.
+ */
+function describeWords(key: PolicyLossField, loss: AlgorithmSpec["loss"]): string {
+  const v: unknown = loss[key];
+  if (key === "topEntropyQuantile")
+    return `${fmt(v)} (the policy term keeps the top-entropy tokens only)`;
+  if (key === "ratioClamp") {
+    const rc = v as NonNullable<AlgorithmSpec["loss"]["ratioClamp"]>;
+    return `${rc.level}-level log-ratio in [${fmt(rc.lower ?? null)}, ${fmt(rc.upper ?? null)}]${rc.signAware === true ? ", sign-aware (the bound on the side of A's sign)" : ""}`;
+  }
+  const spec = POLICY_LOSS_FIELDS[key].value as ValueSpec;
+  const obj = (o: Readonly<Record<string, unknown>>, fields: ObjectSpec["fields"]): string =>
+    Object.entries(fields)
+      .filter(([k]) => o[k] !== undefined)
+      .map(([k, f]) => `${f.snake}=${pyValue(o[k], INT_KEYS.has(k))}`)
+      .join(", ");
+  if (spec.kind === "object") return obj(v as Readonly<Record<string, unknown>>, spec.fields);
+  if (spec.kind === "list")
+    return (v as readonly Readonly<Record<string, unknown>>[])
+      .map((x) => `(${obj(x, spec.item.fields)})`)
+      .join(", ");
+  return fmt(v);
+}
+
 /** polgrad's advantage config dataclasses, by estimator family. */
 const ADVANTAGE_CLASS: Readonly<Record<string, string>> = {
   grpo: "GroupNormConfig",
@@ -43,21 +77,10 @@ function render(spec: AlgorithmSpec): string {
       ? "clip: none"
       : `clip: eps_low=${fmt(clip.epsLow)}, eps_high=${fmt(clip.epsHigh)}, ratio_cap=${fmt(clip.ratioCap)}`,
   );
-  if (loss.cispo != null) lines.push(`cispo: ${fmtConfig(loss.cispo)}`);
-  if (loss.sapo != null) lines.push(`sapo: ${fmtConfig(loss.sapo)}`);
-  if (loss.dro != null) lines.push(`dro: ${fmtConfig(loss.dro)}`);
-  if (loss.dppo != null) lines.push(`dppo: ${fmtConfig(loss.dppo)}`);
-  if (loss.ipo != null) lines.push(`ipo: ${fmtConfig(loss.ipo)}`);
-  if (loss.topEntropyQuantile != null)
-    lines.push(
-      `top_entropy_quantile: ${fmt(loss.topEntropyQuantile)} (the policy term keeps the top-entropy tokens only)`,
-    );
-  if (loss.entropyBonus != null) lines.push(`entropy_bonus: ${fmtConfig(loss.entropyBonus)}`);
-  const rc = loss.ratioClamp ?? null;
-  if (rc !== null) {
-    lines.push(
-      `ratio_clamp: ${rc.level}-level log-ratio in [${fmt(rc.lower)}, ${fmt(rc.upper)}]${rc.signAware === true ? ", sign-aware (the bound on the side of A's sign)" : ""}`,
-    );
+  // Ours (polgrad 0.2.0 has none of them): each field of the table that says something, in the
+  // table's order, as a `<wire key>: <words>` line.
+  for (const f of fieldTexts(loss)) {
+    if (!POLICY_LOSS_FIELDS[f.key].polgrad) lines.push(`${f.snake}: ${describeWords(f.key, loss)}`);
   }
   const normLen = loss.normLen ?? null;
   if (loss.aggregation === Aggregation.TOKEN_SUM_NORM) {

@@ -5,7 +5,8 @@ import { L2Norm, robustSum } from "../core/sum.js";
 import { isMask, isMatrix, type MaskLike } from "../core/tensor.js";
 import { describeInput, requireObject, requireString, toMask } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
-import type { ISCorrectionConfig, PolicyLossConfig } from "../losses/config.js";
+import type { PolicyLossConfig } from "../losses/config.js";
+import { fieldTexts } from "../losses/configFields.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
 
 /** Format x, or say that it exceeds float64 (a norm or mass of finite gradients can). */
@@ -156,18 +157,8 @@ export function renderLossSummary(
     );
   const { rows: B, cols: T, n: N, low, high, rmin, rmax, mass } = summary;
   const norm = summary.norm.value();
-  const clip = config.clip
-    ? `, clip eps_low=${config.clip.epsLow ?? "none"} eps_high=${config.clip.epsHigh ?? "none"} ratio_cap=${config.clip.ratioCap ?? "none"}`
-    : "";
-  const tis = config.isCorrection ? `, ${isCorrectionText(config.isCorrection)}` : "";
-  const kl = config.kl ? `, KL ${config.kl.kind} coef=${config.kl.coef}` : "";
-  const empty =
-    config.emptyRows === undefined || config.emptyRows === "reject"
-      ? ""
-      : `, empty_rows=${config.emptyRows}`;
-  const extra = surrogateSettingsText(config);
   const lines = [
-    `config (${source}): ${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}${clip}${extra}${tis}${kl}${empty}`,
+    `config (${source}): ${configText(config)}`,
     `batch ${batchPath}: B=${B}, T=${T}, N=${N} response tokens`,
     `loss          ${r.loss}`,
   ];
@@ -193,62 +184,11 @@ export function renderLossSummary(
 }
 
 /**
- * An IS correction in words: `TIS token-level cap=2` as before for polgrad 0.2.0's truncated IS,
- * then `lower=…`, `mode=mask`, `log_clamp=…` where set (absent bounds print as none). @internal
+ * A config in words: `<surrogate> on <ratio> ratio, <aggregation> (norm_len=…)`, then every other
+ * field that says something, in the field table's order, by its text renderer
+ * (losses/configFields.ts): `clip eps_low=0.2 …`, `TIS token-level cap=2`, `KL k3 coef=0.04`, … @internal
  */
-export function isCorrectionText(c: ISCorrectionConfig): string {
-  const mask = c.mode === "mask";
-  const extra = [
-    c.lower === undefined || c.lower === null ? "" : ` lower=${c.lower}`,
-    mask ? " mode=mask" : "",
-    c.logClamp === undefined || c.logClamp === null ? "" : ` log_clamp=${c.logClamp}`,
-    c.rowMask === undefined || c.rowMask === null
-      ? ""
-      : ` row_mask=${c.rowMask.level}[${c.rowMask.lower ?? "none"}, ${c.rowMask.cap ?? "none"}]`,
-  ].join("");
-  return `${mask ? "IS" : "TIS"} ${c.level}-level cap=${c.cap ?? "none"}${extra}`;
-}
-
-/**
- * The newer surrogates' settings and the log-ratio clamp in words (`, sapo tau_pos=1 tau_neg=1.05`,
- * `, ratio_clamp token [-20, 20]`), empty when none is set. @internal
- */
-export function surrogateSettingsText(config: PolicyLossConfig): string {
-  const parts: string[] = [];
-  if (config.sapo != null)
-    parts.push(`sapo tau_pos=${config.sapo.tauPos ?? 1} tau_neg=${config.sapo.tauNeg ?? 1.05}`);
-  if (config.cispo != null) parts.push(`cispo cap=${config.cispo.cap}`);
-  if (config.vespo != null) {
-    const v = config.vespo;
-    parts.push(
-      `vespo k_pos=${v.kPos ?? 2} lambda_pos=${v.lambdaPos ?? 3} k_neg=${v.kNeg ?? 3} lambda_neg=${v.lambdaNeg ?? 2}`,
-    );
-  }
-  if (config.offPolicyMask != null) {
-    const o = config.offPolicyMask;
-    parts.push(`off_policy_mask threshold=${o.threshold} sampling=${o.sampling ?? "old"}`);
-  }
-  if (config.dro != null) parts.push(`dro beta=${config.dro.beta}`);
-  if (config.ipo != null) parts.push(`ipo threshold=${config.ipo.threshold}`);
-  if (config.dppo != null) {
-    const d = config.dppo;
-    parts.push(
-      `dppo ${d.divergence} low=${d.low} high=${d.high} truncation=${d.truncation ?? "none"}`,
-    );
-  }
-  const rc = config.ratioClamp ?? null;
-  if (rc !== null) {
-    parts.push(
-      `ratio_clamp ${rc.level} [${rc.lower ?? "none"}, ${rc.upper ?? "none"}]${rc.signAware === true ? " sign-aware" : ""}`,
-    );
-  }
-  if (config.rowEpsilon != null && config.rowEpsilon !== 0)
-    parts.push(`row_epsilon ${config.rowEpsilon}`);
-  if (config.topEntropyQuantile != null)
-    parts.push(`top_entropy_quantile ${config.topEntropyQuantile}`);
-  if (config.entropyBonus != null) {
-    const e = config.entropyBonus;
-    parts.push(`entropy_bonus coef=${e.coef} ${e.aggregation ?? "token_mean"}`);
-  }
-  return parts.map((p) => `, ${p}`).join("");
+export function configText(config: PolicyLossConfig): string {
+  const head = `${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}`;
+  return [head, ...fieldTexts(config).map((f) => f.text)].join(", ");
 }

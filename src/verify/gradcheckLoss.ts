@@ -1,5 +1,6 @@
 import { requireObject } from "../core/validate.js";
 import type { PolicyLossConfig } from "../losses/config.js";
+import { SURROGATE_SETTING_FIELDS, settingOf } from "../losses/configFields.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import type { DrawnBatch } from "./draw.js";
 import { type GradcheckOptions, type GradcheckReport, gradcheck } from "./gradcheck.js";
@@ -34,6 +35,11 @@ export function inputsFor(config: PolicyLossConfig, batch: DrawnBatch): PolicyLo
   };
 }
 
+/** Every surrogate's settings block cleared (the field table's owned fields), for a config whose surrogate changes. */
+const NO_SURROGATE_SETTINGS: Partial<PolicyLossConfig> = Object.fromEntries(
+  SURROGATE_SETTING_FIELDS.map((k) => [k, null]),
+);
+
 /** Per-token surrogate ratio: e^z (token) or the row's e^{mean z} (sequence kinds). */
 function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][] {
   const r = policyLoss(
@@ -43,12 +49,7 @@ function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][
       clip: null,
       isCorrection: null,
       kl: null,
-      cispo: null,
-      sapo: null,
-      dro: null,
-      dppo: null,
-      vespo: null,
-      ipo: null,
+      ...NO_SURROGATE_SETTINGS,
     },
     inputsFor({ ...config, isCorrection: null, kl: null }, batch),
   ).ratio;
@@ -113,7 +114,7 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
         // IPO's trust-region edge |e^lp − e^old| = ε.
         const lp = (batch.logprobs[b] as number[])[t] as number;
         const od = (batch.oldLogprobs[b] as number[])[t] as number;
-        const eps = config.ipo?.threshold ?? 0.1;
+        const eps = settingOf(config, "ipo", "threshold") as number;
         d = Math.min(d, Math.abs(Math.abs(Math.exp(lp) - Math.exp(od)) - eps));
       }
       if (r !== null)
@@ -162,8 +163,7 @@ export function sgFrozenEquivalent(
         ratio: "token",
         surrogate: "reinforce",
         clip: null,
-        dppo: null,
-        vespo: null,
+        ...NO_SURROGATE_SETTINGS,
         ratioClamp: null,
       },
       batch: {
@@ -185,7 +185,13 @@ export function sgFrozenEquivalent(
     const lo = config.clip?.epsLow == null ? null : 1 - config.clip.epsLow;
     const w = (x: number): number => (x > hi ? hi : lo !== null && x < lo ? lo : x);
     return {
-      config: { ...config, ratio: "token", surrogate: "reinforce", clip: null, cispo: null },
+      config: {
+        ...config,
+        ratio: "token",
+        surrogate: "reinforce",
+        clip: null,
+        ...NO_SURROGATE_SETTINGS,
+      },
       batch: {
         ...base,
         advantages: m.map((row, b) =>

@@ -7,6 +7,13 @@ import { mustBe } from "../../core/message.js";
 import { requireObject } from "../../core/validate.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
+import {
+  EXPLAIN_COMPONENTS,
+  type ExplainComponent,
+  type FieldSpec,
+  POLICY_LOSS_FIELD_KEYS,
+  POLICY_LOSS_FIELDS,
+} from "../../losses/configFields.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
 import { resolveOpenRlhf } from "./openrlhf.js";
@@ -19,7 +26,7 @@ import { resolveVerl } from "./verl.js";
 
 /** One component where the resolved loss and a paper config differ. */
 export interface ConfigDifference {
-  /** `ratio`, `surrogate`, `clip`, `aggregation`, `kl`, `is_correction`, `entropy`, `masks`, `ratio_clamp`. */
+  /** `ratio`, `surrogate`, `surrogate_settings`, `clip`, `aggregation`, `kl`, `is_correction`, `entropy`, `masks`, `ratio_clamp` (losses/configFields.ts, EXPLAIN_COMPONENTS). */
   readonly component: string;
   /** The resolved config's value, in words. */
   readonly run: string;
@@ -112,65 +119,88 @@ export function resolveFrameworkConfig(
   }
 }
 
-const num = (x: number | null | undefined): string =>
-  x === null || x === undefined ? "none" : String(x);
+/**
+ * A config's components, each in words, from the field table (losses/configFields.ts): every
+ * field's words joined into its component (`head`: the first, the others in parentheses;
+ * `list`: comma-separated, or `none`). `paper`: only the fields a paper's config defines.
+ */
+function components(
+  c: PolicyLossConfig,
+  paper: boolean,
+): Record<ExplainComponent, { text: string; weight: number }> {
+  const words = new Map<ExplainComponent, string[]>();
+  for (const k of POLICY_LOSS_FIELD_KEYS) {
+    const e = (POLICY_LOSS_FIELDS[k] as FieldSpec<unknown>).explain;
+    if (paper && e.paper === false) continue;
+    const w = e.words(c[k], c);
+    const list = words.get(e.component) ?? [];
+    if (w !== null) list.push(w);
+    words.set(e.component, list);
+  }
+  const out = {} as Record<ExplainComponent, { text: string; weight: number }>;
+  for (const [name, { weight, join }] of Object.entries(EXPLAIN_COMPONENTS) as [
+    ExplainComponent,
+    (typeof EXPLAIN_COMPONENTS)[ExplainComponent],
+  ][]) {
+    const [head, ...rest] = words.get(name) ?? [];
+    const text =
+      head === undefined
+        ? "none"
+        : join === "list"
+          ? [head, ...rest].join(", ")
+          : `${head}${rest.length === 0 ? "" : ` (${rest.join(", ")})`}`;
+    out[name] = { text, weight };
+  }
+  return out;
+}
 
-/** The components of a config, each in words, for comparison. */
-function components(c: PolicyLossConfig): Record<string, { text: string; weight: number }> {
-  const clip = c.clip;
-  const kl = c.kl ?? null;
-  const is = c.isCorrection ?? null;
-  const ent = [
-    c.topEntropyQuantile == null ? null : `top-entropy mask ρ = ${c.topEntropyQuantile}`,
-    c.entropyBonus == null ? null : `entropy bonus ${c.entropyBonus.coef}`,
-  ].filter((x) => x !== null);
-  const masks = [
-    c.offPolicyMask == null ? null : `off-policy mask ${c.offPolicyMask.threshold}`,
-    c.rejection == null || c.rejection.length === 0
-      ? null
-      : `${c.rejection.length} rejection rule(s)`,
-  ].filter((x) => x !== null);
-  const params =
-    c.surrogate === "cispo"
-      ? ` (cap ${c.cispo?.cap ?? "5"})`
-      : c.surrogate === "sapo"
-        ? ` (τ+ ${c.sapo?.tauPos ?? 1}, τ− ${c.sapo?.tauNeg ?? 1.05})`
-        : "";
-  return {
-    ratio: { text: c.ratio, weight: 3 },
-    surrogate: { text: `${c.surrogate}${params}`, weight: 3 },
-    clip: {
-      text:
-        clip === null
-          ? "none"
-          : `ε_low ${num(clip.epsLow)}, ε_high ${num(clip.epsHigh)}${clip.ratioCap == null ? "" : `, dual clip ${clip.ratioCap}`}`,
-      weight: 1,
-    },
-    aggregation: {
-      text: `${c.aggregation}${c.aggregation === "token_sum_norm" ? ` (norm_len ${num(c.normLen)})` : ""}`,
-      weight: 2,
-    },
-    kl: {
-      text:
-        kl === null
-          ? "none"
-          : `${kl.kind} × ${kl.coef} in the loss${kl.weight == null ? "" : `, weighted by ${kl.weight}`}${kl.clamp == null ? "" : ", clamped"}`,
-      weight: 1,
-    },
-    is_correction: {
-      text: is === null ? "none" : `${is.level} ${is.mode ?? "truncate"}, cap ${num(is.cap)}`,
-      weight: 1,
-    },
-    entropy: { text: ent.length === 0 ? "none" : ent.join(", "), weight: 1 },
-    masks: { text: masks.length === 0 ? "none" : masks.join(", "), weight: 1 },
-    ratio_clamp: {
-      text:
-        c.ratioClamp == null
-          ? "none"
-          : `${c.ratioClamp.level} [${num(c.ratioClamp.lower)}, ${num(c.ratioClamp.upper)}]`,
-      weight: 1,
-    },
-  };
+/** The differing components of two configs, and the weighted distance. */
+function compareComponents(
+  a: PolicyLossConfig,
+  b: PolicyLossConfig,
+  paper: boolean,
+): { distance: number; differences: ConfigDifference[] } {
+  const x = components(a, paper);
+  const y = components(b, paper);
+  const differences: ConfigDifference[] = [];
+  let distance = 0;
+  for (const k of Object.keys(x) as ExplainComponent[]) {
+    if (x[k].text !== y[k].text) {
+      differences.push({ component: k, run: x[k].text, paper: y[k].text });
+      distance += x[k].weight;
+    }
+  }
+  return { distance, differences };
+}
+
+/**
+ * Compare two run configs, component by component, over every field of the config (those a
+ * paper's config leaves undefined too, such as the rule for rows without a response token).
+ *
+ * Formula: distance = Σ over differing components of its weight (ratio and surrogate 3,
+ * aggregation 2, the rest 1).
+ *
+ * @param a - One config (its words are `run`).
+ * @param b - The other (its words are `paper`).
+ * @returns The distance and the differences.
+ * @derivation docs/conformance/explain.md#nearest-algorithm
+ * @enforcedBy test/conformance/frameworkConfig/explainFields.test.ts > compareConfigs > property: two configs that differ in any single field differ in a component
+ * @since 0.3.0
+ */
+export function compareConfigs(
+  a: PolicyLossConfig,
+  b: PolicyLossConfig,
+): { distance: number; differences: ConfigDifference[] } {
+  for (const [arg, x] of [
+    ["a", a],
+    ["b", b],
+  ] as const)
+    requireObject("compareConfigs", arg, x, "a PolicyLossConfig", [
+      "ratio",
+      "surrogate",
+      "aggregation",
+    ]);
+  return compareComponents(a, b, false);
 }
 
 /**
@@ -201,19 +231,7 @@ export function compareWithAlgorithm(
     "surrogate",
     "aggregation",
   ]);
-  const a = components(config);
-  const b = components(spec.loss);
-  const differences: ConfigDifference[] = [];
-  let distance = 0;
-  for (const k of Object.keys(a)) {
-    const x = a[k] as { text: string; weight: number };
-    const y = b[k] as { text: string; weight: number };
-    if (x.text !== y.text) {
-      differences.push({ component: k, run: x.text, paper: y.text });
-      distance += x.weight;
-    }
-  }
-  return { distance, differences };
+  return compareComponents(config, spec.loss, true);
 }
 
 /**

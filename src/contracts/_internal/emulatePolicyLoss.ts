@@ -7,8 +7,14 @@
  * (policy + KL parts, the row sum of the sequence ratio's backward pass, 1 − e^δ of k3) — so that
  * roundoff can be measured relative to what was actually rounded.
  */
+import { fmtValue, mustBe } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../../losses/config.js";
+import {
+  isSetField,
+  POLICY_LOSS_FIELD_KEYS,
+  POLICY_LOSS_FIELDS,
+} from "../../losses/configFields.js";
 import { cispoWeight } from "../../losses/surrogates.js";
 import { type Arith, type Factor, times } from "./arith.js";
 
@@ -110,48 +116,44 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
   return rho;
 }
 
+/**
+ * Refuse what the emulation does not model, from the field table's `emulated` column
+ * (losses/configFields.ts): a field it never models, set to something other than its default, or
+ * a surrogate outside its list; and the parts of modelled fields it does not model (batch-normalised
+ * IS weights). Emulating the loss without them would judge another loss.
+ */
+function refuseUnmodelled(cfg: ResolvedPolicyLossConfig): void {
+  const c = cfg as unknown as Readonly<Record<string, unknown>>;
+  const surrogates = POLICY_LOSS_FIELDS.surrogate.emulated as readonly string[];
+  for (const k of POLICY_LOSS_FIELD_KEYS) {
+    const e = POLICY_LOSS_FIELDS[k].emulated;
+    const v = c[k];
+    const refused = Array.isArray(e) ? !e.includes(v as string) : e === false && isSetField(k, v);
+    if (!refused) continue;
+    const unmodelled = POLICY_LOSS_FIELD_KEYS.filter(
+      (f) => POLICY_LOSS_FIELDS[f].emulated === false,
+    );
+    const rule = Array.isArray(e)
+      ? `one of ${e.join(", ")} (the dtype-emulated surrogates)`
+      : `unset (the dtype emulation does not model ${unmodelled.join(", ")} yet, nor surrogates other than ${surrogates.join(", ")})`;
+    throw new ConfigError(
+      "emulatePolicyLoss",
+      `config.${k}`,
+      mustBe("emulatePolicyLoss", `config.${k}`, rule, fmtValue(v)),
+    );
+  }
+  if (cfg.isCorrection?.normalize === true)
+    throw new ConfigError(
+      "emulatePolicyLoss",
+      "config.isCorrection.normalize",
+      "emulatePolicyLoss: config.isCorrection.normalize must be false (the dtype emulation does not model batch-normalised IS weights yet); got true",
+    );
+}
+
 /** Evaluate the loss and gradient of `d.cfg` on `d` under the plan of `ar`. */
 export function emulatePolicyLoss(d: EmulationData, ar: Arith): Emulated {
   const { cfg, rows: B, cols: T, mask: m } = d;
-  const newer =
-    cfg.surrogate === "sapo" ||
-    cfg.surrogate === "dro" ||
-    cfg.surrogate === "dppo" ||
-    cfg.surrogate === "ipo" ||
-    cfg.surrogate === "vespo"
-      ? "config.surrogate"
-      : cfg.ratioClamp !== null
-        ? "config.ratioClamp"
-        : cfg.offPolicyMask !== null
-          ? "config.offPolicyMask"
-          : cfg.topEntropyQuantile !== null
-            ? "config.topEntropyQuantile"
-            : cfg.entropyBonus !== null
-              ? "config.entropyBonus"
-              : null;
-  if (newer !== null) {
-    throw new ConfigError(
-      "emulatePolicyLoss",
-      newer,
-      `emulatePolicyLoss: ${newer} must be one of the dtype-emulated forms (surrogate pg_clip, pg, reinforce or cispo, no ratio clamp, no off-policy or entropy mask, no entropy bonus: the emulation does not model the sapo, dro and dppo surrogates, a ratio clamp, those masks or the bonus yet); got ${newer === "config.surrogate" ? `"${cfg.surrogate}"` : newer === "config.ratioClamp" ? "a ratio clamp" : newer === "config.offPolicyMask" ? "an off-policy mask" : newer === "config.topEntropyQuantile" ? "a top-entropy mask" : "an entropy bonus"}`,
-    );
-  }
-  if (
-    cfg.rejection !== null ||
-    cfg.emptyRows !== "reject" ||
-    cfg.isCorrection?.normalize === true
-  ) {
-    // Not modelled here yet: emulating the loss without them would judge another loss.
-    throw new ConfigError(
-      "emulatePolicyLoss",
-      cfg.rejection !== null
-        ? "config.rejection"
-        : cfg.emptyRows !== "reject"
-          ? "config.emptyRows"
-          : "config.isCorrection.normalize",
-      'emulatePolicyLoss: config.rejection must be null and config.emptyRows "reject" and config.isCorrection.normalize false (the dtype emulation does not model rejection sampling, empty rows or batch-normalised IS weights yet); got a config with one of them',
-    );
-  }
+  refuseUnmodelled(cfg);
   const R = ar.round;
   const n = B * T;
   const z = new Float64Array(n);

@@ -10,6 +10,7 @@ import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor
 import { requireObject } from "../../core/validate.js";
 import type { KLLossConfig } from "../../kl/estimator.js";
 import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
+import { settingOf } from "../../losses/configFields.js";
 import {
   add,
   clamp,
@@ -258,7 +259,7 @@ export function policyLossRef(
         }
         case "sapo": {
           // The soft gate σ(τ(r − 1))·4/τ, τ by the sign of A (Gao et al. 2025).
-          const tau = a > 0 ? (config.sapo?.tauPos ?? 1) : (config.sapo?.tauNeg ?? 1.05);
+          const tau = settingOf(config, "sapo", a > 0 ? "tauPos" : "tauNeg") as number;
           const sigma = div(1, add(1, exp(neg(mul(tau, sub(r, 1))))));
           ell = neg(mul(mul(sigma, 4 / tau), a));
           break;
@@ -273,7 +274,6 @@ export function policyLossRef(
         case "vespo": {
           // −sg[φ]·A·lp with TRL's gamma weight φ = exp(λ + k·lw − λ·e^lw) of the row's clamped
           // log-ratio sum lw = clamp(Σ_t clamp(lp − old, ±20), ln 1e-8, 20); (k, λ) by A ≥ 0.
-          const v = config.vespo ?? {};
           const ts = cols(b);
           const zsum = ts.reduce(
             (acc, u) => acc + Math.min(Math.max(sg(node[b][u]) - old[b][u], -20), 20),
@@ -290,15 +290,18 @@ export function policyLossRef(
                 );
           const lw = Math.min(Math.max(zsum + isSum, Math.log(1e-8)), 20);
           const pos = a >= 0;
-          const k = pos ? (v.kPos ?? 2) : (v.kNeg ?? 3);
-          const lam = Math.max(pos ? (v.lambdaPos ?? 3) : (v.lambdaNeg ?? 2), 1e-4);
+          const k = settingOf(config, "vespo", pos ? "kPos" : "kNeg") as number;
+          const lam = Math.max(
+            settingOf(config, "vespo", pos ? "lambdaPos" : "lambdaNeg") as number,
+            1e-4,
+          );
           const phi = Math.exp(lam + k * lw - lam * Math.exp(lw));
           ell = mul(neg(mul(a, l)), Number.isFinite(phi) ? phi : 0);
           break;
         }
         case "ipo": {
           // −A·r where |e^lp − e^old| ≤ ε, 0 outside (a detached mask): prime-rl's ipo_loss_fn.
-          const eps = config.ipo?.threshold ?? 0.1;
+          const eps = settingOf(config, "ipo", "threshold") as number;
           const inside = Math.abs(Math.exp(sg(l)) - Math.exp(old[b][t])) <= eps;
           ell = inside ? neg(mul(r, a)) : 0;
           break;
