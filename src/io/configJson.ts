@@ -8,15 +8,15 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean, oneOf } from "../core/names.js";
 import { requireObject, requireString } from "../core/validate.js";
 import { ConfigError, UnknownNameError } from "../errors.js";
-import type { PolicyLossConfig } from "../losses/config.js";
 import {
   isSetField,
   type ObjectSpec,
   POLICY_LOSS_FIELD_KEYS,
   POLICY_LOSS_FIELDS,
+  type PolicyLossConfig,
   type SubField,
   type ValueSpec,
-} from "../losses/configFields.js";
+} from "../losses/config.js";
 import {
   type DoubleEntropyConfig,
   PAPO_FORMS,
@@ -43,7 +43,7 @@ type Wire<T> = T extends readonly (infer I)[]
 
 /**
  * The JSON form of a {@link PolicyLossConfig}: polgrad's snake_case keys (each field's key in the
- * field table, losses/configFields.ts; test/io/configSchema.test.ts checks the two agree), nulls
+ * field table, losses/config.ts; test/io/configSchema.test.ts checks the two agree), nulls
  * explicit where the wire always carries a field.
  */
 export type PolicyLossConfigJson = Wire<PolicyLossConfig>;

@@ -1,6 +1,6 @@
 /**
  * Validate a {@link PolicyLossConfig} and resolve its defaults for the kernel: one generic walk over
- * the field table (losses/configFields.ts: each value's kind and rule, each default, each
+ * the field table (losses/config.ts: each value's kind and rule, each default, each
  * surrogate's settings only with that surrogate), then the named rules that tie fields together
  * (docs/derivations/losses.md#config-validation).
  */
@@ -10,25 +10,24 @@ import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError, fail } from "../errors.js";
 import type { KLLossConfig } from "../kl/estimator.js";
-import type {
-  ISLevel,
-  ISMode,
-  PolicyLossConfig,
-  RatioKind,
-  RejectionRule,
-  ResolvedISCorrection,
-  ResolvedPolicyLossConfig,
-  SurrogateKind,
-} from "./config.js";
 import {
+  type ISLevel,
+  type ISMode,
   NUMBER_RULES,
   type ObjectSpec,
   POLICY_LOSS_FIELD_KEYS,
   POLICY_LOSS_FIELDS,
+  type PolicyLossConfig,
   type PolicyLossField,
+  type RatioKind,
+  type RejectionRule,
+  type ResolvedISCorrection,
+  type ResolvedPolicyLossConfig,
   type SubField,
+  type SurrogateKind,
   type ValueSpec,
-} from "./configFields.js";
+} from "./config.js";
+import { SURROGATES } from "./kernel/points.js";
 
 type Obj = Readonly<Record<string, unknown>>;
 
@@ -202,15 +201,6 @@ function clipBand(
   return { lo: 0, hi: 0, cap: null, oneSided: false };
 }
 
-/** Surrogates whose terms are per token, and why a sequence ratio cannot serve them. */
-const TOKEN_RATIO_ONLY: Readonly<Partial<Record<SurrogateKind, string>>> = {
-  reinforce: "the ratio is unused",
-  dro: "the ratio is unused",
-  dppo: "DPPO's detached ratio and probabilities are per token",
-  ipo: "IPO's probabilities are per token",
-  vespo: "the ratio is unused",
-};
-
 /** A lower bound at most its upper one (`upperName`: `cap`, or a rejection rule's `upper`). */
 function lowerAtMost(
   fn: string,
@@ -383,21 +373,19 @@ function resolveRowEpsilon(
   return e;
 }
 
-/** The surrogates' constants (NaN where unused, so every config has one shape). */
-function surrogateConstants(
+/**
+ * The chosen surrogate's settings block (the table's field it owns, checked, defaults filled), and
+ * VESPO's row-weight constants (λ floored at 1e-4, as TRL does) for the kernel's row stage.
+ */
+function surrogateSettings(
+  surrogate: SurrogateKind,
   f: Readonly<Record<PolicyLossField, unknown>>,
-): Pick<
-  ResolvedPolicyLossConfig,
-  "tauPos" | "tauNeg" | "beta" | "dppo" | "vespo" | "ipoThreshold"
-> {
-  const sapo = f.sapo as Obj | null;
-  const vespo = f.vespo as Obj | null;
-  const dppo = f.dppo as Obj | null;
+): Pick<ResolvedPolicyLossConfig, "settings" | "vespo"> {
+  const owned = POLICY_LOSS_FIELD_KEYS.find((k) => POLICY_LOSS_FIELDS[k].owner === surrogate);
+  const settings = owned === undefined ? null : (f[owned] as Obj | null);
+  const vespo = surrogate === "vespo" ? (settings as Obj) : null;
   return {
-    tauPos: sapo === null ? Number.NaN : (sapo.tauPos as number),
-    tauNeg: sapo === null ? Number.NaN : (sapo.tauNeg as number),
-    beta: f.dro === null ? Number.NaN : ((f.dro as Obj).beta as number),
-    // TRL floors λ at 1e-4.
+    settings,
     vespo:
       vespo === null
         ? null
@@ -407,16 +395,6 @@ function surrogateConstants(
             kNeg: vespo.kNeg as number,
             lambdaNeg: Math.max(vespo.lambdaNeg as number, 1e-4),
           },
-    dppo:
-      dppo === null
-        ? null
-        : {
-            divergence: dppo.divergence as "tv" | "kl",
-            low: dppo.low as number,
-            high: dppo.high as number,
-            truncation: (dppo.truncation as number | null) ?? Number.POSITIVE_INFINITY,
-          },
-    ipoThreshold: f.ipo === null ? Number.NaN : ((f.ipo as Obj).threshold as number),
   };
 }
 
@@ -443,8 +421,8 @@ export function validatePolicyLossConfig(
   const f = walkFields(fn, config);
   const surrogate = f.surrogate as SurrogateKind;
   const band = clipBand(fn, surrogate, f.clip as Obj | null, f.cispo as Obj | null);
-  const why = TOKEN_RATIO_ONLY[surrogate];
-  if (why !== undefined && ratio !== "token")
+  const why = SURROGATES[surrogate].tokenRatioOnly;
+  if (why !== null && ratio !== "token")
     throw fail(
       ConfigError,
       fn,
@@ -507,7 +485,7 @@ export function validatePolicyLossConfig(
               "config.entropyBonus.normLen",
             ),
           },
-    ...surrogateConstants(f),
+    ...surrogateSettings(surrogate, f),
     kl,
   };
 }

@@ -7,10 +7,7 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { ConfigError } from "../errors.js";
 import { KLEstimator } from "../kl/estimator.js";
-import {
-  type PolicyLossConfig,
-  type ResolvedPolicyLossConfig,
-} from "./config.js";
+import type { PolicyLossConfig, ResolvedPolicyLossConfig } from "./config.js";
 import { validatePolicyLossConfig } from "./configValidate.js";
 
 /**

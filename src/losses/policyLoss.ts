@@ -8,10 +8,7 @@ import { fmtValue, mustBe } from "../core/message.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, Matrix } from "../core/tensor.js";
 import { ConfigError, type OverflowError } from "../errors.js";
-import {
-  type PolicyLossConfig,
-  type ResolvedPolicyLossConfig,
-} from "./config.js";
+import type { PolicyLossConfig, ResolvedPolicyLossConfig } from "./config.js";
 import { validatePolicyLossConfig } from "./configValidate.js";
 import { SharedArena } from "./kernel/arena.js";
 import {

@@ -11,7 +11,7 @@ import {
   POLICY_LOSS_FIELDS,
   type PolicyLossField,
   type ValueSpec,
-} from "../losses/configFields.js";
+} from "../losses/config.js";
 import { getAlgorithm } from "./registry.js";
 import type { AlgorithmSpec } from "./spec.js";
 

@@ -5,8 +5,7 @@ import { L2Norm, robustSum } from "../core/sum.js";
 import { isMask, isMatrix, type MaskLike } from "../core/tensor.js";
 import { describeInput, requireObject, requireString, toMask } from "../core/validate.js";
 import { ConfigError, ShapeError } from "../errors.js";
-import type { PolicyLossConfig } from "../losses/config.js";
-import { fieldTexts } from "../losses/configFields.js";
+import { fieldTexts, type PolicyLossConfig } from "../losses/config.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
 
 /** Format x, or say that it exceeds float64 (a norm or mass of finite gradients can). */
@@ -186,7 +185,7 @@ export function renderLossSummary(
 /**
  * A config in words: `<surrogate> on <ratio> ratio, <aggregation> (norm_len=…)`, then every other
  * field that says something, in the field table's order, by its text renderer
- * (losses/configFields.ts): `clip eps_low=0.2 …`, `TIS token-level cap=2`, `KL k3 coef=0.04`, … @internal
+ * (losses/config.ts): `clip eps_low=0.2 …`, `TIS token-level cap=2`, `KL k3 coef=0.04`, … @internal
  */
 export function configText(config: PolicyLossConfig): string {
   const head = `${config.surrogate} on ${config.ratio} ratio, ${config.aggregation}${config.normLen ? ` (norm_len=${config.normLen})` : ""}`;

@@ -1,6 +1,11 @@
 import { requireObject } from "../core/validate.js";
-import type { PolicyLossConfig } from "../losses/config.js";
-import { SURROGATE_SETTING_FIELDS, settingOf } from "../losses/configFields.js";
+import { type PolicyLossConfig, SURROGATE_SETTING_FIELDS } from "../losses/config.js";
+import { validatePolicyLossConfig } from "../losses/configValidate.js";
+import {
+  type ExtendedSurrogateParams,
+  SURROGATES,
+  surrogateParams,
+} from "../losses/kernel/points.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import type { DrawnBatch } from "./draw.js";
 import { type GradcheckOptions, type GradcheckReport, gradcheck } from "./gradcheck.js";
@@ -82,6 +87,8 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
   const r = edges.length > 0 ? surrogateRatios(config, batch) : null;
   // The log-ratio clamp's bounds (on z_t at token level, on the row's mean z at row level), and
   // DPPO's trust-region edges and truncation: kinks of the loss in lp.
+  const entry = SURROGATES[config.surrogate];
+  const params = surrogateParams(validatePolicyLossConfig("policyKinkDistance", config));
   const rc = config.ratioClamp ?? null;
   const bounds = rc === null ? [] : [rc.lower, rc.upper].filter((x): x is number => x != null);
   const z = (b: number, t: number): number =>
@@ -96,26 +103,11 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
     row.forEach((on, t) => {
       if (!on) return;
       if (rc?.level === "token") for (const e of bounds) d = Math.min(d, Math.abs(z(b, t) - e));
-      const dp = config.surrogate === "dppo" ? (config.dppo ?? null) : null;
-      if (dp !== null) {
+      if (entry.kink !== undefined) {
+        // The surrogate's own kinks (DPPO's trust region and truncation, IPO's edge).
         const lp = (batch.logprobs[b] as number[])[t] as number;
         const od = (batch.oldLogprobs[b] as number[])[t] as number;
-        const p = Math.exp(lp);
-        const po = Math.exp(od);
-        const kl = po * (od - lp) + (1 - po) * Math.log((1 - po + 1e-8) / (1 - p + 1e-8));
-        const gaps =
-          dp.divergence === "tv"
-            ? [p - po - dp.high, p - po + dp.low]
-            : [kl - dp.high, kl - dp.low, p - po];
-        for (const g of gaps) d = Math.min(d, Math.abs(g));
-        if (dp.truncation != null) d = Math.min(d, Math.abs(Math.exp(z(b, t)) - dp.truncation));
-      }
-      if (config.surrogate === "ipo") {
-        // IPO's trust-region edge |e^lp − e^old| = ε.
-        const lp = (batch.logprobs[b] as number[])[t] as number;
-        const od = (batch.oldLogprobs[b] as number[])[t] as number;
-        const eps = settingOf(config, "ipo", "threshold") as number;
-        d = Math.min(d, Math.abs(Math.abs(Math.exp(lp) - Math.exp(od)) - eps));
+        d = Math.min(d, entry.kink(lp, od, params as ExtendedSurrogateParams));
       }
       if (r !== null)
         for (const e of edges) d = Math.min(d, Math.abs(((r[b] as number[])[t] as number) - e));
@@ -136,7 +128,8 @@ export function policyKinkDistance(config: PolicyLossConfig, batch: DrawnBatch):
 /**
  * The stop-gradient-free equivalent of a config at a base point lp₀: a config and batch whose loss
  * has the same gradient at lp₀ and no sg[·], so finite differences can check it.
- * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; dppo, vespo → reinforce on advantages A·sg[coef]
+ * cispo → reinforce on advantages sg[ŵ(lp₀)]·A; a surrogate that holds a coefficient constant
+ * (its entry's `detached`) → reinforce on advantages A·sg[coef]
  * at lp₀; sequence_token → token ratio against old' = lp₀ − log s(lp₀) (rollout shifted alike so
  * the TIS weight is unchanged; a row whose row clamp binds gets advantages 0); else unchanged.
  *
@@ -153,7 +146,7 @@ export function sgFrozenEquivalent(
 ): { config: PolicyLossConfig; batch: DrawnBatch } {
   checkConfigBatch("sgFrozenEquivalent", config, base, "base");
   const m = base.responseMask;
-  if (config.surrogate === "dppo" || config.surrogate === "vespo") {
+  if (SURROGATES[config.surrogate].detached === true) {
     // sg[min(r, C)]·valid (DPPO) and sg[φ] (VESPO) are data: REINFORCE on the token advantages
     // A·coef at lp₀, read off the objective −A·coef·lp (lp < 0 at every drawn position).
     const obj = policyLoss(config, inputsFor(config, base)).perTokenObjective;

@@ -22,11 +22,11 @@ import {
 } from "../../src/core/validate.js";
 import { ConfigError, type OverflowError } from "../../src/errors.js";
 import { klPointwise } from "../../src/kl/estimator.js";
-import {
-  type PolicyLossConfig,
-  type RatioKind,
-  type ResolvedISCorrection,
-  type ResolvedPolicyLossConfig,
+import type {
+  PolicyLossConfig,
+  RatioKind,
+  ResolvedISCorrection,
+  ResolvedPolicyLossConfig,
 } from "../../src/losses/config.js";
 import { validatePolicyLossConfig } from "../../src/losses/configValidate.js";
 import type { PolicyLossInputs, PolicyLossResult } from "../../src/losses/policyLoss.js";

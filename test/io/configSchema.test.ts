@@ -1,6 +1,6 @@
 /**
  * Enforces docs/io.md#config-json: the policy-loss part of docs/schemas/defs.schema.json
- * (`policyLossConfigFields`) is generated from the field table (losses/configFields.ts), the
+ * (`policyLossConfigFields`) is generated from the field table (losses/config.ts), the
  * table's snake_case keys are the camelCase keys' (so the derived `PolicyLossConfigJson` type
  * agrees with it), and every registered algorithm's wire form validates against the schema.
  *
@@ -18,7 +18,7 @@ import {
   POLICY_LOSS_FIELDS,
   type SubField,
   type ValueSpec,
-} from "../../src/losses/configFields.js";
+} from "../../src/losses/config.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../src/registry/registry.js";
 
 const defsPath = fileURLToPath(new URL("../../docs/schemas/defs.schema.json", import.meta.url));

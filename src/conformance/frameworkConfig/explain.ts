@@ -6,14 +6,14 @@
 import { mustBe } from "../../core/message.js";
 import { requireObject } from "../../core/validate.js";
 import { ConfigError } from "../../errors.js";
-import type { PolicyLossConfig } from "../../losses/config.js";
 import {
   EXPLAIN_COMPONENTS,
   type ExplainComponent,
   type FieldSpec,
   POLICY_LOSS_FIELD_KEYS,
   POLICY_LOSS_FIELDS,
-} from "../../losses/configFields.js";
+  type PolicyLossConfig,
+} from "../../losses/config.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
 import { resolveOpenRlhf } from "./openrlhf.js";
@@ -26,7 +26,7 @@ import { resolveVerl } from "./verl.js";
 
 /** One component where the resolved loss and a paper config differ. */
 export interface ConfigDifference {
-  /** `ratio`, `surrogate`, `surrogate_settings`, `clip`, `aggregation`, `kl`, `is_correction`, `entropy`, `masks`, `ratio_clamp` (losses/configFields.ts, EXPLAIN_COMPONENTS). */
+  /** `ratio`, `surrogate`, `surrogate_settings`, `clip`, `aggregation`, `kl`, `is_correction`, `entropy`, `masks`, `ratio_clamp` (losses/config.ts, EXPLAIN_COMPONENTS). */
   readonly component: string;
   /** The resolved config's value, in words. */
   readonly run: string;
@@ -120,7 +120,7 @@ export function resolveFrameworkConfig(
 }
 
 /**
- * A config's components, each in words, from the field table (losses/configFields.ts): every
+ * A config's components, each in words, from the field table (losses/config.ts): every
  * field's words joined into its component (`head`: the first, the others in parentheses;
  * `list`: comma-separated, or `none`). `paper`: only the fields a paper's config defines.
  */

@@ -9,12 +9,12 @@
  */
 import { fmtValue, mustBe } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
-import type { ResolvedPolicyLossConfig } from "../../losses/config.js";
 import {
   isSetField,
   POLICY_LOSS_FIELD_KEYS,
   POLICY_LOSS_FIELDS,
-} from "../../losses/configFields.js";
+  type ResolvedPolicyLossConfig,
+} from "../../losses/config.js";
 import { cispoWeight } from "../../losses/surrogates.js";
 import { type Arith, type Factor, times } from "./arith.js";
 
@@ -118,7 +118,7 @@ function tisWeights(ar: Arith, d: EmulationData): Float64Array | null {
 
 /**
  * Refuse what the emulation does not model, from the field table's `emulated` column
- * (losses/configFields.ts): a field it never models, set to something other than its default, or
+ * (losses/config.ts): a field it never models, set to something other than its default, or
  * a surrogate outside its list; and the parts of modelled fields it does not model (batch-normalised
  * IS weights). Emulating the loss without them would judge another loss.
  */

@@ -13,11 +13,13 @@
  *            pass), or ∂L/∂lp when `through` is "logprob" (the ratio is then a constant, sg[·]);
  * and returns its clip flags ({@link CLIPPED_LOW} | {@link CLIPPED_HIGH}). Each derivative is
  * written with exactly the arithmetic of the closed form in losses.md (a zero that autograd's
- * masking gives is a literal +0), so the fused kernel is bitwise the unfused one. Adding a
- * surrogate is one record here, one `case` in {@link surrogatePoint}, its constants in
- * {@link SurrogateParams} and its equation in the reference (src/verify/reference/policyLossRef.ts).
+ * masking gives is a literal +0), so the fused kernel is bitwise the unfused one. A surrogate is
+ * one entry of {@link SURROGATES}: its point record, whether it needs the token ratio, its
+ * constants (read from its settings block in the config's field table, losses/config.ts), the
+ * kinks gradcheck keeps away from, and whether it holds a coefficient constant (CONTRIBUTING.md,
+ * recipe 1).
  */
-import type { ResolvedPolicyLossConfig } from "../config.js";
+import type { ResolvedPolicyLossConfig, SurrogateKind } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW, cispoWeight, pgClipInto } from "../surrogates.js";
 
 /**
@@ -293,6 +295,97 @@ const IPO: SurrogatePoint = {
   why: ratioWhy,
 };
 
+/** The extended constants while {@link surrogateParams} fills them. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * What the kernel, the validator and gradcheck know of a surrogate. @internal
+ */
+export interface SurrogateEntry {
+  /** Its point record (pg_clip's depends on the dual clip). */
+  readonly point: (cfg: ResolvedPolicyLossConfig) => SurrogatePoint;
+  /** Why it needs the token ratio (validation refuses the sequence kinds), or null. */
+  readonly tokenRatioOnly: string | null;
+  /**
+   * Its constants, from its settings block (checked, defaults filled), into the extended shape;
+   * absent: the band's {@link SurrogateParams} (lo, hi, cap, oneSided).
+   */
+  readonly constants?: (
+    s: Readonly<Record<string, unknown>>,
+    x: Mutable<ExtendedSurrogateParams>,
+  ) => void;
+  /**
+   * The distance of a token (its logprob and old logprob) to the nearest kink of the point
+   * function: gradcheck draws away from it. Absent: no kink beyond the clip band's.
+   */
+  readonly kink?: (lp: number, od: number, k: ExtendedSurrogateParams) => number;
+  /**
+   * Its term holds a coefficient constant (sg[·]) that depends on lp: gradcheck checks the
+   * equivalent with that coefficient frozen into the advantages.
+   */
+  readonly detached?: true;
+}
+
+/** DPPO's binary KL of the sampled token's probability p against p_old. */
+function binaryKl(p: number, po: number, lp: number, od: number): number {
+  return po * (od - lp) + (1 - po) * Math.log((1 - po + 1e-8) / (1 - p + 1e-8));
+}
+
+/** Every surrogate, by name. @internal */
+export const SURROGATES: Readonly<Record<SurrogateKind, SurrogateEntry>> = {
+  pg_clip: { point: (cfg) => (cfg.cap === null ? PG_CLIP : PG_CLIP_DUAL), tokenRatioOnly: null },
+  pg: { point: () => PG, tokenRatioOnly: null },
+  reinforce: { point: () => REINFORCE, tokenRatioOnly: "the ratio is unused" },
+  cispo: { point: () => CISPO, tokenRatioOnly: null },
+  sapo: {
+    point: () => SAPO,
+    tokenRatioOnly: null,
+    constants: (s, x) => {
+      x.tauPos = s.tauPos as number;
+      x.tauNeg = s.tauNeg as number;
+    },
+  },
+  dro: {
+    point: () => DRO,
+    tokenRatioOnly: "the ratio is unused",
+    constants: (s, x) => {
+      x.beta = s.beta as number;
+    },
+  },
+  dppo: {
+    point: () => DPPO,
+    tokenRatioOnly: "DPPO's detached ratio and probabilities are per token",
+    constants: (s, x) => {
+      x.divKl = s.divergence === "kl" ? 1 : 0;
+      x.divLow = s.low as number;
+      x.divHigh = s.high as number;
+      x.trunc = (s.truncation as number | null) ?? Number.POSITIVE_INFINITY;
+    },
+    // The trust region's edges and the truncation of the detached ratio.
+    kink: (lp, od, k) => {
+      const p = Math.exp(lp);
+      const po = Math.exp(od);
+      const gaps =
+        k.divKl === 0
+          ? [p - po - k.divHigh, p - po + k.divLow]
+          : [binaryKl(p, po, lp, od) - k.divHigh, binaryKl(p, po, lp, od) - k.divLow, p - po];
+      return Math.min(...gaps.map(Math.abs), Math.abs(Math.exp(lp - od) - k.trunc));
+    },
+    detached: true,
+  },
+  ipo: {
+    point: () => IPO,
+    tokenRatioOnly: "IPO's probabilities are per token",
+    constants: (s, x) => {
+      x.ipoThreshold = s.threshold as number;
+    },
+    // The trust region's edge |e^lp − e^old| = ε.
+    kink: (lp, od, k) => Math.abs(Math.abs(Math.exp(lp) - Math.exp(od)) - k.ipoThreshold),
+  },
+  // −A·lp; the gamma weight sg[φ_b] is the kernel's token weight (policyRows vespoStage).
+  vespo: { point: () => REINFORCE, tokenRatioOnly: "the ratio is unused", detached: true },
+};
+
 /**
  * The point function of `cfg.surrogate` (its constants come as {@link surrogateParams}).
  * pg: ℓ = −r·A, ∂L/∂r = g·A. pg_clip: ℓ = −min(r·A, clamp(r, lo, hi)·A) (dual clip: −max(·, c·A)
@@ -301,39 +394,15 @@ const IPO: SurrogatePoint = {
  * @internal
  */
 export function surrogatePoint(cfg: ResolvedPolicyLossConfig): SurrogatePoint {
-  switch (cfg.surrogate) {
-    case "pg":
-      return PG;
-    case "pg_clip":
-      return cfg.cap === null ? PG_CLIP : PG_CLIP_DUAL;
-    case "reinforce":
-      return REINFORCE;
-    case "cispo":
-      return CISPO;
-    case "sapo":
-      return SAPO;
-    case "dro":
-      return DRO;
-    case "dppo":
-      return DPPO;
-    case "ipo":
-      return IPO;
-    case "vespo":
-      // −A·lp; the gamma weight sg[φ_b] is the kernel's token weight (policyRows vespoStage).
-      return REINFORCE;
-  }
+  return SURROGATES[cfg.surrogate].point(cfg);
 }
 
 /** The constants the point functions read, in one shape for every surrogate. @internal */
 export function surrogateParams(cfg: ResolvedPolicyLossConfig): SurrogateParams {
   // Created with doubles (NaN), then filled: a field first seen as a small integer (lo = 0) and
   // later as a double would change the hidden class from config to config (see KEEP_MAPS).
-  if (
-    cfg.surrogate === "sapo" ||
-    cfg.surrogate === "dro" ||
-    cfg.surrogate === "dppo" ||
-    cfg.surrogate === "ipo"
-  ) {
+  const constants = SURROGATES[cfg.surrogate].constants;
+  if (constants !== undefined) {
     const x = {
       lo: Number.NaN,
       hi: Number.NaN,
@@ -348,16 +417,7 @@ export function surrogateParams(cfg: ResolvedPolicyLossConfig): SurrogateParams 
       trunc: Number.NaN,
       ipoThreshold: Number.NaN,
     };
-    x.tauPos = cfg.tauPos;
-    x.tauNeg = cfg.tauNeg;
-    x.beta = cfg.beta;
-    x.ipoThreshold = cfg.ipoThreshold;
-    if (cfg.dppo !== null) {
-      x.divKl = cfg.dppo.divergence === "kl" ? 1 : 0;
-      x.divLow = cfg.dppo.low;
-      x.divHigh = cfg.dppo.high;
-      x.trunc = cfg.dppo.truncation;
-    }
+    constants(cfg.settings ?? {}, x);
     return x;
   }
   const p = { lo: Number.NaN, hi: Number.NaN, cap: Number.NaN, oneSided: false };

@@ -9,8 +9,7 @@ import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js"
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../../core/tensor.js";
 import { requireObject } from "../../core/validate.js";
 import type { KLLossConfig } from "../../kl/estimator.js";
-import type { ISCorrectionConfig, PolicyLossConfig } from "../../losses/config.js";
-import { settingOf } from "../../losses/configFields.js";
+import { type ISCorrectionConfig, type PolicyLossConfig, settingOf } from "../../losses/config.js";
 import {
   add,
   clamp,

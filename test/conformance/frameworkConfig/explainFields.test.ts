@@ -11,7 +11,7 @@ import {
   POLICY_LOSS_FIELDS,
   type SubField,
   type ValueSpec,
-} from "../../../src/losses/configFields.js";
+} from "../../../src/losses/config.js";
 import { validatePolicyLossConfig } from "../../../src/losses/configValidate.js";
 
 const base: PolicyLossConfig = {
