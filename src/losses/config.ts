@@ -462,6 +462,8 @@ export interface SubField {
   /** What absent or null means (null: nothing). */
   readonly default: unknown;
   readonly wire: Wire;
+  /** polgrad 0.2.0 has it (its wire key is polgrad's), or it is ours. */
+  readonly polgrad?: boolean;
 }
 
 /** One of explain's components. */
@@ -589,9 +591,9 @@ const CLIP: ObjectSpec = {
   kind: "object",
   what: "a ClipConfig object",
   fields: {
-    epsLow: nullableNumber("eps_low", "epsLow"),
-    epsHigh: nullableNumber("eps_high", "positive"),
-    ratioCap: nullableNumber("ratio_cap", "dualClip"),
+    epsLow: { ...nullableNumber("eps_low", "epsLow"), polgrad: true },
+    epsHigh: { ...nullableNumber("eps_high", "positive"), polgrad: true },
+    ratioCap: { ...nullableNumber("ratio_cap", "dualClip"), polgrad: true },
   },
 };
 
@@ -615,8 +617,9 @@ const IS_CORRECTION: ObjectSpec = {
       presence: "nullable",
       default: null,
       wire: "always",
+      polgrad: true,
     },
-    level: name("level", IS_LEVELS, "token"),
+    level: { ...name("level", IS_LEVELS, "token"), polgrad: true },
     lower: nullableNumber("lower", "positive", "whenSet"),
     mode: { ...name("mode", IS_MODES, "truncate"), wire: "whenSet" },
     logClamp: nullableNumber("log_clamp", "positive", "whenSet"),
@@ -635,10 +638,10 @@ const KL: ObjectSpec = {
   kind: "object",
   what: "a KLLossConfig object",
   fields: {
-    kind: name("kind", KL_ESTIMATORS),
-    coef: requiredNumber("coef", "finite"),
-    aggregation: { ...name("aggregation", AGGREGATIONS), presence: "optional" },
-    normLen: nullableNumber("norm_len", "any"),
+    kind: { ...name("kind", KL_ESTIMATORS), polgrad: true },
+    coef: { ...requiredNumber("coef", "finite"), polgrad: true },
+    aggregation: { ...name("aggregation", AGGREGATIONS), presence: "optional", polgrad: true },
+    normLen: { ...nullableNumber("norm_len", "any"), polgrad: true },
     clamp: {
       snake: "clamp",
       value: {
