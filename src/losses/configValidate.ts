@@ -398,6 +398,49 @@ function surrogateSettings(
   };
 }
 
+/** The rules between two resolved parts: no ratio clamp under a ratio-weighted KL term; VESPO's IS per token. */
+function pairRules(
+  fn: string,
+  config: PolicyLossConfig,
+  surrogate: SurrogateKind,
+  kl: ResolvedPolicyLossConfig["kl"],
+  isCorrection: ResolvedISCorrection | null,
+  ratioClamp: ResolvedPolicyLossConfig["ratioClamp"],
+): void {
+  if (ratioClamp !== null && kl !== null && kl.weight !== "none")
+    throw fail(
+      ConfigError,
+      fn,
+      "config.ratioClamp",
+      "null when config.kl.weight is set (the KL weight's ratio is the unclamped exp(lp − old))",
+      fmtValue(config.ratioClamp),
+    );
+  if (surrogate === "vespo" && isCorrection !== null && isCorrection.level !== "token")
+    throw fail(
+      ConfigError,
+      fn,
+      "config.isCorrection.level",
+      '"token" when surrogate is "vespo" (TRL folds its per-token IS ratio into the gamma weight)',
+      fmtValue(isCorrection.level),
+    );
+}
+
+/** The entropy bonus: token_mean unless it says otherwise, normLen inherited from the loss. */
+function resolveEntropyBonus(
+  fn: string,
+  bonus: Obj | null,
+  config: PolicyLossConfig,
+): ResolvedPolicyLossConfig["entropyBonus"] {
+  if (bonus === null) return null;
+  const aggregation = (bonus.aggregation as Aggregation | null) ?? Aggregation.TOKEN_MEAN;
+  const normLen = isSet(bonus.normLen) ? bonus.normLen : config.normLen;
+  return {
+    coef: bonus.coef as number,
+    aggregation,
+    normLen: checkNormLen(fn, aggregation, normLen, "config.entropyBonus.normLen"),
+  };
+}
+
 /**
  * Validate a policy-loss config and resolve its defaults: the field table's walk (kinds, rules,
  * defaults, each surrogate's settings only with it), then the named rules — the clip band per
@@ -436,25 +479,7 @@ export function validatePolicyLossConfig(
   const isCorrection = f.isCorrection === null ? null : resolveIS(fn, f.isCorrection as Obj);
   const ratioClamp =
     f.ratioClamp === null ? null : resolveRatioClamp(fn, f.ratioClamp as Obj, ratio);
-  if (ratioClamp !== null && kl !== null && kl.weight !== "none")
-    throw fail(
-      ConfigError,
-      fn,
-      "config.ratioClamp",
-      "null when config.kl.weight is set (the KL weight's ratio is the unclamped exp(lp − old))",
-      fmtValue(config.ratioClamp),
-    );
-  if (surrogate === "vespo" && isCorrection !== null && isCorrection.level !== "token")
-    throw fail(
-      ConfigError,
-      fn,
-      "config.isCorrection.level",
-      '"token" when surrogate is "vespo" (TRL folds its per-token IS ratio into the gamma weight)',
-      fmtValue(isCorrection.level),
-    );
-  const bonus = f.entropyBonus as Obj | null;
-  const bonusAgg =
-    bonus === null ? null : ((bonus.aggregation as Aggregation | null) ?? Aggregation.TOKEN_MEAN);
+  pairRules(fn, config, surrogate, kl, isCorrection, ratioClamp);
   const opm = f.offPolicyMask as Obj | null;
   return {
     ratio,
@@ -472,19 +497,7 @@ export function validatePolicyLossConfig(
     ratioClamp,
     rowEpsilon: resolveRowEpsilon(fn, f.rowEpsilon as number, aggregation, kl),
     topEntropyQuantile: f.topEntropyQuantile as number | null,
-    entropyBonus:
-      bonus === null || bonusAgg === null
-        ? null
-        : {
-            coef: bonus.coef as number,
-            aggregation: bonusAgg,
-            normLen: checkNormLen(
-              fn,
-              bonusAgg,
-              isSet(bonus.normLen) ? bonus.normLen : config.normLen,
-              "config.entropyBonus.normLen",
-            ),
-          },
+    entropyBonus: resolveEntropyBonus(fn, f.entropyBonus as Obj | null, config),
     ...surrogateSettings(surrogate, f),
     kl,
   };
