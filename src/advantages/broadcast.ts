@@ -1,8 +1,8 @@
 import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
-import { fmtShape, mustBe } from "../core/message.js";
+import { fmtShape } from "../core/message.js";
 import type { MaskLike, Matrix, VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toMask, toVector } from "../core/validate.js";
-import { ShapeError } from "../errors.js";
+import { fail, ShapeError } from "../errors.js";
 import { checkObject } from "./checks.js";
 
 /**
@@ -38,24 +38,17 @@ export function broadcastToTokens(
   );
   const x = toVector(fn, "perSeq", perSeq);
   if (x.length === 0) {
-    throw new ShapeError(
-      fn,
-      "perSeq",
-      mustBe(fn, "perSeq", "non-empty (at least one sequence)", "shape [0]"),
-    );
+    throw fail(ShapeError, fn, "perSeq", "non-empty (at least one sequence)", "shape [0]");
   }
   checkFiniteAll(fn, "perSeq", x);
   const mask = toMask(fn, responseMask, undefined, "responseMask", rule);
   if (mask.rows !== x.length) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "perSeq",
-      mustBe(
-        fn,
-        "perSeq",
-        `[B] with B = ${mask.rows} (the rows of responseMask ${fmtShape([mask.rows, mask.cols])})`,
-        `shape ${fmtShape([x.length])}`,
-      ),
+      `[B] with B = ${mask.rows} (the rows of responseMask ${fmtShape([mask.rows, mask.cols])})`,
+      `shape ${fmtShape([x.length])}`,
     );
   }
   const { rows: B, cols: T, data: m } = mask;

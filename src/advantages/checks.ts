@@ -3,8 +3,8 @@
  * are inert data; these run at call entry, after the tensor inputs are validated.
  * @internal
  */
-import { fmtValue, mustBe } from "../core/message.js";
-import { ConfigError } from "../errors.js";
+import { fmtValue } from "../core/message.js";
+import { ConfigError, fail } from "../errors.js";
 
 /**
  * Require a boolean option.
@@ -12,7 +12,7 @@ import { ConfigError } from "../errors.js";
  */
 export function checkFlag(fn: string, arg: string, value: unknown): boolean {
   if (typeof value !== "boolean") {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a boolean", fmtValue(value)));
+    throw fail(ConfigError, fn, arg, "a boolean", fmtValue(value));
   }
   return value;
 }
@@ -23,7 +23,7 @@ export function checkFlag(fn: string, arg: string, value: unknown): boolean {
  */
 export function checkEps(fn: string, arg: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a finite number >= 0", fmtValue(value)));
+    throw fail(ConfigError, fn, arg, "a finite number >= 0", fmtValue(value));
   }
   return value;
 }
@@ -34,7 +34,7 @@ export function checkEps(fn: string, arg: string, value: unknown): number {
  */
 export function checkFiniteNumber(fn: string, arg: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a finite number", fmtValue(value)));
+    throw fail(ConfigError, fn, arg, "a finite number", fmtValue(value));
   }
   return value;
 }
@@ -45,7 +45,7 @@ export function checkFiniteNumber(fn: string, arg: string, value: unknown): numb
  * @internal
  */
 export function zeroDenominator(fn: string, arg: string, where: string): ConfigError {
-  return new ConfigError(fn, arg, mustBe(fn, arg, `> 0 when ${where}`, "0"));
+  return fail(ConfigError, fn, arg, `> 0 when ${where}`, "0");
 }
 
 /**
@@ -54,7 +54,7 @@ export function zeroDenominator(fn: string, arg: string, where: string): ConfigE
  */
 export function checkObject<T extends object>(fn: string, arg: string, value: T): T {
   if (typeof value !== "object" || value === null) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "an object", fmtValue(value)));
+    throw fail(ConfigError, fn, arg, "an object", fmtValue(value));
   }
   return value;
 }

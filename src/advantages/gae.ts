@@ -1,11 +1,11 @@
 import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtIndices, mustBe } from "../core/message.js";
+import { fmtIndices } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { pow2Scale } from "../core/scale.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAll, checkSameShape, toMask, toMatrix } from "../core/validate.js";
-import { MaskError } from "../errors.js";
+import { fail, MaskError } from "../errors.js";
 import { checkFiniteNumber, checkObject } from "./checks.js";
 
 /** Generalized advantage estimation parameters (polgrad's GAEConfig). Inert data. */
@@ -114,15 +114,12 @@ export function gae(
     }
   }
   if (notRightPadded.length > 0 && masked === null) {
-    throw new MaskError(
+    throw fail(
+      MaskError,
       fn,
       "responseMask",
-      mustBe(
-        fn,
-        "responseMask",
-        'right-padded (no response token after a padded position), or options.masked "carry" (verl) or "zero" (OpenRLHF) for masked spans inside a row',
-        `rows ${fmtIndices(notRightPadded)} with a response token after padding`,
-      ),
+      'right-padded (no response token after a padded position), or options.masked "carry" (verl) or "zero" (OpenRLHF) for masked spans inside a row',
+      `rows ${fmtIndices(notRightPadded)} with a response token after padding`,
     );
   }
   const cfg = checkObject(fn, "config", config);

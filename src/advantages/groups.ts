@@ -6,12 +6,12 @@
  * Groups are formed from the sorted unique labels; within a group the members keep ascending batch
  * order, and every per-group sum is a Neumaier compensated sum over the members in that order.
  */
-import { fmtShape, mustBe } from "../core/message.js";
+import { fmtShape } from "../core/message.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, describeShape, isNumberArray, toVector } from "../core/validate.js";
-import { NonFiniteError, ShapeError } from "../errors.js";
+import { fail, NonFiniteError, ShapeError } from "../errors.js";
 import { singletonError } from "./singletons.js";
 
 /**
@@ -45,11 +45,7 @@ const INTEGER_ARRAYS = [Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Arr
 export function checkRewards(fn: string, rewards: VectorLike, allowNaN = false): Float64Array {
   const r = toVector(fn, "rewards", rewards);
   if (r.length === 0) {
-    throw new ShapeError(
-      fn,
-      "rewards",
-      mustBe(fn, "rewards", "non-empty (at least one sequence)", "shape [0]"),
-    );
+    throw fail(ShapeError, fn, "rewards", "non-empty (at least one sequence)", "shape [0]");
   }
   if (!allowNaN) checkFiniteAll(fn, "rewards", r);
   else {
@@ -57,10 +53,12 @@ export function checkRewards(fn: string, rewards: VectorLike, allowNaN = false):
     for (let i = 0; i < r.length; i++) {
       const v = r[i] as number;
       if (v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY) {
-        throw new NonFiniteError(
+        throw fail(
+          NonFiniteError,
           fn,
           "rewards",
-          mustBe(fn, "rewards", "finite or NaN (unscorable)", `${v} at index ${i}`),
+          "finite or NaN (unscorable)",
+          `${v} at index ${i}`,
         );
       }
     }
@@ -78,46 +76,37 @@ export function checkGroupIds(fn: string, groupIds: GroupIdsLike, n: number): Ar
   const isTyped = ArrayBuffer.isView(groupIds) && !(groupIds instanceof DataView);
   const isList = isNumberArray(groupIds);
   if (!isTyped && !isList) {
-    throw new ShapeError(
-      fn,
-      arg,
-      mustBe(fn, arg, "1-D [B] of integers", `shape ${describeShape(groupIds)}`),
-    );
+    throw fail(ShapeError, fn, arg, "1-D [B] of integers", `shape ${describeShape(groupIds)}`);
   }
   const ids = groupIds as ArrayLike<number>;
   if (ids.length !== n) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(fn, arg, `the shape of rewards ${fmtShape([n])}`, `shape ${fmtShape([ids.length])}`),
+      `the shape of rewards ${fmtShape([n])}`,
+      `shape ${fmtShape([ids.length])}`,
     );
   }
   if (isTyped && !INTEGER_ARRAYS.some((C) => groupIds instanceof C)) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "an integer array (number[] of integers or an integer typed array)",
-        groupIds.constructor.name,
-      ),
+      "an integer array (number[] of integers or an integer typed array)",
+      groupIds.constructor.name,
     );
   }
   let min = 0;
   for (let i = 0; i < ids.length; i++) {
     const v = ids[i] as number;
     if (!Number.isSafeInteger(v)) {
-      throw new ShapeError(
-        fn,
-        arg,
-        mustBe(fn, arg, "integers (safe: |id| < 2^53)", `${v} at index ${i}`),
-      );
+      throw fail(ShapeError, fn, arg, "integers (safe: |id| < 2^53)", `${v} at index ${i}`);
     }
     if (v < min) min = v;
   }
   if (min < 0) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "non-negative", `minimum ${min}`));
+    throw fail(ShapeError, fn, arg, "non-negative", `minimum ${min}`);
   }
   return ids;
 }

@@ -1,9 +1,9 @@
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtIndices, mustBe } from "../core/message.js";
+import { fmtIndices } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import type { VectorLike } from "../core/tensor.js";
-import { ShapeError } from "../errors.js";
+import { fail, ShapeError } from "../errors.js";
 import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons, scorableGroups } from "./groups.js";
 import { checkSingletons, type SingletonPolicy } from "./singletons.js";
@@ -131,15 +131,12 @@ export function grpoAdvantages(
   if (scale === "batch") {
     const idx = Int32Array.from(groups.members.flatMap((m) => [...m])).sort();
     if (idx.length < 2) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         "rewards",
-        mustBe(
-          fn,
-          "rewards",
-          'at least 2 scorable rewards when config.scale is "batch" (the batch std needs 2)',
-          `${idx.length}`,
-        ),
+        'at least 2 scorable rewards when config.scale is "batch" (the batch std needs 2)',
+        `${idx.length}`,
       );
     }
     const s = pow2Scale(maxAbsOf(r, idx));

@@ -1,10 +1,10 @@
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtShape, fmtValue, mustBe } from "../core/message.js";
+import { fmtShape, fmtValue } from "../core/message.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { toVector } from "../core/validate.js";
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 import { checkObject } from "./checks.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 import { checkSingletons, singletonAdvantage } from "./singletons.js";
@@ -45,24 +45,23 @@ export function opoAdvantages(
   const { r, groups } = groupedInputs(fn, rewards, groupIds);
   const L = toVector(fn, "lengths", lengths);
   if (L.length !== r.length) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "lengths",
-      mustBe(
-        fn,
-        "lengths",
-        `the shape of rewards ${fmtShape([r.length])}`,
-        `shape ${fmtShape([L.length])}`,
-      ),
+      `the shape of rewards ${fmtShape([r.length])}`,
+      `shape ${fmtShape([L.length])}`,
     );
   }
   for (let i = 0; i < L.length; i++) {
     const v = L[i] as number;
     if (!(v > 0) || !Number.isFinite(v)) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "lengths",
-        mustBe(fn, "lengths", "finite and > 0 (token counts)", `${fmtValue(v)} at index ${i}`),
+        "finite and > 0 (token counts)",
+        `${fmtValue(v)} at index ${i}`,
       );
     }
   }

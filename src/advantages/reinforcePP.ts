@@ -1,9 +1,9 @@
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtShape, mustBe } from "../core/message.js";
+import { fmtShape } from "../core/message.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import { fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { ShapeError } from "../errors.js";
+import { fail, ShapeError } from "../errors.js";
 import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
 import {
   centerByGroup,
@@ -75,15 +75,12 @@ export function reinforcePPAdvantages(
   const raw = checkSingletons(fn, "config.singletons", cfg.singletons, ["zero", "raw"]) === "raw";
   const B = r.length;
   if (batchNorm && B < 2) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "rewards",
-      mustBe(
-        fn,
-        "rewards",
-        "of length >= 2 when config.batchNorm is true (Bessel-corrected batch std)",
-        `shape ${fmtShape([B])}`,
-      ),
+      "of length >= 2 when config.batchNorm is true (Bessel-corrected batch std)",
+      `shape ${fmtShape([B])}`,
     );
   }
 

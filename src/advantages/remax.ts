@@ -1,9 +1,9 @@
 import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtShape, mustBe } from "../core/message.js";
+import { fmtShape } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toMask, toMatrix, toVector } from "../core/validate.js";
-import { ShapeError } from "../errors.js";
+import { fail, ShapeError } from "../errors.js";
 import { checkObject } from "./checks.js";
 import { returnsOf } from "./returns.js";
 
@@ -47,10 +47,12 @@ export function remaxAdvantages(
   const mask = toMask(fn, responseMask, like, "responseMask", rule);
   const b = toVector(fn, "baselines", baselines);
   if (b.length !== x.rows) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "baselines",
-      mustBe(fn, "baselines", `[B] = ${fmtShape([x.rows])}`, `shape ${fmtShape([b.length])}`),
+      `[B] = ${fmtShape([x.rows])}`,
+      `shape ${fmtShape([b.length])}`,
     );
   }
   checkFiniteAll(fn, "baselines", b);

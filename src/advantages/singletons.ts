@@ -6,9 +6,9 @@
  * statistics give 0 to a group with one scorable reward. Each is one policy here.
  * @internal
  */
-import { fmtIndices, mustBe } from "../core/message.js";
+import { fmtIndices } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { ShapeError } from "../errors.js";
+import { fail, ShapeError } from "../errors.js";
 
 /**
  * The singleton-group policies: `"raise"` (an error naming the groups), `"zero"` (A = 0), `"raw"`
@@ -46,15 +46,12 @@ export function checkSingletons(
  * @internal
  */
 export function singletonError(fn: string, ids: readonly number[], why: string): ShapeError {
-  return new ShapeError(
+  return fail(
+    ShapeError,
     fn,
     "groupIds",
-    mustBe(
-      fn,
-      "groupIds",
-      `a partition into groups of at least 2 rewards ${why}`,
-      `group id(s) ${fmtIndices(ids)} with a single reward`,
-    ),
+    `a partition into groups of at least 2 rewards ${why}`,
+    `group id(s) ${fmtIndices(ids)} with a single reward`,
   );
 }
 

@@ -1,12 +1,11 @@
 import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
-import { mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAll, toMask, toMatrix } from "../core/validate.js";
-import { MaskError } from "../errors.js";
+import { fail, MaskError } from "../errors.js";
 import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
 
 /** Options of {@link whiten}. */
@@ -97,17 +96,14 @@ export function whiten(x: MatrixLike, responseMask: MaskLike, options: WhitenOpt
   for (let i = 0; i < m.length; i++) n += m[i] as number;
   const need = scaled && unbiased ? 2 : 1;
   if (n < need) {
-    throw new MaskError(
+    throw fail(
+      MaskError,
       fn,
       "responseMask",
-      mustBe(
-        fn,
-        "responseMask",
-        need === 2
-          ? "a mask with at least 2 response tokens in total (Bessel-corrected variance)"
-          : "a mask with at least 1 response token",
-        `${n} response token(s)`,
-      ),
+      need === 2
+        ? "a mask with at least 2 response tokens in total (Bessel-corrected variance)"
+        : "a mask with at least 1 response token",
+      `${n} response token(s)`,
     );
   }
 

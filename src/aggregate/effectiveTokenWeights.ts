@@ -1,8 +1,8 @@
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { type Mask, type MaskLike, type Matrix, maskCounts, rowLengths } from "../core/tensor.js";
 import { toMask } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
 import { EMPTY_ROWS, type EmptyRows } from "./emptyRows.js";
 
@@ -79,11 +79,7 @@ export function fillContextWeights(
 export function checkOptions<O extends object>(fn: string, options: O | undefined): Partial<O> {
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
-      fn,
-      "options",
-      mustBe(fn, "options", "an options object or undefined", fmtValue(options)),
-    );
+    throw fail(ConfigError, fn, "options", "an options object or undefined", fmtValue(options));
   }
   return options;
 }
@@ -101,19 +97,16 @@ export function checkNormLen(
 ): number {
   if (mode !== Aggregation.TOKEN_SUM_NORM) return 0;
   if (normLen === null || normLen === undefined) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        'a positive integer when the aggregation is "token_sum_norm" (the generation budget)',
-        fmtValue(normLen),
-      ),
+      'a positive integer when the aggregation is "token_sum_norm" (the generation budget)',
+      fmtValue(normLen),
     );
   }
   if (typeof normLen !== "number" || !Number.isInteger(normLen) || normLen < 1) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive integer", fmtValue(normLen)));
+    throw fail(ConfigError, fn, arg, "a positive integer", fmtValue(normLen));
   }
   return normLen;
 }
@@ -153,27 +146,19 @@ export function checkGlobal(
   B: number,
 ): ResolvedGlobal {
   if (typeof g !== "object" || g === null || Array.isArray(g)) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a GlobalNormalizer object", fmtValue(g)));
+    throw fail(ConfigError, fn, arg, "a GlobalNormalizer object", fmtValue(g));
   }
   const x = g as GlobalNormalizer;
   for (const k of Object.keys(x)) {
     if (k !== "tokens" && k !== "rows" && k !== "dpSize") {
-      throw new ConfigError(
-        fn,
-        `${arg}.${k}`,
-        mustBe(fn, `${arg}.${k}`, "one of tokens, rows, dpSize", "an unknown field"),
-      );
+      throw fail(ConfigError, fn, `${arg}.${k}`, "one of tokens, rows, dpSize", "an unknown field");
     }
   }
   const count = (k: keyof GlobalNormalizer, atLeast: number, what: string): number => {
     const v = x[k];
     if (v === null || v === undefined) return atLeast;
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < atLeast) {
-      throw new ConfigError(
-        fn,
-        `${arg}.${k}`,
-        mustBe(fn, `${arg}.${k}`, `an integer >= ${atLeast} (${what})`, fmtValue(v)),
-      );
+      throw fail(ConfigError, fn, `${arg}.${k}`, `an integer >= ${atLeast} (${what})`, fmtValue(v));
     }
     return v;
   };

@@ -1,7 +1,7 @@
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { type MaskLike, type Matrix, maskCounts } from "../core/tensor.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { Aggregation, checkAggregation } from "./aggregation.js";
 import {
   type AggregationOptions,
@@ -93,49 +93,42 @@ export function microbatchTokenWeights(
   const mask = aggregationMask(fn, responseMask, options);
   const sizes = microbatchSizes;
   if (!Array.isArray(sizes) || sizes.length === 0 || !isPositiveIntegers(sizes)) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "microbatchSizes",
-      mustBe(fn, "microbatchSizes", "a non-empty list of integers >= 1", fmtValue(sizes)),
+      "a non-empty list of integers >= 1",
+      fmtValue(sizes),
     );
   }
   const total = sizes.reduce((a, s) => a + s, 0);
   if (total !== mask.rows) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "microbatchSizes",
-      mustBe(
-        fn,
-        "microbatchSizes",
-        `sizes summing to the batch size ${mask.rows}`,
-        `${fmtValue(sizes)} summing to ${total}`,
-      ),
+      `sizes summing to the batch size ${mask.rows}`,
+      `${fmtValue(sizes)} summing to ${total}`,
     );
   }
   const opts = checkOptions(fn, options);
   const lossScale = opts.lossScale ?? "mean";
   if (lossScale !== "mean" && lossScale !== "sum") {
-    throw new ConfigError(
-      fn,
-      "lossScale",
-      mustBe(fn, "lossScale", '"mean" or "sum"', fmtValue(lossScale)),
-    );
+    throw fail(ConfigError, fn, "lossScale", '"mean" or "sum"', fmtValue(lossScale));
   }
   const from = oneOf(fn, "normLenFrom", opts.normLenFrom ?? "fixed", NORM_LEN_SOURCES);
   if (from !== "fixed") {
     if (agg !== Aggregation.TOKEN_SUM_NORM) {
       const rule = '"fixed" unless the mode is "token_sum_norm" (the only mode with a divisor ℓ)';
-      throw new ConfigError(
-        fn,
-        "normLenFrom",
-        mustBe(fn, "normLenFrom", rule, `"${from}" with mode "${agg}"`),
-      );
+      throw fail(ConfigError, fn, "normLenFrom", rule, `"${from}" with mode "${agg}"`);
     }
     if (opts.normLen !== null && opts.normLen !== undefined) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "normLen",
-        mustBe(fn, "normLen", `absent when normLenFrom is "${from}"`, fmtValue(opts.normLen)),
+        `absent when normLenFrom is "${from}"`,
+        fmtValue(opts.normLen),
       );
     }
   }

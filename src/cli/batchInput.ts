@@ -7,9 +7,9 @@
  * log-probability tensor with values above 0.
  */
 import { statSync } from "node:fs";
-import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { fmtValue, safeText } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
-import { UsageError } from "../errors.js";
+import { fail, UsageError } from "../errors.js";
 import type { BatchSource, BatchWarning } from "../io/batch.js";
 import { BATCH_TENSOR_NAMES, type BatchTensorName } from "../io/batchNames.js";
 import type { CustomNameMap, NameOptions, NameResolution, ResponseSlice } from "../io/names.js";
@@ -51,7 +51,7 @@ export const MAX_STDIN_BYTES: number = 4 * 2 ** 30;
 const SLICE = /^(\d{1,9}):(\d{1,9})$/;
 
 function usage(fn: string, flag: string, rule: string, got: unknown): UsageError {
-  return new UsageError(fn, flag, mustBe(fn, flag, rule, fmtValue(got)));
+  return fail(UsageError, fn, flag, rule, fmtValue(got));
 }
 
 /**
@@ -104,15 +104,12 @@ export async function nameOptionsOf(fn: string, values: OptionValues): Promise<N
       }
       const ours = item.slice(0, eq).trim() as BatchTensorName;
       if (!(BATCH_TENSOR_NAMES as readonly string[]).includes(ours))
-        throw new UsageError(
+        throw fail(
+          UsageError,
           fn,
           "--name",
-          mustBe(
-            fn,
-            "--name",
-            `OURS=THEIRS with OURS a polgrad batch name (${BATCH_TENSOR_NAMES.join(", ")})`,
-            `${fmtValue(ours)}${didYouMean(closestNames(ours, BATCH_TENSOR_NAMES))}`,
-          ),
+          `OURS=THEIRS with OURS a polgrad batch name (${BATCH_TENSOR_NAMES.join(", ")})`,
+          `${fmtValue(ours)}${didYouMean(closestNames(ours, BATCH_TENSOR_NAMES))}`,
         );
       if (Object.hasOwn(rename, ours))
         throw usage(fn, "--name", "one THEIRS per OURS", values.name);

@@ -4,7 +4,7 @@
  */
 import { readSync, writeSync } from "node:fs";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
-import { IoError, PolgradError, UnknownNameError, UsageError } from "../errors.js";
+import { fail, IoError, PolgradError, UnknownNameError, UsageError } from "../errors.js";
 import { writeWireJson } from "../report/wire.js";
 import type { CommandIO, OptionValues } from "./command.js";
 
@@ -40,15 +40,12 @@ export function intOption(
   if (raw === undefined) return undefined;
   const n = typeof raw === "string" && /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < min) {
-    throw new UsageError(
+    throw fail(
+      UsageError,
       `polgrad ${command}`,
       `--${name}`,
-      mustBe(
-        `polgrad ${command}`,
-        `--${name}`,
-        min === 0 ? "a non-negative integer" : "a positive integer",
-        raw === true ? "a flag without a value" : fmtValue(raw),
-      ),
+      min === 0 ? "a non-negative integer" : "a positive integer",
+      raw === true ? "a flag without a value" : fmtValue(raw),
     );
   }
   return n;

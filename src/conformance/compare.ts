@@ -4,11 +4,11 @@
  * (docs/conformance/deviations.md#measuring-a-deviation).
  */
 
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import type { Matrix } from "../core/tensor.js";
 import { requireFunction, requireObject } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import { type DrawnBatch, drawBatch } from "../verify/draw.js";
 
@@ -100,7 +100,7 @@ export function compareLosses(
   const fn = "compareLosses";
   const cases = options.cases ?? 32;
   if (!Number.isInteger(cases) || cases < 1)
-    throw new ConfigError(fn, "cases", mustBe(fn, "cases", "an integer >= 1", fmtValue(cases)));
+    throw fail(ConfigError, fn, "cases", "an integer >= 1", fmtValue(cases));
   const shapes = options.shapes ?? [
     [4, 8],
     [3, 5],
@@ -108,7 +108,7 @@ export function compareLosses(
     [5, 7],
   ];
   if (shapes.length === 0)
-    throw new ConfigError(fn, "shapes", mustBe(fn, "shapes", "a non-empty list of [B, T]", "[]"));
+    throw fail(ConfigError, fn, "shapes", "a non-empty list of [B, T]", "[]");
   const toInputs =
     options.inputs ??
     ((d: DrawnBatch): PolicyLossInputs => ({

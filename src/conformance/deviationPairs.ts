@@ -6,11 +6,11 @@
  * and, for every registered loss deviation, its framework model against the paper's equation.
  * Browser-safe.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { pyExp, pyFixed } from "../core/pyFormat.js";
 import { pyValue } from "../core/pyRepr.js";
 import { requireObject } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { policyLossConfigToJson } from "../io/configJson.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
@@ -89,15 +89,12 @@ function streamsNote(c: PolicyLossConfig): string | null {
 function paperOf(paper: string | PolicyLossConfig): { config: PolicyLossConfig; label: string } {
   if (typeof paper === "string") {
     if (!(ALGORITHM_NAMES as readonly string[]).includes(paper))
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         FN,
         "paper",
-        mustBe(
-          FN,
-          "paper",
-          `an algorithm name (${ALGORITHM_NAMES.join(", ")}) or a PolicyLossConfig`,
-          fmtValue(paper),
-        ),
+        `an algorithm name (${ALGORITHM_NAMES.join(", ")}) or a PolicyLossConfig`,
+        fmtValue(paper),
       );
     return {
       config: (ALGORITHMS as Record<string, { loss: PolicyLossConfig }>)[paper]
@@ -106,10 +103,12 @@ function paperOf(paper: string | PolicyLossConfig): { config: PolicyLossConfig; 
     };
   }
   if (typeof paper !== "object" || paper === null)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       FN,
       "paper",
-      mustBe(FN, "paper", "an algorithm name or a PolicyLossConfig", fmtValue(paper)),
+      "an algorithm name or a PolicyLossConfig",
+      fmtValue(paper),
     );
   return { config: paper, label: "explicit PolicyLossConfig" };
 }

@@ -2,9 +2,9 @@
  * Seeded random batches for certifying a loss implementation (polgrad's
  * `polgrad.testing.random_batches`, docs/testing.md#randombatches). Browser-safe.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 
 /** One drawn case: its seed and shape, and the streams as nested rows (PolicyLossInputs-compatible). */
 export interface TestBatch {
@@ -49,21 +49,19 @@ export function checkShapes(
   shapes: unknown,
 ): readonly (readonly [number, number])[] {
   if (!Array.isArray(shapes) || shapes.length === 0)
-    throw new ConfigError(
-      fn,
-      arg,
-      mustBe(fn, arg, "a non-empty list of [B, T] pairs", fmtValue(shapes)),
-    );
+    throw fail(ConfigError, fn, arg, "a non-empty list of [B, T] pairs", fmtValue(shapes));
   shapes.forEach((s, i) => {
     if (
       !Array.isArray(s) ||
       s.length !== 2 ||
       !s.every((x) => typeof x === "number" && Number.isSafeInteger(x) && x >= 1 && x <= 1 << 20)
     )
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         `${arg}[${i}]`,
-        mustBe(fn, `${arg}[${i}]`, "a [B, T] pair of integers in 1..1048576", fmtValue(s)),
+        "a [B, T] pair of integers in 1..1048576",
+        fmtValue(s),
       );
   });
   return shapes as readonly (readonly [number, number])[];
@@ -94,11 +92,7 @@ export function randomBatches(
   options: RandomBatchOptions = {},
 ): TestBatch[] {
   if (!Number.isSafeInteger(nCases) || nCases < 1 || nCases > 1_000_000)
-    throw new ConfigError(
-      FN,
-      "nCases",
-      mustBe(FN, "nCases", "an integer in 1..1000000", fmtValue(nCases)),
-    );
+    throw fail(ConfigError, FN, "nCases", "an integer in 1..1000000", fmtValue(nCases));
   const sh = checkShapes(FN, "shapes", shapes);
   // Every case is held as nested rows: at most 2^22 tokens in all (a few hundred MB of arrays).
   let tokens = 0;
@@ -107,37 +101,22 @@ export function randomBatches(
     tokens += B * T * Math.ceil((nCases - i) / sh.length);
   }
   if (tokens > 2 ** 22)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       FN,
       "nCases",
-      mustBe(
-        FN,
-        "nCases",
-        "a count whose cases hold at most 4194304 tokens in all",
-        `${nCases} cases of ${tokens} tokens`,
-      ),
+      "a count whose cases hold at most 4194304 tokens in all",
+      `${nCases} cases of ${tokens} tokens`,
     );
   const seed = options.seed ?? 0;
   if (!Number.isSafeInteger(seed))
-    throw new ConfigError(
-      FN,
-      "options.seed",
-      mustBe(FN, "options.seed", "a safe integer", fmtValue(seed)),
-    );
+    throw fail(ConfigError, FN, "options.seed", "a safe integer", fmtValue(seed));
   const maxGap = options.maxGap ?? 2;
   if (typeof maxGap !== "number" || !Number.isFinite(maxGap) || maxGap < 0)
-    throw new ConfigError(
-      FN,
-      "options.maxGap",
-      mustBe(FN, "options.maxGap", "a finite number >= 0", fmtValue(maxGap)),
-    );
+    throw fail(ConfigError, FN, "options.maxGap", "a finite number >= 0", fmtValue(maxGap));
   const advShape = options.advantages ?? "row";
   if (advShape !== "row" && advShape !== "token")
-    throw new ConfigError(
-      FN,
-      "options.advantages",
-      mustBe(FN, "options.advantages", '"row" or "token"', fmtValue(advShape)),
-    );
+    throw fail(ConfigError, FN, "options.advantages", '"row" or "token"', fmtValue(advShape));
   const master = createRng(seed);
   const out: TestBatch[] = [];
   for (let i = 0; i < nCases; i++) {

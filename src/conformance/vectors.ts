@@ -7,7 +7,7 @@
  */
 import { fmtValue, mustBe } from "../core/message.js";
 import { toRows } from "../core/tensor.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { parsePolicyLossConfig, policyLossConfigToJson } from "../io/configJson.js";
 import type { TensorSet, TensorToWrite } from "../io/index.js";
 import type { PolicyLossConfig } from "../losses/config.js";
@@ -135,27 +135,21 @@ function resolveRef(
     kind = "config";
     notes.push("reference: explicit PolicyLossConfig");
   } else
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "reference",
-      mustBe(
-        fn,
-        "reference",
-        "an algorithm name, a framework model id or a PolicyLossConfig",
-        fmtValue(reference),
-      ),
+      "an algorithm name, a framework model id or a PolicyLossConfig",
+      fmtValue(reference),
     );
   if (config.aggregation === "token_sum_norm" && config.normLen == null) {
     if (normLen === undefined)
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "options.normLen",
-        mustBe(
-          fn,
-          "options.normLen",
-          "given for a token_sum_norm reference without normLen (Dr.GRPO's generation budget)",
-          "nothing",
-        ),
+        "given for a token_sum_norm reference without normLen (Dr.GRPO's generation budget)",
+        "nothing",
       );
     config = { ...config, normLen };
     notes.push(`normLen: ${normLen} (given)`);
@@ -205,7 +199,7 @@ const caseName = (i: number, n: number) =>
 
 function tol(fn: string, arg: string, v: unknown): number {
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a finite number >= 0", fmtValue(v)));
+    throw fail(ConfigError, fn, arg, "a finite number >= 0", fmtValue(v));
   return v;
 }
 
@@ -247,15 +241,12 @@ export function emitVectors(
     tokens += B * T * Math.ceil((n - k) / shapes.length);
   }
   if (!Number.isSafeInteger(n) || n < 1 || n > 100_000 || tokens > 2 ** 22)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       FN,
       "options.cases",
-      mustBe(
-        FN,
-        "options.cases",
-        "an integer in 1..100000 whose cases hold at most 4194304 tokens in all",
-        `${fmtValue(n)} (${tokens} tokens)`,
-      ),
+      "an integer in 1..100000 whose cases hold at most 4194304 tokens in all",
+      `${fmtValue(n)} (${tokens} tokens)`,
     );
   const seed = options.seed ?? 0;
   const ref = resolveRef(FN, reference, options.normLen);
@@ -345,20 +336,16 @@ function tensorOf(
   shape: readonly number[],
 ): Float64Array {
   const t = set.tensors.get(name);
-  if (t === undefined)
-    throw new ConfigError(fn, name, mustBe(fn, name, `present in ${set.path}`, "absent"));
+  if (t === undefined) throw fail(ConfigError, fn, name, `present in ${set.path}`, "absent");
   const n = shape.reduce((a, b) => a * b, 1);
   const ok = t.data.length === n && (t.shape.length === shape.length || n === 1);
   if (!ok)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       name,
-      mustBe(
-        fn,
-        name,
-        `of shape [${shape.join(", ")}]`,
-        `shape [${t.shape.join(", ")}] in ${set.path}`,
-      ),
+      `of shape [${shape.join(", ")}]`,
+      `shape [${t.shape.join(", ")}] in ${set.path}`,
     );
   return Float64Array.from(t.data);
 }
@@ -440,15 +427,12 @@ export function checkVectors(
     manifest.format !== "polgrad-vectors" ||
     manifest.version !== 1
   )
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       CFN,
       "manifest",
-      mustBe(
-        CFN,
-        "manifest",
-        'a polgrad-vectors manifest of version 1 ({"format": "polgrad-vectors", "version": 1, …})',
-        fmtValue(manifest),
-      ),
+      'a polgrad-vectors manifest of version 1 ({"format": "polgrad-vectors", "version": 1, …})',
+      fmtValue(manifest),
     );
   checkManifest(manifest);
   const lossRtol = tol(CFN, "manifest.tolerances.loss_rtol", manifest.tolerances?.loss_rtol);

@@ -4,9 +4,9 @@
  * `grpo` (A = R/(1 + ε)), keeps its raw R in the `rloo` loop version, and gets 0 in
  * `rloo_vectorized` (docs/conformance/deviations.md#advantage-singletons).
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { isNumberArray, requireArrayOf, toVector } from "../core/validate.js";
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 
 /** Require `groupIds` to be integer labels, one per reward (the production estimators' rule). */
 function checkGroupIdsOf(fn: string, rewards: unknown, groupIds: unknown): void {
@@ -21,15 +21,12 @@ function checkGroupIdsOf(fn: string, rewards: unknown, groupIds: unknown): void 
     Number.isInteger,
   );
   if ((groupIds as unknown[]).length !== n)
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "groupIds",
-      mustBe(
-        fn,
-        "groupIds",
-        `of length ${n} (one per reward)`,
-        `length ${(groupIds as unknown[]).length}`,
-      ),
+      `of length ${n} (one per reward)`,
+      `length ${(groupIds as unknown[]).length}`,
     );
 }
 
@@ -96,11 +93,7 @@ export function verlRlooAdvantages(
 ): Float64Array {
   checkGroupIdsOf("verlRlooAdvantages", rewards, groupIds);
   if (typeof vectorized !== "boolean")
-    throw new ConfigError(
-      "verlRlooAdvantages",
-      "vectorized",
-      mustBe("verlRlooAdvantages", "vectorized", "a boolean", fmtValue(vectorized)),
-    );
+    throw fail(ConfigError, "verlRlooAdvantages", "vectorized", "a boolean", fmtValue(vectorized));
   const r = toVector("verlRlooAdvantages", "rewards", rewards);
   const out = new Float64Array(r.length);
   for (const members of groupsOf(groupIds).values()) {

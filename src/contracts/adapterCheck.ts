@@ -9,7 +9,7 @@ import { basename, dirname, resolve } from "node:path";
 import { checkoutDir, readCheckoutFile } from "../conformance/python/checkout.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { requireObject } from "../core/validate.js";
-import { ConfigError, IoError } from "../errors.js";
+import { ConfigError, fail, IoError } from "../errors.js";
 import {
   type CallerCopy,
   evaluateTree,
@@ -49,15 +49,12 @@ export function readVendored(fn: string, path: string): TreeFile & { readonly fu
 export function vendoredPin(fn: string, contract: AdapterContract): FilePin {
   const pin = contract.files[0];
   if (contract.files.length !== 1 || pin === undefined)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "vendored",
-      mustBe(
-        fn,
-        "vendored",
-        "given for a contract with exactly one file pin",
-        `${contract.files.length} pins in ${contract.name}`,
-      ),
+      "given for a contract with exactly one file pin",
+      `${contract.files.length} pins in ${contract.name}`,
     );
   return pin;
 }

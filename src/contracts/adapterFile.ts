@@ -6,7 +6,7 @@
 import { fmtValue, mustBe } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { requireObject, requireString } from "../core/validate.js";
-import { ConfigError, UnknownNameError } from "../errors.js";
+import { ConfigError, fail, UnknownNameError } from "../errors.js";
 import { PAPO_G_ADAPTER } from "./adapters/papoGAdapter.js";
 import type {
   AdapterContract,
@@ -30,7 +30,7 @@ const PATH = /^(?![/-])(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._/+-]{1,300}$/;
 const TEMPLATE_KEYS = ["exact", "requires", "forbids", "returns", "missing"] as const;
 
 function bad(arg: string, rule: string, got: unknown): ConfigError {
-  return new ConfigError(FN, arg, mustBe(FN, arg, rule, fmtValue(got)));
+  return fail(ConfigError, FN, arg, rule, fmtValue(got));
 }
 
 function record(v: unknown, arg: string, keys: readonly string[]): Record<string, unknown> {

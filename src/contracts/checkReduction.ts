@@ -3,10 +3,10 @@
  * parent and child exactly, compare the losses (bitwise where the contract says so) and the
  * gradients against the tolerance calibrated for a training precision.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { rowLengths } from "../core/tensor.js";
 import { requireObject, requireRecord, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { roundBatch } from "./_internal/batch.js";
 import { applyCondition, checkRequired, evaluateSide, withNormLen } from "./_internal/sides.js";
 import type { ContractBatch, ReductionContract } from "./contract.js";
@@ -140,11 +140,7 @@ function compareGradient(
 function checkNormLen(fn: string, normLen: unknown): number | null {
   if (normLen === null || normLen === undefined) return null;
   if (typeof normLen !== "number" || !Number.isInteger(normLen) || normLen < 1) {
-    throw new ConfigError(
-      fn,
-      "options.normLen",
-      mustBe(fn, "options.normLen", "a positive integer or null", fmtValue(normLen)),
-    );
+    throw fail(ConfigError, fn, "options.normLen", "a positive integer or null", fmtValue(normLen));
   }
   return normLen;
 }
@@ -210,11 +206,7 @@ export function checkReduction(
   const normLen = requested ?? lp.cols;
   if (c.parent.kind !== "policy_loss") {
     const rule = '"policy_loss" (the tolerance is calibrated on the parent)';
-    throw new ConfigError(
-      fn,
-      "contract.parent.kind",
-      mustBe(fn, "contract.parent.kind", rule, fmtValue(c.parent.kind)),
-    );
+    throw fail(ConfigError, fn, "contract.parent.kind", rule, fmtValue(c.parent.kind));
   }
   const parentConfig = withNormLen(c.parent.config, normLen);
   const parent = evaluateSide(c.parent, rounded, normLen);

@@ -4,11 +4,11 @@
  * which the two coincide, the batch condition the coincidence needs, and which comparisons are
  * bitwise by construction.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import type { Matrix, MatrixLike } from "../core/tensor.js";
 import { requireObject } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
@@ -160,15 +160,12 @@ export function defineReduction(contract: ReductionContract): ReductionContract 
   oneOf(fn, "contract.child.kind", contract.child.kind, ["policy_loss", "papo", "custom"] as const);
   if (contract.parent.kind !== "policy_loss") {
     const arg = "contract.parent.kind";
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        '"policy_loss" (the tolerance is calibrated on the parent)',
-        fmtValue(contract.parent.kind),
-      ),
+      '"policy_loss" (the tolerance is calibrated on the parent)',
+      fmtValue(contract.parent.kind),
     );
   }
   if (contract.condition !== null)
@@ -176,23 +173,22 @@ export function defineReduction(contract: ReductionContract): ReductionContract 
   oneOf(fn, "contract.relation", contract.relation, ["equal", "token_sum_norm_rescale"] as const);
   if (typeof contract.parameter.value !== "number" || !Number.isFinite(contract.parameter.value)) {
     const arg = "contract.parameter.value";
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "a finite number (a huge finite value stands in for ∞)",
-        fmtValue(contract.parameter.value),
-      ),
+      "a finite number (a huge finite value stands in for ∞)",
+      fmtValue(contract.parameter.value),
     );
   }
   if (contract.exact.gradient && !contract.exact.loss) {
     const arg = "contract.exact";
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(fn, arg, "bitwise in the loss when bitwise in the gradient", fmtValue(contract.exact)),
+      "bitwise in the loss when bitwise in the gradient",
+      fmtValue(contract.exact),
     );
   }
   const child = contract.child;

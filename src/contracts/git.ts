@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { MAX_PYTHON_SOURCE_BYTES } from "../conformance/python/checkout.js";
 import { sha256Bytes } from "../conformance/python/normalize.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
-import { IoError } from "../errors.js";
+import { fail, IoError } from "../errors.js";
 import { fsPath } from "../platform/fsPath.js";
 
 /** Longest one git call may run. */
@@ -126,8 +126,7 @@ export function gitTags(fn: string, g: GitDir): string[] {
 }
 
 function checkRef(fn: string, ref: string): void {
-  if (!REF.test(ref))
-    throw new IoError(fn, "ref", mustBe(fn, "ref", "a git ref name", fmtValue(ref)));
+  if (!REF.test(ref)) throw fail(IoError, fn, "ref", "a git ref name", fmtValue(ref));
 }
 
 /**

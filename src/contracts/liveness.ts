@@ -6,7 +6,7 @@
  */
 import { fmtValue, mustBe } from "../core/message.js";
 import { describeInput, requireFunction, requireObject } from "../core/validate.js";
-import { ConfigError, VerificationError } from "../errors.js";
+import { ConfigError, fail, VerificationError } from "../errors.js";
 import { type PapoInputs, papoLoss } from "../losses/papo.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
 
@@ -79,11 +79,7 @@ export class LivenessError extends VerificationError {
 
 function checkBound(fn: string, x: unknown): number {
   if (typeof x !== "number" || !Number.isInteger(x) || x < 0) {
-    throw new ConfigError(
-      fn,
-      "options.maxDegenerate",
-      mustBe(fn, "options.maxDegenerate", "a non-negative integer", fmtValue(x)),
-    );
+    throw fail(ConfigError, fn, "options.maxDegenerate", "a non-negative integer", fmtValue(x));
   }
   return x;
 }
@@ -115,10 +111,12 @@ export function probeLiveness<B>(
   options: LivenessOptions<B>,
 ): LivenessReport {
   if (typeof (batches as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== "function")
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "probeLiveness",
       "batches",
-      mustBe("probeLiveness", "batches", "an iterable of batches", describeInput(batches)),
+      "an iterable of batches",
+      describeInput(batches),
     );
   requireObject("probeLiveness", "options", options, "LivenessOptions {measure, maxDegenerate?}", [
     "measure",

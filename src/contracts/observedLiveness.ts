@@ -7,7 +7,7 @@
  */
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { requireArrayOf } from "../core/validate.js";
-import { ConfigError, IoError } from "../errors.js";
+import { ConfigError, fail, IoError } from "../errors.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
 import { papoGLoss, papoGTrlLoss } from "../registry/algorithms/papoG.js";
 import { type LivenessMeasure, papoLivenessMeasure } from "./liveness.js";
@@ -60,11 +60,7 @@ export function orderBatchFiles(names: readonly string[]): {
     if (other !== undefined) {
       const fn = "orderBatchFiles";
       const got = `${safeText(other)} and ${safeText(f.file)} both have step ${f.step}`;
-      throw new IoError(
-        fn,
-        "dir",
-        mustBe(fn, "dir", "batch files with distinct step numbers", got),
-      );
+      throw fail(IoError, fn, "dir", "batch files with distinct step numbers", got);
     }
     seen.set(f.step as number, f.file);
   }
@@ -120,7 +116,7 @@ export function observedLivenessMeasure(
 }) => LivenessMeasure {
   if (form !== "trl" && form !== "official") {
     const fn = "observedLivenessMeasure";
-    throw new ConfigError(fn, "form", mustBe(fn, "form", '"trl" or "official"', fmtValue(form)));
+    throw fail(ConfigError, fn, "form", '"trl" or "official"', fmtValue(form));
   }
   const papo = papoLivenessMeasure(formConfig(form));
   return ({ path, tensors }) => {

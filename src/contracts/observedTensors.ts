@@ -7,7 +7,7 @@
 import { mustBe, safeText } from "../core/message.js";
 import { closestNames } from "../core/names.js";
 import { describeInput, requireObject, requireString } from "../core/validate.js";
-import { ConfigError, IoError } from "../errors.js";
+import { ConfigError, fail, IoError } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import type { ObservedReduction } from "./observed.js";
 
@@ -69,15 +69,12 @@ export function observedFromTensors(
   ]);
   requireString("observedFromTensors", "set.path", set.path);
   if (!(set.tensors instanceof Map))
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "observedFromTensors",
       "set.tensors",
-      mustBe(
-        "observedFromTensors",
-        "set.tensors",
-        "a Map of tensor name → tensor",
-        describeInput(set.tensors),
-      ),
+      "a Map of tensor name → tensor",
+      describeInput(set.tensors),
     );
   if (batch !== null)
     requireObject("observedFromTensors", "batch", batch, "PolicyLossInputs or null");

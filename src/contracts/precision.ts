@@ -7,11 +7,11 @@
  */
 
 import { bf16DecodeTable, encodeBf16, encodeF16, f16DecodeTable } from "../core/halfFloat.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { createRng } from "../core/rng.js";
 import { requireObject, requireRecord } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { validatePolicyLossConfig } from "../losses/configValidate.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
@@ -164,25 +164,18 @@ export interface ToleranceCalibration {
 
 function checkPairs(fn: string, pairs: unknown): number {
   if (typeof pairs !== "number" || !Number.isInteger(pairs) || pairs < 1 || pairs > 10_000) {
-    throw new ConfigError(
-      fn,
-      "options.pairs",
-      mustBe(fn, "options.pairs", "an integer in [1, 10000]", fmtValue(pairs)),
-    );
+    throw fail(ConfigError, fn, "options.pairs", "an integer in [1, 10000]", fmtValue(pairs));
   }
   return pairs;
 }
 
 function overflow(fn: string, precision: Precision, what: string): ConfigError {
-  return new ConfigError(
+  return fail(
+    ConfigError,
     fn,
     "options.precision",
-    mustBe(
-      fn,
-      "options.precision",
-      "a precision whose range holds the batch's computation",
-      `${precision} overflowed (${what})`,
-    ),
+    "a precision whose range holds the batch's computation",
+    `${precision} overflowed (${what})`,
   );
 }
 

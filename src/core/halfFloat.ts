@@ -9,8 +9,8 @@
  * | BF16 | 1 | 8 (127) | 7 | 2^−133 | (2 − 2^−7)·2^127 |
  */
 
-import { ConfigError } from "../errors.js";
-import { fmtValue, mustBe } from "./message.js";
+import { ConfigError, fail } from "../errors.js";
+import { fmtValue } from "./message.js";
 
 interface HalfLayout {
   readonly mantBits: number;
@@ -96,18 +96,14 @@ export function encodeBf16(x: number): number {
 
 function checkBits(fn: string, bits: unknown): number {
   if (typeof bits !== "number" || !Number.isInteger(bits) || bits < 0 || bits > 0xffff) {
-    throw new ConfigError(
-      fn,
-      "bits",
-      mustBe(fn, "bits", "an integer in [0, 0xFFFF]", fmtValue(bits)),
-    );
+    throw fail(ConfigError, fn, "bits", "an integer in [0, 0xFFFF]", fmtValue(bits));
   }
   return bits;
 }
 
 function checkNumber(fn: string, x: unknown): number {
   if (typeof x !== "number") {
-    throw new ConfigError(fn, "x", mustBe(fn, "x", "a number", fmtValue(x)));
+    throw fail(ConfigError, fn, "x", "a number", fmtValue(x));
   }
   return x;
 }

@@ -4,9 +4,9 @@
  * ceiling) and the Bessel moments of a float64 sample (docs/diagnostics/mismatch.md#quantiles).
  */
 
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 import { finiteOr } from "./finite.js";
-import { fmtValue, mustBe, safeText } from "./message.js";
+import { fmtValue, safeText } from "./message.js";
 import { orderStatistics } from "./orderStatistics.js";
 import { maxAbsOf, pow2Scale } from "./scale.js";
 import { CompensatedSum } from "./sum.js";
@@ -76,11 +76,7 @@ export function checkSample(fn: string, arg: string, x: unknown): ArrayLike<numb
   if (typed || isNumberArray(x)) {
     return x as ArrayLike<number>;
   }
-  throw new ShapeError(
-    fn,
-    arg,
-    mustBe(fn, arg, "a 1-D array of numbers", `shape ${safeText(describeShape(x))}`),
-  );
+  throw fail(ShapeError, fn, arg, "a 1-D array of numbers", `shape ${safeText(describeShape(x))}`);
 }
 
 /**
@@ -120,17 +116,13 @@ export function quantilesChecked(
   checkSample(fn, arg, values);
   checkSample(fn, "levels", levels);
   if (values.length < 1) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "non-empty (n >= 1)", "length 0"));
+    throw fail(ShapeError, fn, arg, "non-empty (n >= 1)", "length 0");
   }
   checkFiniteAll(fn, arg, values);
   for (let k = 0; k < levels.length; k++) {
     const q = levels[k] as number;
     if (!(q >= 0 && q <= 1)) {
-      throw new ConfigError(
-        fn,
-        "levels",
-        mustBe(fn, "levels", "in [0, 1]", `${fmtValue(q)} at index ${k}`),
-      );
+      throw fail(ConfigError, fn, "levels", "in [0, 1]", `${fmtValue(q)} at index ${k}`);
     }
   }
   // The order statistics the levels read, selected on a copy (the input is left untouched).

@@ -7,8 +7,8 @@
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
-import { ConfigError } from "../errors.js";
-import { fmtValue, mustBe } from "./message.js";
+import { ConfigError, fail } from "../errors.js";
+import { fmtValue } from "./message.js";
 import { requireString } from "./validate.js";
 
 /** A seeded stream of random numbers. Methods advance the stream in place. */
@@ -44,11 +44,7 @@ export interface Rng {
  */
 export function createRng(seed: number): Rng {
   if (!Number.isSafeInteger(seed)) {
-    throw new ConfigError(
-      "createRng",
-      "seed",
-      mustBe("createRng", "seed", "a safe integer", fmtValue(seed)),
-    );
+    throw fail(ConfigError, "createRng", "seed", "a safe integer", fmtValue(seed));
   }
   // xoroshiro128+ seeded with a small integer starts from a nearly-zero state and its first outputs
   // are close to 2^64 − 1 for every small seed; mixing the seed (MurmurHash3's fmix32 finaliser)

@@ -3,8 +3,8 @@
  * vectors, plus constructors from nested arrays. All arithmetic in polgrad is float64; float32
  * and half-precision inputs are upcast on read (docs/conventions.md#dtype).
  */
-import { MaskError, ShapeError } from "../errors.js";
-import { fmtValue, mustBe } from "./message.js";
+import { fail, MaskError, ShapeError } from "../errors.js";
+import { fmtValue } from "./message.js";
 
 /** A `[rows, cols]` float64 matrix in row-major order: element (b, t) is `data[b * cols + t]`. */
 export interface Matrix {
@@ -143,11 +143,7 @@ export function matrix(
   for (let i = 0; i < out.length; i++) {
     const v = data[i];
     if (typeof v !== "number") {
-      throw new ShapeError(
-        fn,
-        "data",
-        mustBe(fn, "data", "numbers", `${fmtValue(v)} at flat index ${i}`),
-      );
+      throw fail(ShapeError, fn, "data", "numbers", `${fmtValue(v)} at flat index ${i}`);
     }
     out[i] = v;
   }
@@ -181,10 +177,12 @@ export function mask(
     if (v === 1 || v === true) out[i] = 1;
     else if (v === 0 || v === false) out[i] = 0;
     else {
-      throw new MaskError(
+      throw fail(
+        MaskError,
         fn,
         "data",
-        mustBe(fn, "data", "0/1 valued (or booleans)", `${fmtValue(v)} at flat index ${i}`),
+        "0/1 valued (or booleans)",
+        `${fmtValue(v)} at flat index ${i}`,
       );
     }
   }
@@ -197,7 +195,7 @@ function checkDims(fn: string, rows: unknown, cols: unknown, data: { length: num
     ["cols", cols],
   ] as const) {
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, "a positive integer", fmtValue(v)));
+      throw fail(ShapeError, fn, arg, "a positive integer", fmtValue(v));
     }
   }
   if (
@@ -205,15 +203,12 @@ function checkDims(fn: string, rows: unknown, cols: unknown, data: { length: num
     data === null ||
     data.length !== (rows as number) * (cols as number)
   ) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "data",
-      mustBe(
-        fn,
-        "data",
-        `rows × cols = ${(rows as number) * (cols as number)} values`,
-        typeof data === "object" && data !== null ? `${data.length} values` : fmtValue(data),
-      ),
+      `rows × cols = ${(rows as number) * (cols as number)} values`,
+      typeof data === "object" && data !== null ? `${data.length} values` : fmtValue(data),
     );
   }
 }
@@ -232,7 +227,7 @@ function checkDenseOf(fn: string, arg: string, m: unknown, kind: boolean, what: 
     (d.cols as number) < 0 ||
     (d.rows as number) * (d.cols as number) !== d.data.length
   )
-    throw new ShapeError(fn, arg, mustBe(fn, arg, `${what} holding rows·cols values`, fmtValue(m)));
+    throw fail(ShapeError, fn, arg, `${what} holding rows·cols values`, fmtValue(m));
 }
 
 /** Element (b, t) of a matrix. */

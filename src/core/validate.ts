@@ -4,8 +4,8 @@
  * error of `errors.ts` with the standard message (`core/message.ts`). Validation happens at call
  * entry, before any arithmetic (docs/conventions.md#errors).
  */
-import { ConfigError, IoError, MaskError, NonFiniteError, ShapeError } from "../errors.js";
-import { fmtIndices, fmtShape, fmtValue, mustBe } from "./message.js";
+import { ConfigError, fail, IoError, MaskError, NonFiniteError, ShapeError } from "../errors.js";
+import { fmtIndices, fmtShape, fmtValue } from "./message.js";
 import { camelCase } from "./names.js";
 import {
   type DenseLike,
@@ -85,7 +85,7 @@ function cellText(v: unknown): string {
  */
 export function requireRecord(fn: string, arg: string, x: unknown, what: string): void {
   if (typeof x !== "object" || x === null || Array.isArray(x)) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, what, fmtValue(x)));
+    throw fail(ShapeError, fn, arg, what, fmtValue(x));
   }
   // polgrad's file and Python names are snake_case; the TypeScript fields are camelCase. A
   // snake_case key whose camelCase field is absent is a porting slip, not a missing tensor.
@@ -93,15 +93,12 @@ export function requireRecord(fn: string, arg: string, x: unknown, what: string)
     if (!key.includes("_")) continue;
     const c = camelCase(key);
     if (INPUT_FIELDS.has(c) && !Object.hasOwn(x, c)) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         `${arg}.${c}`,
-        mustBe(
-          fn,
-          `${arg}.${c}`,
-          `given under its camelCase name (the TypeScript API; snake_case is the file and Python name, docs/porting.md)`,
-          `the snake_case key ${fmtValue(key)} (did you mean "${c}"?)`,
-        ),
+        `given under its camelCase name (the TypeScript API; snake_case is the file and Python name, docs/porting.md)`,
+        `the snake_case key ${fmtValue(key)} (did you mean "${c}"?)`,
       );
     }
   }
@@ -133,15 +130,11 @@ export function requireObject(
   keys: readonly string[] = [],
 ): void {
   if (typeof x !== "object" || x === null || Array.isArray(x)) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+    throw fail(ConfigError, fn, arg, what, describeInput(x));
   }
   for (const k of keys) {
     if (!(k in x)) {
-      throw new ConfigError(
-        fn,
-        `${arg}.${k}`,
-        mustBe(fn, `${arg}.${k}`, `present (${arg} is ${what})`, "undefined"),
-      );
+      throw fail(ConfigError, fn, `${arg}.${k}`, `present (${arg} is ${what})`, "undefined");
     }
   }
 }
@@ -156,8 +149,7 @@ export function requireString(
   x: unknown,
   what = "a string",
 ): asserts x is string {
-  if (typeof x !== "string")
-    throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+  if (typeof x !== "string") throw fail(ConfigError, fn, arg, what, describeInput(x));
 }
 
 /**
@@ -172,10 +164,10 @@ export function requireArrayOf(
   what: string,
   ok: (item: unknown) => boolean,
 ): void {
-  if (!Array.isArray(x)) throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+  if (!Array.isArray(x)) throw fail(ConfigError, fn, arg, what, describeInput(x));
   for (let i = 0; i < x.length; i++) {
     if (!ok(x[i])) {
-      throw new ConfigError(fn, arg, mustBe(fn, arg, what, `${describeInput(x[i])} at index ${i}`));
+      throw fail(ConfigError, fn, arg, what, `${describeInput(x[i])} at index ${i}`);
     }
   }
 }
@@ -185,8 +177,7 @@ export function requireArrayOf(
  * {@link ConfigError} naming `arg`.
  */
 export function requireNumber(fn: string, arg: string, x: unknown): asserts x is number {
-  if (typeof x !== "number")
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a number", describeInput(x)));
+  if (typeof x !== "number") throw fail(ConfigError, fn, arg, "a number", describeInput(x));
 }
 
 /** Require an integer in [lo, hi]; otherwise a {@link ConfigError} naming `arg` and the range. */
@@ -198,13 +189,12 @@ export function requireInteger(
   hi: number,
 ): asserts x is number {
   if (typeof x !== "number" || !Number.isInteger(x) || x < lo || x > hi)
-    throw new ConfigError(fn, arg, mustBe(fn, arg, `an integer in [${lo}, ${hi}]`, fmtValue(x)));
+    throw fail(ConfigError, fn, arg, `an integer in [${lo}, ${hi}]`, fmtValue(x));
 }
 
 /** Require a function argument (a loss, a callback); otherwise a {@link ConfigError} naming `arg`. */
 export function requireFunction(fn: string, arg: string, x: unknown, what = "a function"): void {
-  if (typeof x !== "function")
-    throw new ConfigError(fn, arg, mustBe(fn, arg, what, describeInput(x)));
+  if (typeof x !== "function") throw fail(ConfigError, fn, arg, what, describeInput(x));
 }
 
 /**
@@ -212,10 +202,12 @@ export function requireFunction(fn: string, arg: string, x: unknown, what = "a f
  */
 export function requirePath(fn: string, arg: string, x: unknown): asserts x is string {
   if (typeof x !== "string" || x.length === 0)
-    throw new IoError(
+    throw fail(
+      IoError,
       fn,
       arg,
-      mustBe(fn, arg, "a non-empty file path", typeof x === "string" ? '""' : describeInput(x)),
+      "a non-empty file path",
+      typeof x === "string" ? '""' : describeInput(x),
     );
 }
 
@@ -226,7 +218,7 @@ export function requirePath(fn: string, arg: string, x: unknown): asserts x is s
 export function requireBytes(fn: string, arg: string, x: unknown): asserts x is Uint8Array {
   if (!(x instanceof Uint8Array)) {
     const got = ArrayBuffer.isView(x) ? `a ${x.constructor.name}` : describeInput(x);
-    throw new IoError(fn, arg, mustBe(fn, arg, "a Uint8Array of the file's bytes", got));
+    throw fail(IoError, fn, arg, "a Uint8Array of the file's bytes", got);
   }
 }
 
@@ -277,11 +269,7 @@ export function toMatrix(
   }
   const cell = (v: unknown, b: number, t: number): number => {
     if (typeof v === "number") return v;
-    throw new ShapeError(
-      fn,
-      arg,
-      mustBe(fn, arg, "a [B, T] array of numbers", `${cellText(v)} at (${b}, ${t})`),
-    );
+    throw fail(ShapeError, fn, arg, "a [B, T] array of numbers", `${cellText(v)} at (${b}, ${t})`);
   };
   return isDenseLike(x) ? fromDense(fn, arg, x, alloc, cell) : fromRows(fn, arg, x, alloc, cell);
 }
@@ -323,7 +311,7 @@ function checkDense(fn: string, arg: string, x: Matrix | Mask | DenseLike): void
     x.cols < 1 ||
     x.data.length !== x.rows * x.cols
   ) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with B, T >= 1", describeInput(x)));
+    throw fail(ShapeError, fn, arg, "2-D [B, T] with B, T >= 1", describeInput(x));
   }
 }
 
@@ -342,35 +330,32 @@ function fromRows<A extends Float64Array | Uint8Array>(
   alloc: (n: number) => A,
   cell: (v: unknown, b: number, t: number) => number,
 ): { rows: number; cols: number; data: A } {
-  if (!isRows(x)) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
+  if (!isRows(x)) throw fail(ShapeError, fn, arg, "2-D [B, T]", describeInput(x));
   const rows = x.length;
   const cols = (x[0] as ArrayLike<unknown>).length;
-  if (cols < 1) throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T] with T >= 1", "T = 0"));
+  if (cols < 1) throw fail(ShapeError, fn, arg, "2-D [B, T] with T >= 1", "T = 0");
   const data = alloc(rows * cols);
-  const fail = (v: unknown, b: number, t: number): number => {
+  const checked = (v: unknown, b: number, t: number): number => {
     // A cell that is itself an array is a rank > 2 tensor (however deep): a shape error.
     if (Array.isArray(v)) {
-      throw new ShapeError(fn, arg, mustBe(fn, arg, "2-D [B, T]", describeInput(x)));
+      throw fail(ShapeError, fn, arg, "2-D [B, T]", describeInput(x));
     }
     return cell(v, b, t);
   };
   for (let b = 0; b < rows; b++) {
     const row = x[b] as ArrayLike<unknown>;
     if (row.length !== cols) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         arg,
-        mustBe(
-          fn,
-          arg,
-          `rectangular [B, T] (every row of length ${cols})`,
-          `row ${b} of length ${row.length}`,
-        ),
+        `rectangular [B, T] (every row of length ${cols})`,
+        `row ${b} of length ${row.length}`,
       );
     }
-    if (data instanceof Uint8Array) maskRow(row, data, b, cols, fail);
+    if (data instanceof Uint8Array) maskRow(row, data, b, cols, checked);
     else if (row instanceof Float64Array) data.set(row, b * cols);
-    else floatRow(row, data as Float64Array, b, cols, fail);
+    else floatRow(row, data as Float64Array, b, cols, checked);
   }
   return { rows, cols, data };
 }
@@ -410,15 +395,12 @@ export function toVector(fn: string, arg: string, x: VectorLike): Float64Array {
   if (x instanceof Float64Array) return x;
   if (isNumericTypedArray(x)) return Float64Array.from(x);
   if (!isNumberArray(x)) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "1-D [B] of numbers",
-        Array.isArray(x) ? `shape ${describeShape(x)}` : describeInput(x),
-      ),
+      "1-D [B] of numbers",
+      Array.isArray(x) ? `shape ${describeShape(x)}` : describeInput(x),
     );
   }
   return Float64Array.from(x);
@@ -449,24 +431,23 @@ export function toMask(
     const cell = (v: unknown, b: number, t: number): number => {
       if (v === true || v === 1) return 1;
       if (v === false || v === 0) return 0;
-      throw new MaskError(
+      throw fail(
+        MaskError,
         fn,
         arg,
-        mustBe(fn, arg, "boolean (true/false or 1/0)", `${cellText(v)} at (${b}, ${t})`),
+        "boolean (true/false or 1/0)",
+        `${cellText(v)} at (${b}, ${t})`,
       );
     };
     mask = isDenseLike(x) ? fromDense(fn, arg, x, alloc, cell) : fromRows(fn, arg, x, alloc, cell);
   }
   if (like !== undefined && (mask.rows !== like.rows || mask.cols !== like.cols)) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        `the shape of ${like.arg} ${fmtShape([like.rows, like.cols])}`,
-        `shape ${fmtShape([mask.rows, mask.cols])}`,
-      ),
+      `the shape of ${like.arg} ${fmtShape([like.rows, like.cols])}`,
+      `shape ${fmtShape([mask.rows, mask.cols])}`,
     );
   }
   if (emptyRows === "allow") return mask;
@@ -487,7 +468,7 @@ export function toMask(
 export function checkMaskValues(fn: string, arg: string, data: Uint8Array): void {
   for (let i = 0; i < data.length; i++) {
     if ((data[i] as number) > 1) {
-      throw new MaskError(fn, arg, mustBe(fn, arg, "0/1 valued", `${data[i]} at flat index ${i}`));
+      throw fail(MaskError, fn, arg, "0/1 valued", `${data[i]} at flat index ${i}`);
     }
   }
 }
@@ -497,30 +478,24 @@ export function checkMaskValues(fn: string, arg: string, data: Uint8Array): void
  * throws it; kernels that count row lengths themselves throw the same one.
  */
 export function emptyRowsError(fn: string, arg: string, empty: readonly number[]): MaskError {
-  return new MaskError(
+  return fail(
+    MaskError,
     fn,
     arg,
-    mustBe(
-      fn,
-      arg,
-      "non-empty in every row (at least one response token)",
-      `zero response tokens in rows ${fmtIndices(empty)}`,
-    ),
+    "non-empty in every row (at least one response token)",
+    `zero response tokens in rows ${fmtIndices(empty)}`,
   );
 }
 
 /** Require two matrices to have identical shapes. */
 export function checkSameShape(fn: string, argA: string, a: Matrix, argB: string, b: Matrix): void {
   if (a.rows !== b.rows || a.cols !== b.cols) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       argB,
-      mustBe(
-        fn,
-        argB,
-        `the shape of ${argA} ${fmtShape([a.rows, a.cols])}`,
-        `shape ${fmtShape([b.rows, b.cols])}`,
-      ),
+      `the shape of ${argA} ${fmtShape([a.rows, a.cols])}`,
+      `shape ${fmtShape([b.rows, b.cols])}`,
     );
   }
 }
@@ -535,10 +510,12 @@ export function checkFiniteAt(fn: string, arg: string, x: Matrix, mask: Mask): v
   for (let i = 0; i < data.length; i++) {
     if (m[i] === 1 && !Number.isFinite(data[i] as number)) {
       const b = Math.floor(i / x.cols);
-      throw new NonFiniteError(
+      throw fail(
+        NonFiniteError,
         fn,
         arg,
-        mustBe(fn, arg, "finite at response positions", `${data[i]} at (${b}, ${i - b * x.cols})`),
+        "finite at response positions",
+        `${data[i]} at (${b}, ${i - b * x.cols})`,
       );
     }
   }
@@ -549,11 +526,7 @@ export function checkFiniteAll(fn: string, arg: string, x: ArrayLike<number>, co
   for (let i = 0; i < x.length; i++) {
     if (!Number.isFinite(x[i] as number)) {
       const where = cols > 0 ? `(${Math.floor(i / cols)}, ${i % cols})` : `index ${i}`;
-      throw new NonFiniteError(
-        fn,
-        arg,
-        mustBe(fn, arg, "finite everywhere", `${x[i]} at ${where}`),
-      );
+      throw fail(NonFiniteError, fn, arg, "finite everywhere", `${x[i]} at ${where}`);
     }
   }
 }
@@ -578,34 +551,28 @@ export function advantagesOf(
   if (isVec) {
     const v = toVector(fn, arg, advantages as VectorLike);
     if (v.length !== rows) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         arg,
-        mustBe(
-          fn,
-          arg,
-          `[B] with B = ${rows} (the rows of ${likeArg}) or [B, T] = ${fmtShape([rows, cols])}`,
-          `shape ${fmtShape([v.length])}`,
-        ),
+        `[B] with B = ${rows} (the rows of ${likeArg}) or [B, T] = ${fmtShape([rows, cols])}`,
+        `shape ${fmtShape([v.length])}`,
       );
     }
     checkFiniteAll(fn, arg, v);
     return { row: v, token: null };
   }
   if (!isMatrix(advantages) && !isDenseLike(advantages) && !isRows(advantages)) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "[B] or [B, T]", describeInput(advantages)));
+    throw fail(ShapeError, fn, arg, "[B] or [B, T]", describeInput(advantages));
   }
   const a = toMatrix(fn, arg, advantages as MatrixLike, alloc);
   if (a.rows !== rows || a.cols !== cols) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        `[B] with B = ${rows} or [B, T] = ${fmtShape([rows, cols])} (the shape of ${likeArg})`,
-        `shape ${fmtShape([a.rows, a.cols])}`,
-      ),
+      `[B] with B = ${rows} or [B, T] = ${fmtShape([rows, cols])} (the shape of ${likeArg})`,
+      `shape ${fmtShape([a.rows, a.cols])}`,
     );
   }
   return { row: null, token: a };

@@ -17,10 +17,10 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { createRng, type Rng } from "../core/rng.js";
 import { requireObject } from "../core/validate.js";
-import { ConfigError, IoError } from "../errors.js";
+import { ConfigError, fail, IoError } from "../errors.js";
 import { fileKind, fsError, ioError } from "../io/_internal/files.js";
 import { type TensorToWrite, writeSafetensors } from "../io/writeSafetensors.js";
 import { fsPath, readdirNames } from "../platform/fsPath.js";
@@ -70,7 +70,7 @@ function positiveInt(arg: string, x: unknown, min = 1, max = Number.MAX_SAFE_INT
   if (typeof x !== "number" || !Number.isSafeInteger(x) || x < min || x > max) {
     const rule =
       max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in [${min}, ${max}]`;
-    throw new ConfigError("writeDemoRun", arg, mustBe("writeDemoRun", arg, rule, fmtValue(x)));
+    throw fail(ConfigError, "writeDemoRun", arg, rule, fmtValue(x));
   }
   return x;
 }
@@ -95,22 +95,21 @@ export function demoRunPlan(options: DemoRunOptions = {}): DemoRunPlan {
   const width = positiveInt("options.width", options.width ?? 24, 2, L.width);
   const batchSize = positiveInt("options.batchSize", options.batchSize ?? 32, 3, L.batchSize);
   if (batchSize * width > L.cells)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "writeDemoRun",
       "options.batchSize",
-      mustBe(
-        "writeDemoRun",
-        "options.batchSize",
-        `such that batchSize·width <= ${L.cells}`,
-        `${batchSize}·${width} = ${batchSize * width}`,
-      ),
+      `such that batchSize·width <= ${L.cells}`,
+      `${batchSize}·${width} = ${batchSize * width}`,
     );
   const minLength = positiveInt("options.minLength", options.minLength ?? Math.min(4, width), 2);
   if (minLength > width)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "writeDemoRun",
       "options.minLength",
-      mustBe("writeDemoRun", "options.minLength", `<= width ${width}`, String(minLength)),
+      `<= width ${width}`,
+      String(minLength),
     );
   return {
     steps,
@@ -192,7 +191,7 @@ export function demoStep(plan: DemoRunPlan, step: number, rng: Rng): Record<stri
  */
 function ensureDir(fn: string, dir: string): void {
   if (typeof dir !== "string" || dir.length === 0) {
-    throw new IoError(fn, "dir", mustBe(fn, "dir", "a non-empty directory path", fmtValue(dir)));
+    throw fail(IoError, fn, "dir", "a non-empty directory path", fmtValue(dir));
   }
   const missing: string[] = [];
   let cur = resolve(dir);

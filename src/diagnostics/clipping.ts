@@ -3,7 +3,7 @@
  * and which of them lose their whole gradient (docs/diagnostics/clipping.md). Token ratios only:
  * a sequence ratio couples the tokens of a row, so its zero set is not per-token.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import {
   isMask,
   isMatrix,
@@ -13,7 +13,7 @@ import {
   type VectorLike,
 } from "../core/tensor.js";
 import { broadcastAdvantages, checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { ClipConfig } from "../losses/config.js";
 
 /**
@@ -48,7 +48,7 @@ function isSet(x: unknown): boolean {
 
 function positiveEps(fn: string, arg: string, x: unknown): number {
   if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", fmtValue(x)));
+    throw fail(ConfigError, fn, arg, "a positive finite number", fmtValue(x));
   }
   return x;
 }
@@ -62,11 +62,7 @@ export function checkClip(
   clip: ClipConfig,
 ): { epsLow: number; epsHigh: number; cap: number | null } {
   if (typeof clip !== "object" || clip === null || !isSet(clip.epsLow) || !isSet(clip.epsHigh)) {
-    throw new ConfigError(
-      fn,
-      "clip",
-      mustBe(fn, "clip", "a ClipConfig with epsLow and epsHigh set", fmtValue(clip)),
-    );
+    throw fail(ConfigError, fn, "clip", "a ClipConfig with epsLow and epsHigh set", fmtValue(clip));
   }
   const epsLow = positiveEps(fn, "clip.epsLow", clip.epsLow);
   const epsHigh = positiveEps(fn, "clip.epsHigh", clip.epsHigh);
@@ -74,10 +70,12 @@ export function checkClip(
   if (isSet(clip.ratioCap)) {
     const c = clip.ratioCap;
     if (typeof c !== "number" || !Number.isFinite(c) || c <= 1) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "clip.ratioCap",
-        mustBe(fn, "clip.ratioCap", "a finite number > 1 (dual clip) or null", fmtValue(c)),
+        "a finite number > 1 (dual clip) or null",
+        fmtValue(c),
       );
     }
     cap = c;
@@ -257,15 +255,12 @@ export function clipReport(
   for (let i = 0; i < m.length; i++) {
     if (m[i] === 1 && !((r.data[i] as number) > 0)) {
       const b = Math.floor(i / r.cols);
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "ratio",
-        mustBe(
-          fn,
-          "ratio",
-          "> 0 at response positions (an importance ratio is exp(logprobs - oldLogprobs))",
-          `${r.data[i]} at (${b}, ${i - b * r.cols})`,
-        ),
+        "> 0 at response positions (an importance ratio is exp(logprobs - oldLogprobs))",
+        `${r.data[i]} at (${b}, ${i - b * r.cols})`,
       );
     }
   }

@@ -7,7 +7,6 @@
 
 import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
-import { mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isMask, isMatrix, type Mask, type Matrix, maskCounts } from "../core/tensor.js";
 import {
@@ -18,7 +17,7 @@ import {
   toMask,
   toMatrix,
 } from "../core/validate.js";
-import { type ErrorCode, PolgradError, ShapeError } from "../errors.js";
+import { type ErrorCode, fail, PolgradError, ShapeError } from "../errors.js";
 import type { PartialBatch } from "../io/batch.js";
 import type { ClipConfig } from "../losses/config.js";
 import { type ClipReport, clipCensusOfLogprobs, clipReport } from "./clipping.js";
@@ -155,10 +154,12 @@ const PARTIAL_STREAMS = BATCH_STREAM_FIELDS;
 function checkPartialBatch(fn: string, batch: PartialBatch): void {
   const m: unknown = batch.responseMask;
   if (!isMask(m))
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "batch.responseMask",
-      mustBe(fn, "batch.responseMask", "a Mask (toPartialBatch builds one)", describeInput(m)),
+      "a Mask (toPartialBatch builds one)",
+      describeInput(m),
     );
   const mask = toMask(fn, m, undefined, "batch.responseMask", "allow");
   const like = { rows: mask.rows, cols: mask.cols, arg: "batch.responseMask" };
@@ -167,10 +168,12 @@ function checkPartialBatch(fn: string, batch: PartialBatch): void {
     if (x === undefined) continue;
     const arg = `batch.${k}`;
     if (!isMatrix(x))
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         arg,
-        mustBe(fn, arg, "a Matrix (toPartialBatch builds one) or absent", describeInput(x)),
+        "a Matrix (toPartialBatch builds one) or absent",
+        describeInput(x),
       );
     checkSameShape(fn, like.arg, { ...like, data: new Float64Array(0) }, arg, toMatrix(fn, arg, x));
   }

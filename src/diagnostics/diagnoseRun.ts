@@ -12,7 +12,7 @@ import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { requirePath } from "../core/validate.js";
-import { ConfigError, IoError, PolgradError } from "../errors.js";
+import { ConfigError, fail, IoError, PolgradError } from "../errors.js";
 import { ReadScratch } from "../io/_internal/files.js";
 import { toPartialBatchAs } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
@@ -199,11 +199,7 @@ export function diagnoseRun(
     (typeof threads !== "number" || !Number.isInteger(threads) || threads < 1 || threads > 256)
   ) {
     const rule = "a positive integer at most 256";
-    throw new ConfigError(
-      fn,
-      "options.threads",
-      mustBe(fn, "options.threads", rule, fmtValue(threads)),
-    );
+    throw fail(ConfigError, fn, "options.threads", rule, fmtValue(threads));
   }
   const runner = runShardRunner();
   // The scan decides the thread count and is then reused by this thread's collection.
@@ -340,11 +336,7 @@ const STEP_FN = "diagnoseRun";
 /** Require the progress callback to be a function or undefined. */
 function checkOnStep(fn: string, onStep: unknown): void {
   if (onStep !== undefined && typeof onStep !== "function") {
-    throw new ConfigError(
-      fn,
-      "onStep",
-      mustBe(fn, "onStep", "a function or undefined", fmtValue(onStep)),
-    );
+    throw fail(ConfigError, fn, "onStep", "a function or undefined", fmtValue(onStep));
   }
 }
 

@@ -5,12 +5,12 @@
  */
 
 import { checkObject } from "../advantages/checks.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { checkFiniteReport } from "../core/quantile.js";
 import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { checkEntropiesAt } from "../losses/entropyMask.js";
 import { type TrendOptions, type TrendReport, trendTest } from "./trend.js";
 
@@ -80,15 +80,12 @@ export function tokenEntropyEstimate(
   let source: MatrixLike;
   if (exact) source = entropies;
   else if (logprobs === null || logprobs === undefined) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "logprobs",
-      mustBe(
-        fn,
-        "logprobs",
-        "given when options.entropies is not (sampled-token logprobs for the MC estimate, or exact per-token entropies via options.entropies)",
-        fmtValue(logprobs),
-      ),
+      "given when options.entropies is not (sampled-token logprobs for the MC estimate, or exact per-token entropies via options.entropies)",
+      fmtValue(logprobs),
     );
   } else source = logprobs;
   const arg = exact ? "entropies" : "logprobs";

@@ -7,7 +7,7 @@
 
 import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { checkFiniteReport, checkSample, sampleMoments } from "../core/quantile.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
@@ -19,7 +19,7 @@ import {
   toMask,
   toMatrix,
 } from "../core/validate.js";
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 
 /** The level at which importance weights are formed: one per token, or one per sequence. */
 export type ESSLevel = "token" | "sequence";
@@ -100,7 +100,7 @@ export function essFromLogWeights(logWeights: ArrayLike<number>): number {
   const fn = "essFromLogWeights";
   checkSample(fn, "logWeights", logWeights);
   if (logWeights.length < 1) {
-    throw new ShapeError(fn, "logWeights", mustBe(fn, "logWeights", "non-empty", "length 0"));
+    throw fail(ShapeError, fn, "logWeights", "non-empty", "length 0");
   }
   checkFiniteAll(fn, "logWeights", logWeights);
   return essKernel(logWeights, 0, logWeights.length);
@@ -225,7 +225,7 @@ export const MAX_SLIDING_WORK = 1e8;
 
 function checkInteger(fn: string, arg: string, x: number, rule: string, ok: boolean): void {
   if (typeof x !== "number" || !Number.isInteger(x) || !ok) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, rule, `${arg}=${fmtValue(x)}`));
+    throw fail(ConfigError, fn, arg, rule, `${arg}=${fmtValue(x)}`);
   }
 }
 
@@ -275,15 +275,12 @@ export function slidingEss(
   checkInteger(fn, "step", step, "an integer >= 1", num(step) && step >= 1);
   const count = Math.floor((B - window) / step) + 1;
   if (count * window > MAX_SLIDING_WORK) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "window",
-      mustBe(
-        fn,
-        "window",
-        `such that (number of windows) × window <= ${MAX_SLIDING_WORK} (the work cap; raise step)`,
-        `${count} windows × ${window} = ${count * window}`,
-      ),
+      `such that (number of windows) × window <= ${MAX_SLIDING_WORK} (the work cap; raise step)`,
+      `${count} windows × ${window} = ${count * window}`,
     );
   }
   const lw = sequenceLogWeights(fn, lpNew, lpOld, mask);

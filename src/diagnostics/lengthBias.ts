@@ -8,13 +8,13 @@ import { checkObject } from "../advantages/checks.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr } from "../core/finite.js";
-import { fmtIndices, mustBe } from "../core/message.js";
+import { fmtIndices } from "../core/message.js";
 import { checkFiniteReport } from "../core/quantile.js";
 import { mulPow2 } from "../core/scale.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import { type MaskLike, type MatrixLike, rowLengths, type VectorLike } from "../core/tensor.js";
 import { broadcastAdvantages, toMask } from "../core/validate.js";
-import { MaskError, ShapeError } from "../errors.js";
+import { fail, MaskError, ShapeError } from "../errors.js";
 import { designDefect, normalQuantile, olsHc3Scaled } from "./ols.js";
 
 /** Options of {@link lengthBiasProbe}. */
@@ -99,39 +99,30 @@ export function lengthBiasProbe(
   const L = rowLengths(mask);
   const defect = designDefect(L);
   if (defect === "too-few") {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "a [B, T] mask with B >= 3 (two regression parameters leave n − 2 residual degrees of freedom)",
-        `B = ${B}`,
-      ),
+      "a [B, T] mask with B >= 3 (two regression parameters leave n − 2 residual degrees of freedom)",
+      `B = ${B}`,
     );
   }
   if (defect === "constant") {
-    throw new MaskError(
+    throw fail(
+      MaskError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "a mask with at least two distinct row lengths (the length-bias slope is undefined otherwise)",
-        `constant lengths: every sequence has ${L[0]} response tokens`,
-      ),
+      "a mask with at least two distinct row lengths (the length-bias slope is undefined otherwise)",
+      `constant lengths: every sequence has ${L[0]} response tokens`,
     );
   }
   if (defect === "leverage-one") {
-    throw new MaskError(
+    throw fail(
+      MaskError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        "a mask whose row lengths are not exactly two values with one held by a single row (HC3 is undefined at leverage h = 1)",
-        `per-sequence lengths ${fmtIndices(Array.from(L), 20)}`,
-      ),
+      "a mask whose row lengths are not exactly two values with one held by a single row (HC3 is undefined at leverage h = 1)",
+      `per-sequence lengths ${fmtIndices(Array.from(L), 20)}`,
     );
   }
   const opts = checkObject(fn, "options", options);

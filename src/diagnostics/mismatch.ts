@@ -8,12 +8,12 @@
 
 import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { checkFiniteReport, quantilesOf, sampleMoments } from "../core/quantile.js";
 import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { KLEstimator } from "../kl/estimator.js";
 import { k3Value, klPointInto } from "../kl/estimator.js";
 
@@ -126,11 +126,7 @@ export function logprobMismatch(
   const opts = checkObject(fn, "options", options);
   const gap = opts.catastrophicGap ?? DEFAULT_CATASTROPHIC_GAP;
   if (typeof gap !== "number" || !(gap > 0)) {
-    throw new ConfigError(
-      fn,
-      "catastrophicGap",
-      mustBe(fn, "catastrophicGap", "> 0", fmtValue(gap)),
-    );
+    throw fail(ConfigError, fn, "catastrophicGap", "> 0", fmtValue(gap));
   }
 
   const { rows, cols } = trainer;

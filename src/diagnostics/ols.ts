@@ -8,11 +8,11 @@
  * order (docs/conventions.md#summation).
  */
 
-import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { fmtValue, safeText } from "../core/message.js";
 import { checkFiniteReport, checkSample } from "../core/quantile.js";
 import { maxAbsOf, mulPow2, pow2Exponent } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
-import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
+import { ConfigError, fail, NonFiniteError, ShapeError } from "../errors.js";
 
 /** Why a regressor cannot carry an HC3 slope, or null when it can. */
 export type DesignDefect = "too-few" | "constant" | "leverage-one";
@@ -121,11 +121,7 @@ export function checkOlsInputs(fn: string, x: unknown, y: unknown): void {
   const ys = checkSample(fn, "y", y);
   const n = xs.length;
   if (ys.length !== n) {
-    throw new ShapeError(
-      fn,
-      "y",
-      mustBe(fn, "y", `of length ${n} (the length of x)`, `${ys.length}`),
-    );
+    throw fail(ShapeError, fn, "y", `of length ${n} (the length of x)`, `${ys.length}`);
   }
   for (const [arg, v] of [
     ["x", xs],
@@ -133,7 +129,7 @@ export function checkOlsInputs(fn: string, x: unknown, y: unknown): void {
   ] as const) {
     for (let i = 0; i < n; i++) {
       if (!Number.isFinite(v[i] as number)) {
-        throw new NonFiniteError(fn, arg, mustBe(fn, arg, "finite", `${v[i]} at index ${i}`));
+        throw fail(NonFiniteError, fn, arg, "finite", `${v[i]} at index ${i}`);
       }
     }
   }
@@ -145,15 +141,12 @@ export function checkOlsInputs(fn: string, x: unknown, y: unknown): void {
       "leverage-one":
         "free of a point whose x value no other point shares when x takes exactly two values (leverage h = 1 leaves HC3 undefined)",
     }[defect];
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       "x",
-      mustBe(
-        fn,
-        "x",
-        rule,
-        safeText(`[${Array.from(xs).slice(0, 20).join(", ")}${xs.length > 20 ? ", …" : ""}]`),
-      ),
+      rule,
+      safeText(`[${Array.from(xs).slice(0, 20).join(", ")}${xs.length > 20 ? ", …" : ""}]`),
     );
   }
 }
@@ -277,10 +270,12 @@ function horner(c: readonly number[], r: number): number {
  */
 export function normalQuantile(p: number): number {
   if (typeof p !== "number" || !(p > 0 && p < 1)) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "normalQuantile",
       "p",
-      mustBe("normalQuantile", "p", "a probability strictly between 0 and 1", fmtValue(p)),
+      "a probability strictly between 0 and 1",
+      fmtValue(p),
     );
   }
   const q = p - 0.5;

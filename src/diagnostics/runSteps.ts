@@ -6,8 +6,8 @@
  * order, the entries (for the stride and gaps) and counts that add up, so merging disjoint ranges
  * in step order reproduces the one-pass inputs exactly.
  */
-import { fmtValue, mustBe } from "../core/message.js";
-import { ConfigError } from "../errors.js";
+import { fmtValue } from "../core/message.js";
+import { ConfigError, fail } from "../errors.js";
 import type { RunProblem } from "../io/runFolder.js";
 import type { DetectorName } from "./diagnoseBatch.js";
 
@@ -138,10 +138,12 @@ export function checkRange(fn: string, steps: unknown): StepRange | null {
     (r.from as number) < 0 ||
     (r.to as number) < (r.from as number)
   ) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "steps",
-      mustBe(fn, "steps", "{from, to} with integers 0 <= from <= to", fmtValue(steps)),
+      "{from, to} with integers 0 <= from <= to",
+      fmtValue(steps),
     );
   }
   return { from: r.from as number, to: r.to as number };
@@ -151,7 +153,7 @@ export function checkRange(fn: string, steps: unknown): StepRange | null {
 export function checkEssAlarm(fn: string, essAlarm: unknown): number {
   const v = essAlarm ?? 0.5;
   if (typeof v !== "number" || !(v >= 0 && v <= 1)) {
-    throw new ConfigError(fn, "essAlarm", mustBe(fn, "essAlarm", "in [0, 1]", fmtValue(v)));
+    throw fail(ConfigError, fn, "essAlarm", "in [0, 1]", fmtValue(v));
   }
   return v;
 }
@@ -192,25 +194,18 @@ function isRunSteps(x: unknown): x is RunSteps {
  */
 export function mergeRunSteps(fn: string, parts: readonly RunSteps[]): RunSteps {
   if (!Array.isArray(parts) || parts.length === 0) {
-    throw new ConfigError(
-      fn,
-      "parts",
-      mustBe(fn, "parts", "at least one RunSteps", fmtValue(parts)),
-    );
+    throw fail(ConfigError, fn, "parts", "at least one RunSteps", fmtValue(parts));
   }
   // An index loop: a hole is a part that is no RunSteps (forEach would skip it, and walk 1e9 holes).
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i];
     if (!isRunSteps(p)) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         `parts[${i}]`,
-        mustBe(
-          fn,
-          `parts[${i}]`,
-          "a RunSteps (collectRunSteps, or a --summary-out file)",
-          fmtValue(p),
-        ),
+        "a RunSteps (collectRunSteps, or a --summary-out file)",
+        fmtValue(p),
       );
     }
   }
@@ -221,28 +216,22 @@ export function mergeRunSteps(fn: string, parts: readonly RunSteps[]): RunSteps 
   let last = Number.NEGATIVE_INFINITY;
   for (const [i, p] of ordered.entries()) {
     if (p.settings !== settings) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "parts",
-        mustBe(
-          fn,
-          "parts",
-          "collected with the same per-step settings",
-          `part ${i} with ${p.settings} against ${settings}`,
-        ),
+        "collected with the same per-step settings",
+        `part ${i} with ${p.settings} against ${settings}`,
       );
     }
     const lo = first(p);
     if (p.entries.length > 0 && lo <= last) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "parts",
-        mustBe(
-          fn,
-          "parts",
-          "over disjoint step ranges",
-          `step ${lo} in two parts (or ranges that interleave)`,
-        ),
+        "over disjoint step ranges",
+        `step ${lo} in two parts (or ranges that interleave)`,
       );
     }
     if (p.entries.length > 0) last = (p.entries[p.entries.length - 1] as { step: number }).step;

@@ -7,7 +7,7 @@
  */
 
 import { finiteOr } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { orderStatistics } from "../core/orderStatistics.js";
 import { checkSample } from "../core/quantile.js";
 import type { Rng } from "../core/rng.js";
@@ -15,7 +15,7 @@ import { maxAbsOf, mulPow2, pow2Exponent } from "../core/scale.js";
 import { CompensatedSum, fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toVector } from "../core/validate.js";
-import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
+import { ConfigError, fail, NonFiniteError, ShapeError } from "../errors.js";
 
 /**
  * Options of {@link trendTest} and `entropyTrend`.
@@ -73,15 +73,11 @@ export const MAX_PERMUTATION_WORK = 1e8;
 export function checkSeries(fn: string, arg: string, x: ArrayLike<number>): void {
   checkSample(fn, arg, x);
   if (x.length < 2) {
-    throw new ShapeError(fn, arg, mustBe(fn, arg, "of length >= 2", `length ${x.length}`));
+    throw fail(ShapeError, fn, arg, "of length >= 2", `length ${x.length}`);
   }
   for (let i = 0; i < x.length; i++) {
     if (!Number.isFinite(x[i] as number)) {
-      throw new NonFiniteError(
-        fn,
-        arg,
-        mustBe(fn, arg, "finite everywhere", `${x[i]} at index ${i}`),
-      );
+      throw fail(NonFiniteError, fn, arg, "finite everywhere", `${x[i]} at index ${i}`);
     }
   }
   checkTheilSenSize(fn, arg, x.length);
@@ -89,15 +85,12 @@ export function checkSeries(fn: string, arg: string, x: ArrayLike<number>): void
 
 function checkTheilSenSize(fn: string, arg: string, n: number): void {
   if (n > MAX_THEIL_SEN_POINTS) {
-    throw new ShapeError(
+    throw fail(
+      ShapeError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        `of length <= ${MAX_THEIL_SEN_POINTS} (the Theil–Sen slope sorts all n(n − 1)/2 pairwise slopes)`,
-        `length ${n}`,
-      ),
+      `of length <= ${MAX_THEIL_SEN_POINTS} (the Theil–Sen slope sorts all n(n − 1)/2 pairwise slopes)`,
+      `length ${n}`,
     );
   }
 }
@@ -130,24 +123,17 @@ function sortedMedian(s: Float64Array): number {
 export function checkSteps(fn: string, arg: string, steps: unknown, n: number): Float64Array {
   const t = Float64Array.from(checkSample(fn, arg, steps));
   if (t.length !== n) {
-    throw new ShapeError(
-      fn,
-      arg,
-      mustBe(fn, arg, `of the series' length (${n})`, `length ${t.length}`),
-    );
+    throw fail(ShapeError, fn, arg, `of the series' length (${n})`, `length ${t.length}`);
   }
   checkFiniteAll(fn, arg, t);
   for (let i = 1; i < n; i++) {
     if (!((t[i] as number) > (t[i - 1] as number))) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         arg,
-        mustBe(
-          fn,
-          arg,
-          "strictly increasing (one value per training step)",
-          `${t[i]} after ${t[i - 1]} at index ${i}`,
-        ),
+        "strictly increasing (one value per training step)",
+        `${t[i]} after ${t[i - 1]} at index ${i}`,
       );
     }
   }
@@ -413,70 +399,53 @@ export function checkTrendOptions(
   options: TrendOptions,
 ): CheckedTrendOptions {
   if (typeof options !== "object" || options === null) {
-    throw new ConfigError(fn, "options", mustBe(fn, "options", "an object", fmtValue(options)));
+    throw fail(ConfigError, fn, "options", "an object", fmtValue(options));
   }
   const window = options.window;
   if (typeof window !== "number" || !Number.isInteger(window) || window < 2) {
-    throw new ConfigError(fn, "window", mustBe(fn, "window", "an integer >= 2", fmtValue(window)));
+    throw fail(ConfigError, fn, "window", "an integer >= 2", fmtValue(window));
   }
   if (window > S) {
-    throw new ConfigError(
-      fn,
-      "window",
-      mustBe(fn, "window", `<= the length of ${arg} (${S})`, String(window)),
-    );
+    throw fail(ConfigError, fn, "window", `<= the length of ${arg} (${S})`, String(window));
   }
   if (window > MAX_THEIL_SEN_POINTS) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "window",
-      mustBe(
-        fn,
-        "window",
-        `<= ${MAX_THEIL_SEN_POINTS} (the cap on Theil–Sen points: n(n − 1)/2 pairwise slopes)`,
-        String(window),
-      ),
+      `<= ${MAX_THEIL_SEN_POINTS} (the cap on Theil–Sen points: n(n − 1)/2 pairwise slopes)`,
+      String(window),
     );
   }
   const nPerm = options.nPerm ?? 999;
   if (typeof nPerm !== "number" || !Number.isInteger(nPerm) || nPerm < 1) {
-    throw new ConfigError(fn, "nPerm", mustBe(fn, "nPerm", "an integer >= 1", fmtValue(nPerm)));
+    throw fail(ConfigError, fn, "nPerm", "an integer >= 1", fmtValue(nPerm));
   }
   if (nPerm > MAX_PERMUTATIONS || nPerm * window > MAX_PERMUTATION_WORK) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "nPerm",
-      mustBe(
-        fn,
-        "nPerm",
-        `<= ${MAX_PERMUTATIONS} with nPerm × window <= ${MAX_PERMUTATION_WORK} (the permutation budget cap)`,
-        `${nPerm} (window ${window})`,
-      ),
+      `<= ${MAX_PERMUTATIONS} with nPerm × window <= ${MAX_PERMUTATION_WORK} (the permutation budget cap)`,
+      `${nPerm} (window ${window})`,
     );
   }
   const alpha = options.alpha ?? 0.05;
   if (typeof alpha !== "number" || !(alpha > 0 && alpha < 1)) {
-    throw new ConfigError(fn, "alpha", mustBe(fn, "alpha", "in (0, 1)", fmtValue(alpha)));
+    throw fail(ConfigError, fn, "alpha", "in (0, 1)", fmtValue(alpha));
   }
   const m = Math.floor(alpha * (nPerm + 1));
   if (m < 1) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "alpha",
-      mustBe(
-        fn,
-        "alpha",
-        `large enough that floor(alpha * (nPerm + 1)) >= 1, or the test can never reject (nPerm = ${nPerm})`,
-        String(alpha),
-      ),
+      `large enough that floor(alpha * (nPerm + 1)) >= 1, or the test can never reject (nPerm = ${nPerm})`,
+      String(alpha),
     );
   }
   if (!isRng(options.rng)) {
-    throw new ConfigError(
-      fn,
-      "rng",
-      mustBe(fn, "rng", "a seeded Rng (createRng(seed))", fmtValue(options.rng)),
-    );
+    throw fail(ConfigError, fn, "rng", "a seeded Rng (createRng(seed))", fmtValue(options.rng));
   }
   return { window, nPerm, alpha, m, rng: options.rng };
 }

@@ -5,10 +5,10 @@
  * unambiguously, set aside tensors the batch does not use, and cut the response part out of a
  * mask that covers prompt + response. Pure: no `node:` import.
  */
-import { fmtShape, fmtValue, mustBe } from "../core/message.js";
+import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { describeInput, requireArrayOf, requireObject, requireString } from "../core/validate.js";
-import { ConfigError, type IoError } from "../errors.js";
+import { ConfigError, fail, type IoError } from "../errors.js";
 import { ioError } from "./_internal/ioError.js";
 import { BATCH_TENSOR_NAMES, type BatchTensorName } from "./batchNames.js";
 import { FRAMEWORK_NAME_MAPS, type FrameworkNameMap } from "./frameworkNames.js";
@@ -319,15 +319,12 @@ export function checkTensorSet(
   const { path, tensors } = set as { path: unknown; tensors: unknown };
   requireString(fn, `${arg}.path`, path);
   if (!(tensors instanceof Map))
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       `${arg}.tensors`,
-      mustBe(
-        fn,
-        `${arg}.tensors`,
-        "a Map of tensor name → {dtype, shape, data}",
-        describeInput(tensors),
-      ),
+      "a Map of tensor name → {dtype, shape, data}",
+      describeInput(tensors),
     );
   for (const [name, t] of tensors) {
     const where = `${arg}.tensors[${fmtValue(name)}]`;
@@ -343,15 +340,12 @@ export function checkTensorSet(
     const n = (shape as number[]).reduce((a, d) => a * d, 1);
     const counted = values === "shapes" || (data as { length: number }).length === n;
     if (!(data instanceof Float64Array || data instanceof Uint8Array) || !counted)
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         `${where}.data`,
-        mustBe(
-          fn,
-          `${where}.data`,
-          `a Float64Array or Uint8Array of ${n} values (the product of its shape)`,
-          describeInput(data),
-        ),
+        `a Float64Array or Uint8Array of ${n} values (the product of its shape)`,
+        describeInput(data),
       );
   }
 }

@@ -9,7 +9,7 @@ import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { isNumericTypedArray } from "../core/tensor.js";
 import { describeInput, requireObject, requirePath } from "../core/validate.js";
-import { ConfigError, IoError, ShapeError } from "../errors.js";
+import { ConfigError, fail, IoError, ShapeError } from "../errors.js";
 import { openReplacement, writeFileChunks } from "./_internal/writeFile.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
@@ -39,11 +39,7 @@ const INT_RANGE = {
 
 function checkValue(fn: string, name: string, dtype: TensorDtype, v: number, i: number): void {
   const bad = (rule: string): never => {
-    throw new ConfigError(
-      fn,
-      `tensors.${name}`,
-      mustBe(fn, `tensors.${name}`, rule, `${fmtValue(v)} at flat index ${i}`),
-    );
+    throw fail(ConfigError, fn, `tensors.${name}`, rule, `${fmtValue(v)} at flat index ${i}`);
   };
   if (typeof v !== "number") bad("numbers");
   switch (dtype) {
@@ -186,15 +182,12 @@ function planFile(
   if (metadata !== undefined) {
     for (const [k, v] of Object.entries(metadata)) {
       if (typeof v !== "string") {
-        throw new ConfigError(
+        throw fail(
+          ConfigError,
           fn,
           "metadata",
-          mustBe(
-            fn,
-            "metadata",
-            "a map of string values",
-            `${fmtValue(v)} at key ${JSON.stringify(k)}`,
-          ),
+          "a map of string values",
+          `${fmtValue(v)} at key ${JSON.stringify(k)}`,
         );
       }
     }
@@ -206,10 +199,12 @@ function planFile(
     requireObject(fn, arg, t, "a tensor {dtype, shape, data}", ["dtype", "shape", "data"]);
     const d: unknown = t.data;
     if (!isNumericTypedArray(d) && !Array.isArray(d))
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         `${arg}.data`,
-        mustBe(fn, `${arg}.data`, "an array or typed array of numbers", describeInput(d)),
+        "an array or typed array of numbers",
+        describeInput(d),
       );
     const dtype = oneOf(fn, `${arg}.dtype`, t.dtype, TENSOR_DTYPES);
     const shape = checkShape(fn, arg, t.shape);
@@ -463,15 +458,12 @@ function checkReserve(
     keys.length === Object.keys(r).length &&
     keys.every((k) => typeof r[k] === "string" && Object.hasOwn(r, k));
   if (!same) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "options.reserveMetadata",
-      mustBe(
-        fn,
-        "options.reserveMetadata",
-        "a map of string values with the metadata's keys",
-        fmtValue(Object.keys(r)),
-      ),
+      "a map of string values with the metadata's keys",
+      fmtValue(Object.keys(r)),
     );
   }
   return r;

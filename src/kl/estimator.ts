@@ -11,9 +11,9 @@
  */
 
 import type { Aggregation } from "../aggregate/aggregation.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 
 /** The KL estimator kinds, with polgrad's string values. */
 export const KLEstimator = { K1: "k1", K2: "k2", K3: "k3", ABS: "abs" } as const;
@@ -80,7 +80,7 @@ export function checkKlClamp(
   clamp: unknown,
 ): { readonly delta: number; readonly value: number } {
   if (typeof clamp !== "object" || clamp === null) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a KLClamp object or null", fmtValue(clamp)));
+    throw fail(ConfigError, fn, arg, "a KLClamp object or null", fmtValue(clamp));
   }
   const c = clamp as KLClamp;
   const bound = (k: "delta" | "value"): number => {
@@ -88,7 +88,7 @@ export function checkKlClamp(
     if (x === null || x === undefined) return Number.POSITIVE_INFINITY;
     if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
       const a = `${arg}.${k}`;
-      throw new ConfigError(fn, a, mustBe(fn, a, "a positive finite number", fmtValue(x)));
+      throw fail(ConfigError, fn, a, "a positive finite number", fmtValue(x));
     }
     return x;
   };

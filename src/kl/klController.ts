@@ -1,5 +1,5 @@
-import { fmtValue, mustBe } from "../core/message.js";
-import { ConfigError, OverflowError } from "../errors.js";
+import { fmtValue } from "../core/message.js";
+import { ConfigError, fail, OverflowError } from "../errors.js";
 
 /** The settings of {@link adaptiveKlCoef}. */
 export interface AdaptiveKLOptions {
@@ -44,7 +44,7 @@ export function adaptiveKlCoef(
   const fn = "adaptiveKlCoef";
   const num = (arg: string, v: unknown, rule: string, ok: (x: number) => boolean): number => {
     if (typeof v !== "number" || !Number.isFinite(v) || !ok(v))
-      throw new ConfigError(fn, arg, mustBe(fn, arg, rule, fmtValue(v)));
+      throw fail(ConfigError, fn, arg, rule, fmtValue(v));
     return v;
   };
   // Any finite β, negative included: upstream's own update goes negative when e·n/H < −1, and
@@ -53,11 +53,7 @@ export function adaptiveKlCoef(
   num("currentKl", currentKl, "a finite number", () => true);
   num("nSteps", nSteps, "a finite number >= 0", (x) => x >= 0);
   if (typeof options !== "object" || options === null)
-    throw new ConfigError(
-      fn,
-      "options",
-      mustBe(fn, "options", "an object {target, horizon}", fmtValue(options)),
-    );
+    throw fail(ConfigError, fn, "options", "an object {target, horizon}", fmtValue(options));
   const target = num("options.target", options.target, "a finite number > 0", (x) => x > 0);
   const horizon = num("options.horizon", options.horizon, "a finite number > 0", (x) => x > 0);
   const clip = num("options.clip", options.clip ?? 0.2, "a finite number >= 0", (x) => x >= 0);

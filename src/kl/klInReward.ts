@@ -1,8 +1,8 @@
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { checkKlClamp, clampedKlValue, type KLClamp, type KLEstimator } from "./estimator.js";
 import { klOptions, klPoints } from "./klEstimate.js";
 
@@ -53,7 +53,7 @@ export function klInReward(
   const { value, mask } = klPoints(fn, old, refLogprobs, kind, opts.responseMask, "oldLogprobs");
   checkFiniteAt(fn, "tokenRewards", rewards, mask);
   if (typeof coef !== "number" || !Number.isFinite(coef)) {
-    throw new ConfigError(fn, "coef", mustBe(fn, "coef", "a finite number", fmtValue(coef)));
+    throw fail(ConfigError, fn, "coef", "a finite number", fmtValue(coef));
   }
   const clamp =
     opts.clamp === null || opts.clamp === undefined

@@ -20,12 +20,12 @@ import {
   toMask,
   toMatrix,
 } from "../core/validate.js";
-import { ConfigError, OverflowError } from "../errors.js";
+import { ConfigError, fail, OverflowError } from "../errors.js";
 
 /** Require a selection fraction in (0, 1]. */
 function checkRatio(fn: string, ratio: unknown): number {
   if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
-    throw new ConfigError(fn, "ratio", mustBe(fn, "ratio", "a number in (0, 1]", fmtValue(ratio)));
+    throw fail(ConfigError, fn, "ratio", "a number in (0, 1]", fmtValue(ratio));
   }
   return ratio;
 }
@@ -226,25 +226,24 @@ export function clipCovSelection(
     !positive(clip.epsLow) ||
     !positive(clip.epsHigh)
   ) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "clip",
-      mustBe(fn, "clip", "{epsLow, epsHigh}, each a positive finite number", fmtValue(clip)),
+      "{epsLow, epsHigh}, each a positive finite number",
+      fmtValue(clip),
     );
   }
   const ratio = checkRatio(fn, opts.ratio ?? DEFAULT_CLIP_COV.ratio);
   const lb = opts.lb ?? DEFAULT_CLIP_COV.lb;
   const ub = opts.ub ?? DEFAULT_CLIP_COV.ub;
   if (typeof lb !== "number" || typeof ub !== "number" || !(lb < ub)) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "lb",
-      mustBe(
-        fn,
-        "lb",
-        "a number below ub (the open band (lb, ub))",
-        `lb ${fmtValue(lb)}, ub ${fmtValue(ub)}`,
-      ),
+      "a number below ub (the open band (lb, ub))",
+      `lb ${fmtValue(lb)}, ub ${fmtValue(ub)}`,
     );
   }
   const m = mask.data;
@@ -279,15 +278,12 @@ export function clipCovSelection(
       new Set(perm).size === n &&
       perm.every((j) => Number.isInteger(j) && j >= 0 && j < n);
     if (!ok) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "permutation",
-        mustBe(
-          fn,
-          "permutation",
-          `a permutation of 0 … ${n - 1} (the ${n} candidates)`,
-          fmtValue(perm),
-        ),
+        `a permutation of 0 … ${n - 1} (the ${n} candidates)`,
+        fmtValue(perm),
       );
     }
     order = [...perm];
@@ -330,15 +326,12 @@ export function clipCovInputs<
   const fn = "clipCovInputs";
   const x = checkObject(fn, "inputs", inputs);
   if (x.rolloutLogprobs !== undefined && x.rolloutLogprobs !== null) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "inputs.rolloutLogprobs",
-      mustBe(
-        fn,
-        "inputs.rolloutLogprobs",
-        "absent (Clip-Cov's zero weights take the token IS slot)",
-        "a stream",
-      ),
+      "absent (Clip-Cov's zero weights take the token IS slot)",
+      "a stream",
     );
   }
   const old = toMatrix(fn, "inputs.oldLogprobs", x.oldLogprobs);

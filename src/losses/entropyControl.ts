@@ -6,8 +6,8 @@
  * previous entropy, applies 0); after the step the coefficient moves by ±delta toward keeping the
  * entropy above the target, clamped to [min, max].
  */
-import { fmtValue, mustBe } from "../core/message.js";
-import { ConfigError } from "../errors.js";
+import { fmtValue } from "../core/message.js";
+import { ConfigError, fail } from "../errors.js";
 
 /** The controller's settings (TRL's names: entropy_target, entropy_coef_delta, entropy_coef_min, entropy_coef_max). */
 export interface EntropyControllerConfig {
@@ -35,11 +35,7 @@ export const DEFAULT_ENTROPY_CONTROLLER: Readonly<Required<EntropyControllerConf
 
 function resolve(fn: string, config: EntropyControllerConfig): Required<EntropyControllerConfig> {
   if (typeof config !== "object" || config === null || Array.isArray(config)) {
-    throw new ConfigError(
-      fn,
-      "config",
-      mustBe(fn, "config", "an EntropyControllerConfig object", fmtValue(config)),
-    );
+    throw fail(ConfigError, fn, "config", "an EntropyControllerConfig object", fmtValue(config));
   }
   const out = { ...DEFAULT_ENTROPY_CONTROLLER };
   for (const k of ["target", "delta", "min", "max"] as const) {
@@ -47,49 +43,40 @@ function resolve(fn: string, config: EntropyControllerConfig): Required<EntropyC
     if (v === undefined) continue;
     if (typeof v !== "number" || !Number.isFinite(v)) {
       const arg = `config.${k}`;
-      throw new ConfigError(fn, arg, mustBe(fn, arg, "a finite number", fmtValue(v)));
+      throw fail(ConfigError, fn, arg, "a finite number", fmtValue(v));
     }
     out[k] = v;
   }
   if (out.min > out.max) {
-    throw new ConfigError(
-      fn,
-      "config.min",
-      mustBe(fn, "config.min", `at most config.max = ${out.max}`, fmtValue(out.min)),
-    );
+    throw fail(ConfigError, fn, "config.min", `at most config.max = ${out.max}`, fmtValue(out.min));
   }
   return out;
 }
 
 function checkState(fn: string, state: EntropyControllerState): void {
   if (typeof state !== "object" || state === null) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "state",
-      mustBe(fn, "state", "an EntropyControllerState {coef, lastEntropy}", fmtValue(state)),
+      "an EntropyControllerState {coef, lastEntropy}",
+      fmtValue(state),
     );
   }
   if (typeof state.coef !== "number" || !Number.isFinite(state.coef)) {
-    throw new ConfigError(
-      fn,
-      "state.coef",
-      mustBe(fn, "state.coef", "a finite number", fmtValue(state.coef)),
-    );
+    throw fail(ConfigError, fn, "state.coef", "a finite number", fmtValue(state.coef));
   }
   if (
     typeof state.lastEntropy !== "number" ||
     Number.isNaN(state.lastEntropy) ||
     state.lastEntropy === Number.NEGATIVE_INFINITY
   ) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "state.lastEntropy",
-      mustBe(
-        fn,
-        "state.lastEntropy",
-        "a number or +Infinity (no previous step)",
-        fmtValue(state.lastEntropy),
-      ),
+      "a number or +Infinity (no previous step)",
+      fmtValue(state.lastEntropy),
     );
   }
 }
@@ -145,18 +132,10 @@ export function entropyControllerStep(
   const c = resolve(fn, config);
   const { entropySum, tokenCount } = window ?? ({} as typeof window);
   if (typeof entropySum !== "number" || !Number.isFinite(entropySum) || entropySum < 0) {
-    throw new ConfigError(
-      fn,
-      "window.entropySum",
-      mustBe(fn, "window.entropySum", "a finite number ≥ 0", fmtValue(entropySum)),
-    );
+    throw fail(ConfigError, fn, "window.entropySum", "a finite number ≥ 0", fmtValue(entropySum));
   }
   if (typeof tokenCount !== "number" || !Number.isInteger(tokenCount) || tokenCount < 0) {
-    throw new ConfigError(
-      fn,
-      "window.tokenCount",
-      mustBe(fn, "window.tokenCount", "an integer ≥ 0", fmtValue(tokenCount)),
-    );
+    throw fail(ConfigError, fn, "window.tokenCount", "an integer ≥ 0", fmtValue(tokenCount));
   }
   const h = entropySum / Math.max(tokenCount, 1);
   const coef =

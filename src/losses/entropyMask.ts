@@ -4,11 +4,11 @@
  * TRL's `top_entropy_quantile`): only the tokens whose entropy is in the top ρ fraction of the
  * batch's response tokens keep their policy-gradient term (docs/derivations/losses.md#top-entropy-mask).
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { quantilesOf } from "../core/quantile.js";
 import type { Mask, MaskLike, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 
 /**
  * The threshold of the mask: the q = 1 − ρ quantile, by linear interpolation at h = q·(n − 1)
@@ -41,15 +41,12 @@ export function checkEntropiesAt(
   for (let i = 0; i < data.length; i++) {
     if (m[i] === 1 && (data[i] as number) < 0) {
       const b = Math.floor(i / x.cols);
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "entropies",
-        mustBe(
-          fn,
-          "entropies",
-          ">= 0 at response positions (a distribution's entropy is never negative)",
-          `${data[i]} at (${b}, ${i - b * x.cols})`,
-        ),
+        ">= 0 at response positions (a distribution's entropy is never negative)",
+        `${data[i]} at (${b}, ${i - b * x.cols})`,
       );
     }
   }
@@ -91,11 +88,7 @@ export function topEntropyMask(
     "allow",
   );
   if (typeof quantile !== "number" || !(quantile >= 0 && quantile <= 1)) {
-    throw new ConfigError(
-      fn,
-      "quantile",
-      mustBe(fn, "quantile", "a number in [0, 1]", fmtValue(quantile)),
-    );
+    throw fail(ConfigError, fn, "quantile", "a number in [0, 1]", fmtValue(quantile));
   }
   checkEntropiesAt(fn, H, mask);
   const thr = entropyThreshold(H.data, mask.data, quantile);

@@ -1,7 +1,6 @@
 import { maskedDot } from "../aggregate/aggregate.js";
 import { fillContextWeights } from "../aggregate/effectiveTokenWeights.js";
 import { checkFiniteOutput, finiteOr, overflowError } from "../core/finite.js";
-import { mustBe } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
 import type { Mask, Matrix, MatrixLike } from "../core/tensor.js";
 import {
@@ -13,7 +12,7 @@ import {
   toMask,
   toMatrix,
 } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { type PapoConfig, type ResolvedPapoConfig, validatePapoConfig } from "./papoConfig.js";
 import { POLICY_LOSS_INPUTS, type PolicyLossInputs, policyLossAs } from "./policyLoss.js";
 
@@ -74,7 +73,7 @@ function readStreams(
   const need = (arg: string, x: MatrixLike | null | undefined): Matrix => {
     if (x === null || x === undefined) {
       const rule = 'given when config.doubleEntropy is set and config.perception.form is "trl"';
-      throw new ConfigError(fn, arg, mustBe(fn, arg, rule, String(x)));
+      throw fail(ConfigError, fn, arg, rule, String(x));
     }
     return read(arg, x);
   };
@@ -163,7 +162,7 @@ export function papoLoss(config: PapoConfig, inputs: PapoInputs): PapoResult {
   ] as const) {
     if (!set) continue;
     if (x === null || x === undefined)
-      throw new ConfigError(fn, arg, mustBe(fn, arg, `given when ${why}`, String(x)));
+      throw fail(ConfigError, fn, arg, `given when ${why}`, String(x));
     const s = toMatrix(fn, arg, x);
     checkSameShape(fn, "logprobs", lp, arg, s);
     checkFiniteAt(fn, arg, s, mask);

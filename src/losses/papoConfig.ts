@@ -3,9 +3,9 @@
  * plus the implicit perception term and the optional double-entropy term, each in one of two
  * published forms. Configs are inert readonly data; `validatePapoConfig` checks them at call entry.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { KLEstimator } from "../kl/estimator.js";
 import type { PolicyLossConfig, ResolvedPolicyLossConfig } from "./config.js";
 import { validatePolicyLossConfig } from "./configValidate.js";
@@ -84,14 +84,14 @@ export interface ResolvedPapoConfig {
 
 function nonNegative(fn: string, arg: string, x: unknown): number {
   if (typeof x !== "number" || !Number.isFinite(x) || x < 0) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a finite number >= 0", fmtValue(x)));
+    throw fail(ConfigError, fn, arg, "a finite number >= 0", fmtValue(x));
   }
   return x;
 }
 
 function object(fn: string, arg: string, x: unknown, what: string): void {
   if (typeof x !== "object" || x === null) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, what, fmtValue(x)));
+    throw fail(ConfigError, fn, arg, what, fmtValue(x));
   }
 }
 
@@ -114,10 +114,12 @@ export function validatePapoConfig(fn: string, config: PapoConfig): ResolvedPapo
     rawClip !== null &&
     (typeof rawClip !== "number" || !Number.isFinite(rawClip) || rawClip <= 0)
   ) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "config.perception.clip",
-      mustBe(fn, "config.perception.clip", "a positive finite number or null", fmtValue(rawClip)),
+      "a positive finite number or null",
+      fmtValue(rawClip),
     );
   }
   const de = config.doubleEntropy ?? null;

@@ -4,10 +4,10 @@ import {
   rowTokenWeights,
 } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr, overflowError } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, Matrix } from "../core/tensor.js";
-import { ConfigError, type OverflowError } from "../errors.js";
+import { ConfigError, fail, type OverflowError } from "../errors.js";
 import type { PolicyLossConfig, ResolvedPolicyLossConfig } from "./config.js";
 import { validatePolicyLossConfig } from "./configValidate.js";
 import { SharedArena } from "./kernel/arena.js";
@@ -200,20 +200,12 @@ function evaluate(
 function checkPolicyLossOptions(fn: string, options: unknown): PolicyLossOptions {
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
-      fn,
-      "options",
-      mustBe(fn, "options", "an options object or undefined", fmtValue(options)),
-    );
+    throw fail(ConfigError, fn, "options", "an options object or undefined", fmtValue(options));
   }
   for (const key of Object.keys(options)) {
     if (key !== "out" && key !== "threads" && key !== "global") {
       const arg = `options.${key}`;
-      throw new ConfigError(
-        fn,
-        arg,
-        mustBe(fn, arg, "one of out, threads, global", "an unknown option"),
-      );
+      throw fail(ConfigError, fn, arg, "one of out, threads, global", "an unknown option");
     }
   }
   const { threads } = options as PolicyLossOptions;
@@ -225,11 +217,7 @@ function checkPolicyLossOptions(fn: string, options: unknown): PolicyLossOptions
       threads > MAX_THREADS)
   ) {
     const rule = `a positive integer at most ${MAX_THREADS}`;
-    throw new ConfigError(
-      fn,
-      "options.threads",
-      mustBe(fn, "options.threads", rule, fmtValue(threads)),
-    );
+    throw fail(ConfigError, fn, "options.threads", rule, fmtValue(threads));
   }
   return options as PolicyLossOptions;
 }

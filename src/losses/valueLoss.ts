@@ -7,10 +7,10 @@ import {
 } from "../aggregate/effectiveTokenWeights.js";
 import type { EmptyRows } from "../aggregate/emptyRows.js";
 import { overflowError } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { checkedMaskedDot } from "../kl/robustDot.js";
 
 /** Options of {@link valueLoss}. */
@@ -92,11 +92,7 @@ export function valueLoss(
   const opts = checkObject(fn, "options", options);
   const eps = opts.clipEps;
   if (eps !== null && (typeof eps !== "number" || !Number.isFinite(eps) || eps <= 0)) {
-    throw new ConfigError(
-      fn,
-      "clipEps",
-      mustBe(fn, "clipEps", "a positive finite number or null", fmtValue(eps)),
-    );
+    throw fail(ConfigError, fn, "clipEps", "a positive finite number or null", fmtValue(eps));
   }
   const agg = checkAggregation(fn, "aggregation", opts.aggregation);
   const normLen = checkNormLen(fn, agg, opts.normLen);

@@ -4,10 +4,10 @@
  * (docs/derivations/variants.md#what-an-entry-holds).
  */
 import type { GAEConfig, GroupNormConfig, ReinforcePPConfig } from "../advantages/index.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { requireObject } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { KLLossConfig } from "../kl/estimator.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
@@ -126,18 +126,22 @@ export function defineAlgorithm(spec: AlgorithmSpec): AlgorithmSpec {
     `klPlacement ${fmtValue(placement)} with ${arg} ${fmtValue(value)} (algorithm ${fmtValue(spec.name)})`;
   if ((placement === "loss") !== (lossKl !== null)) {
     const arg = "spec.loss.kl";
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(fn, arg, 'set exactly when spec.klPlacement is "loss"', got("loss.kl", lossKl)),
+      'set exactly when spec.klPlacement is "loss"',
+      got("loss.kl", lossKl),
     );
   }
   if ((placement === "reward") !== (klReward !== null)) {
     const arg = "spec.klReward";
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(fn, arg, 'set exactly when spec.klPlacement is "reward"', got("klReward", klReward)),
+      'set exactly when spec.klPlacement is "reward"',
+      got("klReward", klReward),
     );
   }
   return deepFreeze(structuredClone(spec));

@@ -1,10 +1,9 @@
 /** Render a policy-loss result as terminal text (pure: returns text, prints nothing). */
 
-import { mustBe } from "../core/message.js";
 import { L2Norm, robustSum } from "../core/sum.js";
 import { isMask, isMatrix, type MaskLike } from "../core/tensor.js";
 import { describeInput, requireObject, requireString, toMask } from "../core/validate.js";
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 import { fieldTexts, type PolicyLossConfig } from "../losses/config.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
 
@@ -42,15 +41,12 @@ export function renderLossText(
     const m: unknown = r[k];
     const d = (m as { data?: unknown } | null)?.data;
     if (!(isMatrix(m) || isMask(m)) || (d as ArrayLike<number>).length !== mask.data.length)
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         `r.${k}`,
-        mustBe(
-          fn,
-          `r.${k}`,
-          `a [B, T] tensor of the mask's shape [${mask.rows}, ${mask.cols}]`,
-          describeInput(m),
-        ),
+        `a [B, T] tensor of the mask's shape [${mask.rows}, ${mask.cols}]`,
+        describeInput(m),
       );
   }
   const summary = new LossTextSummary(mask.rows, mask.cols);
@@ -149,10 +145,12 @@ export function renderLossSummary(
 ): string {
   checkSummaryArgs("renderLossSummary", config, source, batchPath, r);
   if (!(summary instanceof LossTextSummary))
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "renderLossSummary",
       "summary",
-      mustBe("renderLossSummary", "summary", "a LossTextSummary", describeInput(summary)),
+      "a LossTextSummary",
+      describeInput(summary),
     );
   const { rows: B, cols: T, n: N, low, high, rmin, rmax, mass } = summary;
   const norm = summary.norm.value();

@@ -8,7 +8,7 @@ import type { ConformanceReport } from "../conformance/conformanceReport.js";
 import type { DeviationReport } from "../conformance/deviationPairs.js";
 import { deviationReportSummary } from "../conformance/deviationPairs.js";
 import type { VectorsReport } from "../conformance/vectors.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { pyExp, pyFixed } from "../core/pyFormat.js";
 import { requireObject } from "../core/validate.js";
 import type { ClipReport } from "../diagnostics/clipping.js";
@@ -17,7 +17,7 @@ import type { ESSReport } from "../diagnostics/ess.js";
 import type { LengthBiasReport } from "../diagnostics/lengthBias.js";
 import type { MismatchReport } from "../diagnostics/mismatch.js";
 import type { TrendReport } from "../diagnostics/trend.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { renderClipText } from "./clipText.js";
 import { conformanceSummary } from "./conformanceText.js";
 import { renderEntropyText, renderTrendText } from "./entropyText.js";
@@ -92,11 +92,7 @@ export function renderVectorsText(
 export function summarize(result: SummarizableResult): string {
   const r = result as unknown;
   if (r === null || typeof r !== "object")
-    throw new ConfigError(
-      "summarize",
-      "result",
-      mustBe("summarize", "result", "a polgrad result object", fmtValue(r)),
-    );
+    throw fail(ConfigError, "summarize", "result", "a polgrad result object", fmtValue(r));
   const x = r as object;
   if (has(x, "essRatio", "logWeightMean")) return renderEssText(x as ESSReport);
   if (has(x, "gradientKilledFrac")) return renderClipText(x as ClipReport);
@@ -108,14 +104,11 @@ export function summarize(result: SummarizableResult): string {
   if (has(x, "problems", "tolerances", "reference")) return renderVectorsText(x as VectorsReport);
   if (has(x, "worstCaseSeed", "maxLossRelDiff"))
     return deviationReportSummary({ notes: [], ...(x as ComparisonReport) });
-  throw new ConfigError(
+  throw fail(
+    ConfigError,
     "summarize",
     "result",
-    mustBe(
-      "summarize",
-      "result",
-      "an ESS, clip, entropy, trend, mismatch, length-bias, conformance, deviation, comparison or vectors report",
-      `an object with keys ${Object.keys(x).slice(0, 6).join(", ")}`,
-    ),
+    "an ESS, clip, entropy, trend, mismatch, length-bias, conformance, deviation, comparison or vectors report",
+    `an object with keys ${Object.keys(x).slice(0, 6).join(", ")}`,
   );
 }

@@ -16,9 +16,9 @@ import {
   randomBatches,
   type TestBatch,
 } from "../conformance/randomBatches.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { pyExp } from "../core/pyFormat.js";
-import { ConfigError, VerificationError } from "../errors.js";
+import { ConfigError, fail, VerificationError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
 import { getAlgorithm } from "../registry/registry.js";
@@ -85,15 +85,12 @@ function resolveReference(reference: unknown, klMode: "strip" | "include"): Refe
     if (reference.includes("@")) {
       const m = getFrameworkModel(reference);
       if (m.needs.includes("rolloutLogprobs"))
-        throw new ConfigError(
+        throw fail(
+          ConfigError,
           FN,
           "reference",
-          mustBe(
-            FN,
-            "reference",
-            "a framework model that needs no rolloutLogprobs (assertConforms passes none; compare with compareLosses)",
-            fmtValue(reference),
-          ),
+          "a framework model that needs no rolloutLogprobs (assertConforms passes none; compare with compareLosses)",
+          fmtValue(reference),
         );
       return {
         kind: "model",
@@ -111,26 +108,20 @@ function resolveReference(reference: unknown, klMode: "strip" | "include"): Refe
     config = reference as PolicyLossConfig;
     label = "reference: explicit PolicyLossConfig";
   } else
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       FN,
       "reference",
-      mustBe(
-        FN,
-        "reference",
-        "a PolicyLossConfig, an algorithm name or a framework model id",
-        fmtValue(reference),
-      ),
+      "a PolicyLossConfig, an algorithm name or a framework model id",
+      fmtValue(reference),
     );
   if (config.isCorrection != null)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       FN,
       "reference",
-      mustBe(
-        FN,
-        "reference",
-        "a config without is_correction (its weights need rollout logprobs, which assertConforms does not pass; compare the two losses with compareLosses)",
-        "a config with is_correction",
-      ),
+      "a config without is_correction (its weights need rollout logprobs, which assertConforms does not pass; compare the two losses with compareLosses)",
+      "a config with is_correction",
     );
   const notes = [label];
   if (config.kl != null && klMode === "strip") {
@@ -152,15 +143,12 @@ function gradData(
   if (Array.isArray(g)) {
     const rows = g as readonly (readonly number[])[];
     if (rows.length !== B || rows.some((r) => !Array.isArray(r) || r.length !== T))
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         "fn(inputs).gradLogprobs",
-        mustBe(
-          fn,
-          "fn(inputs).gradLogprobs",
-          `[${B}][${T}] rows (the logprobs' shape)`,
-          `${rows.length} rows`,
-        ),
+        `[${B}][${T}] rows (the logprobs' shape)`,
+        `${rows.length} rows`,
       );
     for (let b = 0; b < B; b++) {
       const r = rows[b] as readonly number[];
@@ -176,15 +164,12 @@ function gradData(
     m.cols !== T ||
     m.data?.length !== B * T
   )
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "fn(inputs).gradLogprobs",
-      mustBe(
-        fn,
-        "fn(inputs).gradLogprobs",
-        `a ${B}×${T} matrix (the logprobs' shape)`,
-        fmtValue(g),
-      ),
+      `a ${B}×${T} matrix (the logprobs' shape)`,
+      fmtValue(g),
     );
   for (let i = 0; i < B * T; i++) out[i] = m.data[i] as number;
   return out;
@@ -224,10 +209,12 @@ export function assertConforms(
   options: ConformsOptions = {},
 ): ConformanceReport {
   if (typeof fn !== "function")
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       FN,
       "fn",
-      mustBe(FN, "fn", "a function (inputs) => { loss, gradLogprobs }", fmtValue(fn)),
+      "a function (inputs) => { loss, gradLogprobs }",
+      fmtValue(fn),
     );
   const nCases = options.nCases ?? 64;
   const shapes = checkShapes(FN, "options.shapes", options.shapes ?? DEFAULT_TEST_SHAPES);
@@ -235,22 +222,14 @@ export function assertConforms(
   const tol = (k: "lossRtol" | "gradRtol") => {
     const v = options[k] ?? 1e-9;
     if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v))
-      throw new ConfigError(
-        FN,
-        `options.${k}`,
-        mustBe(FN, `options.${k}`, "a finite number >= 0", fmtValue(v)),
-      );
+      throw fail(ConfigError, FN, `options.${k}`, "a finite number >= 0", fmtValue(v));
     return v;
   };
   const lossRtol = tol("lossRtol");
   const gradRtol = tol("gradRtol");
   const klMode = options.kl ?? "strip";
   if (klMode !== "strip" && klMode !== "include")
-    throw new ConfigError(
-      FN,
-      "options.kl",
-      mustBe(FN, "options.kl", '"strip" or "include"', fmtValue(klMode)),
-    );
+    throw fail(ConfigError, FN, "options.kl", '"strip" or "include"', fmtValue(klMode));
   const advantages = options.advantages ?? "row";
   const ref = resolveReference(reference, klMode);
   const batches = randomBatches(nCases, shapes, { seed, maxGap: 2, advantages });
@@ -277,10 +256,12 @@ export function assertConforms(
     const r = ref.kind === "config" ? policyLoss(ref.config, inputs) : ref.evaluate(inputs);
     const out = fn(inputs);
     if (out === null || typeof out !== "object" || typeof out.loss !== "number")
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         FN,
         "fn(inputs)",
-        mustBe(FN, "fn(inputs)", "an object { loss: number, gradLogprobs }", fmtValue(out)),
+        "an object { loss: number, gradLogprobs }",
+        fmtValue(out),
       );
     const [B, T] = b.shape;
     const g = gradData(FN, out.gradLogprobs, B, T);

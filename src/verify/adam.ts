@@ -3,9 +3,9 @@
  * (docs/derivations/verify.md#claims-checked-by-monte-carlo-and-by-training). It updates a
  * Float64Array of parameters in place, so a {@link SoftmaxBandit} holding that array sees every step.
  */
-import { fmtShape, fmtValue, mustBe } from "../core/message.js";
+import { fmtShape, fmtValue } from "../core/message.js";
 import { checkFiniteAll } from "../core/validate.js";
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 
 /** Hyper-parameters of {@link Adam}; the defaults are Kingma and Ba's (and torch's). */
 export interface AdamOptions {
@@ -50,11 +50,11 @@ export class Adam {
     const fn = "Adam";
     const check = (arg: string, x: unknown, ok: (v: number) => boolean, rule: string): number => {
       if (!(typeof x === "number" && Number.isFinite(x) && ok(x)))
-        throw new ConfigError(fn, arg, mustBe(fn, arg, rule, fmtValue(x)));
+        throw fail(ConfigError, fn, arg, rule, fmtValue(x));
       return x;
     };
     if (!(params instanceof Float64Array))
-      throw new ConfigError(fn, "params", mustBe(fn, "params", "a Float64Array", typeof params));
+      throw fail(ConfigError, fn, "params", "a Float64Array", typeof params);
     this.params = params;
     this.lr = check("options.lr", options.lr, (v) => v > 0, "finite and positive");
     this.beta1 = check("options.beta1", options.beta1 ?? 0.9, (v) => v >= 0 && v < 1, "in [0, 1)");
@@ -83,15 +83,12 @@ export class Adam {
   step(grad: ArrayLike<number>): void {
     const fn = "Adam.step";
     if (grad.length !== this.params.length) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         "grad",
-        mustBe(
-          fn,
-          "grad",
-          `the shape of params ${fmtShape([this.params.length])}`,
-          `shape ${fmtShape([grad.length])}`,
-        ),
+        `the shape of params ${fmtShape([this.params.length])}`,
+        `shape ${fmtShape([grad.length])}`,
       );
     }
     checkFiniteAll(fn, "grad", grad);

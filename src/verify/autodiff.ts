@@ -15,9 +15,9 @@
  * summation code with the closed forms it checks. Adjoints start at −0, so signed zeros accumulate
  * as torch's do.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { describeInput, isNumberArray, requireFunction } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 
 /**
  * A recorded value on a tape: a variable, or the result of an operation that depends on one.
@@ -37,15 +37,12 @@ export class Node {
 
   constructor(tape: Tape, value: number, parents: readonly Node[], partials: readonly number[]) {
     if (!(tape instanceof Tape))
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         "Node",
         "tape",
-        mustBe(
-          "Node",
-          "tape",
-          "the Tape of a grad call (nodes are made by grad and the operations)",
-          fmtValue(tape),
-        ),
+        "the Tape of a grad call (nodes are made by grad and the operations)",
+        fmtValue(tape),
       );
     this.tape = tape;
     this.value = value;
@@ -75,11 +72,7 @@ export type Scalar = Node | number;
 function val(x: Scalar, fn: string): number {
   if (typeof x === "number") return x;
   if (x instanceof Node) return x.value;
-  throw new ConfigError(
-    fn,
-    "operand",
-    mustBe(fn, "operand", "a Node (recorded by grad) or a number", fmtValue(x)),
-  );
+  throw fail(ConfigError, fn, "operand", "a Node (recorded by grad) or a number", fmtValue(x));
 }
 
 /**
@@ -127,26 +120,19 @@ export function grad(
 ): { value: number; grad: Float64Array } {
   requireFunction("grad", "f", f);
   if (!isNumberArray(xs))
-    throw new ConfigError(
-      "grad",
-      "xs",
-      mustBe("grad", "xs", "an array of numbers", describeInput(xs)),
-    );
+    throw fail(ConfigError, "grad", "xs", "an array of numbers", describeInput(xs));
   const tape = new Tape();
   const vars = xs.map((x) => new Node(tape, x, [], []));
   const out: unknown = f(vars);
   const g = new Float64Array(xs.length);
   if (typeof out === "number") return { value: out, grad: g };
   if (!(out instanceof Node) || out.tape !== tape)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "grad",
       "f",
-      mustBe(
-        "grad",
-        "f",
-        "a function returning a number or a Node of its variables",
-        out instanceof Node ? "a node from another tape" : fmtValue(out),
-      ),
+      "a function returning a number or a Node of its variables",
+      out instanceof Node ? "a node from another tape" : fmtValue(out),
     );
   // Only nodes that `out` depends on take part (as in torch): a recorded but unused node, such as
   // the branch `where` did not select, is never multiplied into an adjoint.
@@ -401,11 +387,7 @@ export function where(cond: boolean, a: Scalar, b: Scalar): Scalar {
  */
 export function sum(xs: readonly Scalar[]): Scalar {
   if (!Array.isArray(xs))
-    throw new ConfigError(
-      "sum",
-      "xs",
-      mustBe("sum", "xs", "an array of scalars", describeInput(xs)),
-    );
+    throw fail(ConfigError, "sum", "xs", "an array of scalars", describeInput(xs));
   if (xs.length === 0) return 0;
   let s = val(xs[0], "sum");
   for (let i = 1; i < xs.length; i++) s += val(xs[i], "sum");

@@ -4,12 +4,12 @@
  * gradients ∂loss/∂logprobs into parameter gradients ∂loss/∂θ by the chain rule, so losses can be
  * checked against exact expectations and trained end to end.
  */
-import { fmtShape, fmtValue, mustBe } from "../core/message.js";
+import { fmtShape, fmtValue } from "../core/message.js";
 import type { Rng } from "../core/rng.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { Mask, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
 import { checkFiniteAll, toMatrix, toVector } from "../core/validate.js";
-import { ConfigError, ShapeError } from "../errors.js";
+import { ConfigError, fail, ShapeError } from "../errors.js";
 
 /**
  * A batch of n one-token "sequences" drawn from a {@link SoftmaxBandit}, in the shapes polgrad's
@@ -71,23 +71,16 @@ export class SoftmaxBandit {
     const fn = "SoftmaxBandit";
     const t = toVector(fn, "theta", theta);
     if (t.length < 2) {
-      throw new ShapeError(
-        fn,
-        "theta",
-        mustBe(fn, "theta", "[K] with K >= 2 arms", `shape ${fmtShape([t.length])}`),
-      );
+      throw fail(ShapeError, fn, "theta", "[K] with K >= 2 arms", `shape ${fmtShape([t.length])}`);
     }
     const r = Float64Array.from(toVector(fn, "armRewards", armRewards));
     if (r.length !== t.length) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         "armRewards",
-        mustBe(
-          fn,
-          "armRewards",
-          `the shape of theta ${fmtShape([t.length])}`,
-          `shape ${fmtShape([r.length])}`,
-        ),
+        `the shape of theta ${fmtShape([t.length])}`,
+        `shape ${fmtShape([r.length])}`,
       );
     }
     checkFiniteAll(fn, "theta", t);
@@ -272,15 +265,12 @@ export class SoftmaxBandit {
     const a = this.checkActions(fn, "batch.actions", batch.actions);
     const G = toMatrix(fn, "gradLogprobs", gradLogprobs);
     if (G.rows !== a.length || G.cols !== 1) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         "gradLogprobs",
-        mustBe(
-          fn,
-          "gradLogprobs",
-          `[n, 1] = ${fmtShape([a.length, 1])}`,
-          `shape ${fmtShape([G.rows, G.cols])}`,
-        ),
+        `[n, 1] = ${fmtShape([a.length, 1])}`,
+        `shape ${fmtShape([G.rows, G.cols])}`,
       );
     }
     checkFiniteAll(fn, "gradLogprobs", G.data);
@@ -298,7 +288,7 @@ export class SoftmaxBandit {
 
   private draw(fn: string, n: number, rng: Rng): Int32Array {
     if (!(typeof n === "number" && Number.isSafeInteger(n) && n >= 1)) {
-      throw new ConfigError(fn, "n", mustBe(fn, "n", "an integer >= 1", fmtValue(n)));
+      throw fail(ConfigError, fn, "n", "an integer >= 1", fmtValue(n));
     }
     const p = this.probs();
     const actions = new Int32Array(n);
@@ -309,10 +299,12 @@ export class SoftmaxBandit {
   private armVector(fn: string, arg: string, x: VectorLike): Float64Array {
     const v = toVector(fn, arg, x);
     if (v.length !== this.numArms) {
-      throw new ShapeError(
+      throw fail(
+        ShapeError,
         fn,
         arg,
-        mustBe(fn, arg, `[K] = ${fmtShape([this.numArms])}`, `shape ${fmtShape([v.length])}`),
+        `[K] = ${fmtShape([this.numArms])}`,
+        `shape ${fmtShape([v.length])}`,
       );
     }
     checkFiniteAll(fn, arg, v);
@@ -322,20 +314,18 @@ export class SoftmaxBandit {
   private checkActions(fn: string, arg: string, actions: ArrayLike<number>): Int32Array {
     const K = this.numArms;
     if (actions === null || typeof actions !== "object" || actions.length < 1) {
-      throw new ConfigError(
-        fn,
-        arg,
-        mustBe(fn, arg, "a non-empty list of arm indices", fmtValue(actions)),
-      );
+      throw fail(ConfigError, fn, arg, "a non-empty list of arm indices", fmtValue(actions));
     }
     const out = new Int32Array(actions.length);
     for (let i = 0; i < actions.length; i++) {
       const y = actions[i] as number;
       if (!(Number.isInteger(y) && y >= 0 && y < K)) {
-        throw new ConfigError(
+        throw fail(
+          ConfigError,
           fn,
           arg,
-          mustBe(fn, arg, `arm indices in [0, ${K})`, `${fmtValue(y)} at index ${i}`),
+          `arm indices in [0, ${K})`,
+          `${fmtValue(y)} at index ${i}`,
         );
       }
       out[i] = y;

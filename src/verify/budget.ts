@@ -4,8 +4,8 @@
  * `cases: 1e9` or a `[1e6, 1e6]` replay is a ConfigError naming the cap, never a V8 heap abort.
  * The `polgrad verify` options share these numbers (docs/cli.md#bounds).
  */
-import { fmtValue, mustBe } from "../core/message.js";
-import { ConfigError } from "../errors.js";
+import { fmtValue } from "../core/message.js";
+import { ConfigError, fail } from "../errors.js";
 
 /** Most cases one verifier call may run (`cases`, `--cases`). */
 export const MAX_VERIFY_CASES = 1000;
@@ -31,7 +31,7 @@ export const MAX_VERIFY_ATTEMPTS = 10_000;
  */
 export function checkCount(fn: string, arg: string, n: unknown, max: number): number {
   if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1 || n > max) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, `an integer in [1, ${max}]`, fmtValue(n)));
+    throw fail(ConfigError, fn, arg, `an integer in [1, ${max}]`, fmtValue(n));
   }
   return n;
 }
@@ -56,15 +56,12 @@ export function checkShape(fn: string, arg: string, shape: unknown): readonly [n
     shape.every((d) => Number.isSafeInteger(d) && d >= 1 && d <= MAX_VERIFY_DIM) &&
     (shape[0] as number) * (shape[1] as number) <= MAX_VERIFY_CELLS;
   if (!ok) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        `[B, T] with 1 <= B, T <= ${MAX_VERIFY_DIM} and B·T <= ${MAX_VERIFY_CELLS}`,
-        fmtValue(shape),
-      ),
+      `[B, T] with 1 <= B, T <= ${MAX_VERIFY_DIM} and B·T <= ${MAX_VERIFY_CELLS}`,
+      fmtValue(shape),
     );
   }
   return shape as unknown as readonly [number, number];

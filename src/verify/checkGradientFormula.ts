@@ -1,7 +1,7 @@
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import type { Matrix, MatrixLike } from "../core/tensor.js";
 import { toMatrix } from "../core/validate.js";
-import { ConfigError, VerificationError } from "../errors.js";
+import { ConfigError, fail, VerificationError } from "../errors.js";
 import { formatFailure } from "./failure.js";
 
 /** Tolerances of {@link checkGradientFormula}: pass iff |analytic − numeric| ≤ atol + rtol·|numeric| element-wise. */
@@ -46,11 +46,7 @@ export function checkGradientFormula<R extends readonly unknown[]>(
 ): FormulaReport {
   const name = "checkGradientFormula";
   if (!Array.isArray(inputs) || inputs.length === 0) {
-    throw new ConfigError(
-      name,
-      "inputs",
-      mustBe(name, "inputs", "a non-empty list [x, ...rest]", fmtValue(inputs)),
-    );
+    throw fail(ConfigError, name, "inputs", "a non-empty list [x, ...rest]", fmtValue(inputs));
   }
   const { atol, rtol } = tolerances;
   const eps = tolerances.eps ?? 1e-6;
@@ -60,15 +56,12 @@ export function checkGradientFormula<R extends readonly unknown[]>(
     ["tolerances.eps", eps, true],
   ] as const) {
     if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (strict && v === 0)) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         name,
         arg,
-        mustBe(
-          name,
-          arg,
-          strict ? "a positive finite number" : "a finite number >= 0",
-          fmtValue(v),
-        ),
+        strict ? "a positive finite number" : "a finite number >= 0",
+        fmtValue(v),
       );
     }
   }
@@ -77,10 +70,12 @@ export function checkGradientFormula<R extends readonly unknown[]>(
   const call = (data: Float64Array, where: string): number => {
     const y = fn({ rows: x.rows, cols: x.cols, data }, ...(rest as unknown as R));
     if (typeof y !== "number" || !Number.isFinite(y)) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         name,
         "fn",
-        mustBe(name, "fn", "a function returning a finite number", `${fmtValue(y)} at ${where}`),
+        "a function returning a finite number",
+        `${fmtValue(y)} at ${where}`,
       );
     }
     return y;

@@ -3,9 +3,9 @@
  * with junk (123) at padding so that a mask leak shows up in every check.
  */
 
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import { checkShape } from "./budget.js";
 
 /** A drawn batch: nested rows, `[B, T]` advantages, junk 123 at padding. */
@@ -43,11 +43,7 @@ export function drawBatch(
 ): DrawnBatch {
   checkShape("drawBatch", "shape", shape);
   if (typeof ragged !== "boolean")
-    throw new ConfigError(
-      "drawBatch",
-      "ragged",
-      mustBe("drawBatch", "ragged", "a boolean", fmtValue(ragged)),
-    );
+    throw fail(ConfigError, "drawBatch", "ragged", "a boolean", fmtValue(ragged));
   const rng = createRng(seed);
   const [B, T] = shape;
   const lengths = Array.from({ length: B }, () => (ragged ? rng.int(1, T) : T));

@@ -1,8 +1,8 @@
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { isMatrix, type Matrix } from "../core/tensor.js";
 import { requireFunction, requireObject } from "../core/validate.js";
-import { ConfigError, VerificationError } from "../errors.js";
+import { ConfigError, fail, VerificationError } from "../errors.js";
 import { checkCount, checkVerifyBudget, MAX_VERIFY_ATTEMPTS } from "./budget.js";
 import { type DrawnBatch, drawBatch } from "./draw.js";
 import { formatFailure } from "./failure.js";
@@ -73,10 +73,12 @@ function gradAt(g: ValueAndGrad["grad"], b: number, t: number, T: number): numbe
 
 function positive(fn: string, arg: string, x: unknown, allowZero = false): number {
   if (typeof x !== "number" || !Number.isFinite(x) || x < 0 || (!allowZero && x === 0)) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       arg,
-      mustBe(fn, arg, allowZero ? "a finite number >= 0" : "a positive finite number", fmtValue(x)),
+      allowZero ? "a finite number >= 0" : "a positive finite number",
+      fmtValue(x),
     );
   }
   return x;
@@ -131,10 +133,12 @@ export function gradcheck(
     shapes.length === 0 ||
     shapes.some((s) => s.length !== 2 || !s.every((d) => Number.isInteger(d) && d >= 1))
   ) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       name,
       "options.shapes",
-      mustBe(name, "options.shapes", "a non-empty list of [B, T] with B, T >= 1", fmtValue(shapes)),
+      "a non-empty list of [B, T] with B, T >= 1",
+      fmtValue(shapes),
     );
   }
   const cases = checkVerifyBudget(name, shapes, options.replay, options.cases);

@@ -3,10 +3,10 @@
  * CLT tolerance z·s/√n, streaming moments merged by Chan et al.'s exact parallel update, and a
  * chunked, seeded Monte Carlo mean with its standard error. All arithmetic is float64.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import type { Rng } from "../core/rng.js";
 import { CompensatedSum } from "../core/sum.js";
-import { ConfigError, NonFiniteError, ShapeError } from "../errors.js";
+import { ConfigError, fail, NonFiniteError, ShapeError } from "../errors.js";
 
 /** Options of {@link cltTolerance}. */
 export interface CltToleranceOptions {
@@ -38,27 +38,19 @@ export function cltTolerance(
 ): number {
   const fn = "cltTolerance";
   if (!(Number.isFinite(sampleStd) && sampleStd >= 0)) {
-    throw new ConfigError(
-      fn,
-      "sampleStd",
-      mustBe(fn, "sampleStd", "finite and non-negative", fmtValue(sampleStd)),
-    );
+    throw fail(ConfigError, fn, "sampleStd", "finite and non-negative", fmtValue(sampleStd));
   }
   checkCount(fn, "n", n, 1);
   const z = options.z ?? 4;
   if (!(Number.isFinite(z) && z > 0)) {
-    throw new ConfigError(
-      fn,
-      "options.z",
-      mustBe(fn, "options.z", "finite and positive", fmtValue(z)),
-    );
+    throw fail(ConfigError, fn, "options.z", "finite and positive", fmtValue(z));
   }
   return (z * sampleStd) / Math.sqrt(n);
 }
 
 function checkCount(fn: string, arg: string, n: unknown, min: number, why = ""): number {
   if (!(typeof n === "number" && Number.isSafeInteger(n) && n >= min)) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, `an integer >= ${min}${why}`, fmtValue(n)));
+    throw fail(ConfigError, fn, arg, `an integer >= ${min}${why}`, fmtValue(n));
   }
   return n;
 }
@@ -136,11 +128,7 @@ export class RunningMoments {
    */
   add(x: number): void {
     if (!Number.isFinite(x)) {
-      throw new NonFiniteError(
-        "RunningMoments.add",
-        "x",
-        mustBe("RunningMoments.add", "x", "finite", fmtValue(x)),
-      );
+      throw fail(NonFiniteError, "RunningMoments.add", "x", "finite", fmtValue(x));
     }
     this.merge({ count: 1, mean: x, m2: 0 });
   }
@@ -162,11 +150,7 @@ export class RunningMoments {
     const fn = "RunningMoments.merge";
     const k = checkCount(fn, "other.count", other.count, 0);
     if (!Number.isFinite(other.mean) || !(Number.isFinite(other.m2) && other.m2 >= 0)) {
-      throw new ConfigError(
-        fn,
-        "other",
-        mustBe(fn, "other", "finite with M2 >= 0", fmtValue(other)),
-      );
+      throw fail(ConfigError, fn, "other", "finite with M2 >= 0", fmtValue(other));
     }
     if (k === 0) return;
     const total = this.n + k;
@@ -183,7 +167,7 @@ function chunkStats(fn: string, arg: string, xs: ArrayLike<number>): MomentStats
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i] as number;
     if (!Number.isFinite(x)) {
-      throw new NonFiniteError(fn, arg, mustBe(fn, arg, "finite", `${fmtValue(x)} at index ${i}`));
+      throw fail(NonFiniteError, fn, arg, "finite", `${fmtValue(x)} at index ${i}`);
     }
     s.add(x);
   }
@@ -242,11 +226,7 @@ export function mcMean(
 ): McEstimate {
   const name = "mcMean";
   if (typeof fn !== "function") {
-    throw new ConfigError(
-      name,
-      "fn",
-      mustBe(name, "fn", "a function (k, rng) => k numbers", typeof fn),
-    );
+    throw fail(ConfigError, name, "fn", "a function (k, rng) => k numbers", typeof fn);
   }
   checkCount(name, "n", n, 2, " so the standard error is defined");
   const batch = checkCount(name, "options.batch", options.batch ?? 4096, 1);
@@ -257,11 +237,7 @@ export function mcMean(
     if (chunk === null || typeof chunk !== "object" || chunk.length !== k) {
       const got =
         chunk === null || typeof chunk !== "object" ? typeof chunk : `${chunk.length} values`;
-      throw new ShapeError(
-        name,
-        "fn(k, rng)",
-        mustBe(name, "fn(k, rng)", `${k} values (k = ${k})`, got),
-      );
+      throw fail(ShapeError, name, "fn(k, rng)", `${k} values (k = ${k})`, got);
     }
     acc.merge(chunkStats(name, "fn(k, rng)", chunk));
     done += k;

@@ -1,10 +1,10 @@
 import { getFrameworkModel } from "../conformance/frameworks/registry.js";
 import { finiteOr } from "../core/finite.js";
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { robustSum } from "../core/sum.js";
 import { rowLengths } from "../core/tensor.js";
 import { requireRecord, toMask } from "../core/validate.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, fail } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { POLICY_LOSS_INPUTS, type PolicyLossInputs, policyLossAs } from "../losses/policyLoss.js";
 
@@ -127,10 +127,12 @@ export function whichTable(
   const fn = "whichTable";
   requireRecord(fn, "batch", batch, POLICY_LOSS_INPUTS);
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "options",
-      mustBe(fn, "options", "an options object { normLen } or undefined", fmtValue(options)),
+      "an options object { normLen } or undefined",
+      fmtValue(options),
     );
   }
   const policyLoss = (config: PolicyLossConfig, b: PolicyLossInputs) => policyLossAs(fn, config, b);
@@ -141,11 +143,7 @@ export function whichTable(
   const { rows: B, cols: T } = first.gradLogprobs;
   const normLen = options.normLen ?? T;
   if (!Number.isInteger(normLen) || normLen < 1) {
-    throw new ConfigError(
-      fn,
-      "normLen",
-      mustBe(fn, "normLen", "a positive integer", fmtValue(normLen)),
-    );
+    throw fail(ConfigError, fn, "normLen", "a positive integer", fmtValue(normLen));
   }
   const mask = toMask(fn, batch.responseMask);
   const lengths = Array.from(rowLengths(mask));

@@ -3,8 +3,8 @@
  * (duplicate keys rejected, nesting bounded and parsed iteratively), so that the inline form can
  * no longer keep the last of two equal keys while the file form rejects them.
  */
-import { fmtValue, mustBe, safeText } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fmtValue, safeText } from "../../core/message.js";
+import { fail, UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { CommandIO, OptionValues } from "../command.js";
 
@@ -16,11 +16,7 @@ async function readConfigStdin(
   io: CommandIO | undefined,
 ): Promise<{ json: unknown; source: string }> {
   if (io?.readStdin === undefined) {
-    throw new UsageError(
-      fn,
-      "--config",
-      mustBe(fn, "--config", "JSON or @file.json here (no stdin)", "-"),
-    );
+    throw fail(UsageError, fn, "--config", "JSON or @file.json here (no stdin)", "-");
   }
   const { parseJsonBytes } = await import("../../io/_internal/jsonText.js");
   return {
@@ -34,15 +30,12 @@ async function readConfigStdin(
  */
 export function checkOneStdin(fn: string, values: OptionValues): void {
   if (values.batch === "-" && values.config === "-") {
-    throw new UsageError(
+    throw fail(
+      UsageError,
       fn,
       "--config",
-      mustBe(
-        fn,
-        "--config",
-        "a JSON text or @file.json when --batch is - (stdin holds one input)",
-        "- with --batch -",
-      ),
+      "a JSON text or @file.json when --batch is - (stdin holds one input)",
+      "- with --batch -",
     );
   }
 }
@@ -69,10 +62,12 @@ export async function readConfigValue(
   if (raw.startsWith("@")) {
     const path = raw.slice(1);
     if (path === "") {
-      throw new UsageError(
+      throw fail(
+        UsageError,
         fn,
         "--config",
-        mustBe(fn, "--config", "a JSON object or @file.json", `${fmtValue(raw)} (no file name)`),
+        "a JSON object or @file.json",
+        `${fmtValue(raw)} (no file name)`,
       );
     }
     const { readJsonFile } = await import("../../io/readJsonFile.js");
@@ -81,15 +76,12 @@ export async function readConfigValue(
   const { parseStrictJson } = await import("../../io/_internal/strictJson.js");
   const parsed = parseStrictJson(raw);
   if (!parsed.ok) {
-    throw new UsageError(
+    throw fail(
+      UsageError,
       fn,
       "--config",
-      mustBe(
-        fn,
-        "--config",
-        "a JSON object or @file.json",
-        `invalid JSON (${safeText(parsed.reason)} at line ${parsed.line}, column ${parsed.column})`,
-      ),
+      "a JSON object or @file.json",
+      `invalid JSON (${safeText(parsed.reason)} at line ${parsed.line}, column ${parsed.column})`,
     );
   }
   return { json: parsed.value, source: "--config" };

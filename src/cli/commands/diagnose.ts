@@ -1,6 +1,6 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
-import { fmtValue, mustBe, safeText } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fmtValue, safeText } from "../../core/message.js";
+import { fail, UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
 import {
   isRunFolder,
@@ -25,15 +25,12 @@ function clipOption(values: OptionValues): ClipConfig | undefined {
     .map((x) => x.trim());
   const parts = items.map((x) => (NUMBER.test(x) ? Number(x) : Number.NaN));
   if (parts.length < 2 || parts.length > 3 || parts.some((x) => !Number.isFinite(x))) {
-    throw new UsageError(
+    throw fail(
+      UsageError,
       "polgrad diagnose",
       "--clip",
-      mustBe(
-        "polgrad diagnose",
-        "--clip",
-        "EPS_LOW,EPS_HIGH[,RATIO_CAP] (two or three finite numbers, none empty)",
-        fmtValue(raw),
-      ),
+      "EPS_LOW,EPS_HIGH[,RATIO_CAP] (two or three finite numbers, none empty)",
+      fmtValue(raw),
     );
   }
   return { epsLow: parts[0] as number, epsHigh: parts[1] as number, ratioCap: parts[2] ?? null };
@@ -256,15 +253,12 @@ function stepsOption(values: OptionValues): { from: number; to: number } | undef
   if (raw === undefined) return undefined;
   const m = /^(\d{1,15})-(\d{1,15})$/.exec(String(raw));
   if (m === null || Number(m[2]) < Number(m[1])) {
-    throw new UsageError(
+    throw fail(
+      UsageError,
       "polgrad diagnose",
       "--steps",
-      mustBe(
-        "polgrad diagnose",
-        "--steps",
-        "A-B with integers 0 <= A <= B (inclusive step numbers)",
-        fmtValue(raw),
-      ),
+      "A-B with integers 0 <= A <= B (inclusive step numbers)",
+      fmtValue(raw),
     );
   }
   return { from: Number(m[1]), to: Number(m[2]) };

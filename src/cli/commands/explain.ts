@@ -3,8 +3,8 @@
  * algorithm and its differences, the pitfalls, and the loss on a batch; `--diff A B` compares two
  * configs or two releases (docs/cli.md#explain).
  */
-import { fmtValue, mustBe } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fmtValue } from "../../core/message.js";
+import { fail, UsageError } from "../../errors.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { NAME_OPTIONS, readCliBatch } from "../batchInput.js";
 import type { Command, CommandIO, OptionValues } from "../command.js";
@@ -129,36 +129,32 @@ export const explainCommand: Command = {
     const { inputs, name } = await batchOf(fn, values, io);
     if (values.diff === true) {
       if (passThrough.length > 0)
-        throw new UsageError(
+        throw fail(
+          UsageError,
           fn,
           "--diff",
-          mustBe(
-            fn,
-            "--diff",
-            "given without arguments after -- (put each side's settings in its config file)",
-            `the argument ${fmtValue(passThrough[0])} after --`,
-          ),
+          "given without arguments after -- (put each side's settings in its config file)",
+          `the argument ${fmtValue(passThrough[0])} after --`,
         );
       if (positionals.length !== 2)
-        throw new UsageError(
+        throw fail(
+          UsageError,
           fn,
           "--diff",
-          mustBe(
-            fn,
-            "--diff",
-            "followed by two arguments, each a release (trl@v0.19.0) or a config file",
-            `${positionals.length} argument(s)`,
-          ),
+          "followed by two arguments, each a release (trl@v0.19.0) or a config file",
+          `${positionals.length} argument(s)`,
         );
       const isRef = (s: string) => /^(trl|verl|openrlhf)@/i.test(s);
       const side = async (s: string) => {
         const ref = isRef(s) ? s : undefined;
         const configPath = isRef(s) ? undefined : s;
         if (ref === undefined && typeof values.framework !== "string")
-          throw new UsageError(
+          throw fail(
+            UsageError,
             fn,
             "--framework",
-            mustBe(fn, "--framework", "given when a --diff side is a config file", fmtValue(s)),
+            "given when a --diff side is a config file",
+            fmtValue(s),
           );
         const res = await resolveCliFrameworkConfig(fn, values, [], io, {
           configOption: "config",

@@ -6,8 +6,7 @@
  */
 
 import type { FrameworkResolution } from "../../conformance/frameworkConfig/resolution.js";
-import { mustBe } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fail, UsageError } from "../../errors.js";
 import type { CommandIO, OptionSpec, OptionValues } from "../command.js";
 import { intOption } from "../output.js";
 
@@ -39,8 +38,7 @@ export async function readConfigText(
 ): Promise<{ text: string; source: string }> {
   const { decodeUtf8, readFileBytes } = await import("../../io/_internal/files.js");
   if (path === "-") {
-    if (io.readStdin === undefined)
-      throw new UsageError(fn, arg, mustBe(fn, arg, "a file here (no stdin)", "-"));
+    if (io.readStdin === undefined) throw fail(UsageError, fn, arg, "a file here (no stdin)", "-");
     return {
       text: decodeUtf8(fn, "<stdin>", arg, io.readStdin(MAX_CONFIG_BYTES)),
       source: "<stdin>",
@@ -72,15 +70,12 @@ export async function resolveCliFrameworkConfig(
   const refOpt = o.refOption ?? "framework";
   const ref = o.ref ?? values[refOpt];
   if (typeof ref !== "string")
-    throw new UsageError(
+    throw fail(
+      UsageError,
       fn,
       `--${refOpt}`,
-      mustBe(
-        fn,
-        `--${refOpt}`,
-        "given (a release: trl@v1.9.0, verl@1dda039b, openrlhf@v0.11.0)",
-        "nothing",
-      ),
+      "given (a release: trl@v1.9.0, verl@1dda039b, openrlhf@v0.11.0)",
+      "nothing",
     );
   const { findRelease } = await import("../../conformance/frameworkConfig/releases.js");
   const { parseFrameworkConfig } = await import("../../conformance/frameworkConfig/parse.js");

@@ -1,6 +1,6 @@
 /** `polgrad history FRAMEWORK --key KEY`: a config key's default and its meaning per recorded release (docs/cli.md#history). */
-import { fmtValue, mustBe } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fmtValue } from "../../core/message.js";
+import { fail, UsageError } from "../../errors.js";
 import type { Command } from "../command.js";
 import { writeJson } from "../output.js";
 
@@ -24,11 +24,7 @@ export const historyCommand: Command = {
     const fn = "polgrad history";
     const fw = positionals[0];
     if (fw !== "trl" && fw !== "verl" && fw !== "openrlhf")
-      throw new UsageError(
-        fn,
-        "framework",
-        mustBe(fn, "framework", "trl, verl or openrlhf", fmtValue(fw ?? "nothing")),
-      );
+      throw fail(UsageError, fn, "framework", "trl, verl or openrlhf", fmtValue(fw ?? "nothing"));
     if (typeof values.key !== "string") {
       const { RELEASE_FACTS } = await import("../../conformance/frameworkConfig/releases.js");
       const facts = RELEASE_FACTS[fw];

@@ -3,19 +3,15 @@
  * reference (inputs.safetensors, expected.safetensors, manifest.json), and check an author's
  * outputs against them. Exit: 0 conforms (or written), 1 does not conform, 2 bad input.
  */
-import { fmtValue, mustBe } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fmtValue } from "../../core/message.js";
+import { fail, UsageError } from "../../errors.js";
 import type { Command, CommandIO, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
 
 const FN = "polgrad vectors";
 
 function usage(arg: string, rule: string, got: unknown): UsageError {
-  return new UsageError(
-    FN,
-    arg,
-    mustBe(FN, arg, rule, typeof got === "string" ? fmtValue(got) : String(got)),
-  );
+  return fail(UsageError, FN, arg, rule, typeof got === "string" ? fmtValue(got) : String(got));
 }
 
 function shapesOption(raw: unknown): [number, number][] | undefined {

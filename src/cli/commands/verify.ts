@@ -1,6 +1,6 @@
 /** `polgrad verify`: check closed-form gradients against the exact reference and finite differences. */
-import { fmtValue, mustBe, safeText } from "../../core/message.js";
-import { UsageError } from "../../errors.js";
+import { fmtValue, safeText } from "../../core/message.js";
+import { fail, UsageError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { Command, CommandIO, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
@@ -8,7 +8,7 @@ import { intOption, writeJson } from "../output.js";
 const FN = "polgrad verify";
 
 function usage(arg: string, rule: string, got: unknown): UsageError {
-  return new UsageError(FN, arg, mustBe(FN, arg, rule, fmtValue(got)));
+  return fail(UsageError, FN, arg, rule, fmtValue(got));
 }
 
 /** `SEED:BxT`, with B, T and B·T within the verifiers' caps (docs/cli.md#bounds). */

@@ -3,9 +3,8 @@
  * registered algorithm and every difference from its paper's config, and the pitfalls
  * (docs/conformance/explain.md). Browser-safe.
  */
-import { mustBe } from "../../core/message.js";
 import { requireObject } from "../../core/validate.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, fail } from "../../errors.js";
 import {
   EXPLAIN_COMPONENTS,
   type ExplainComponent,
@@ -94,15 +93,12 @@ export function resolveFrameworkConfig(
         })
       : config;
   if (parsed.framework !== r.framework)
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "resolveFrameworkConfig",
       "config",
-      mustBe(
-        "resolveFrameworkConfig",
-        "config",
-        `a ${r.framework} config (the release is ${r.ref})`,
-        `a ${parsed.framework} config`,
-      ),
+      `a ${r.framework} config (the release is ${r.ref})`,
+      `a ${parsed.framework} config`,
     );
   switch (r.framework) {
     case "trl":

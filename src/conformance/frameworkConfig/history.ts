@@ -7,7 +7,7 @@
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
 import { requireString } from "../../core/validate.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, fail } from "../../errors.js";
 import type { RecordedValue } from "../releases/types.js";
 import { resolveFrameworkConfig } from "./explain.js";
 import type { ConfigFramework } from "./parse.js";
@@ -68,11 +68,7 @@ export function keyHistory(framework: ConfigFramework, key: string): KeyHistory 
   const fn = "keyHistory";
   const facts = Object.hasOwn(RELEASE_FACTS, framework) ? RELEASE_FACTS[framework] : undefined;
   if (facts === undefined)
-    throw new ConfigError(
-      fn,
-      "framework",
-      mustBe(fn, "framework", "trl, verl or openrlhf", fmtValue(framework)),
-    );
+    throw fail(ConfigError, fn, "framework", "trl, verl or openrlhf", fmtValue(framework));
   const all = [...new Set(facts.releases.flatMap((r) => r.keys.map((k) => k.key)))];
   if (!all.includes(key))
     throw new ConfigError(

@@ -6,7 +6,6 @@
  * (docs/conformance/explain.md). Browser-safe.
  */
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
-import { mustBe } from "../../core/message.js";
 import type { Matrix } from "../../core/tensor.js";
 import {
   checkFiniteAt,
@@ -15,7 +14,7 @@ import {
   requireObject,
   toMatrix,
 } from "../../core/validate.js";
-import { ConfigError, MaskError } from "../../errors.js";
+import { ConfigError, fail, MaskError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { type FrameworkBatch, prepareBatch } from "../frameworks/batch.js";
@@ -300,15 +299,12 @@ export function evaluateResolution(
     const e = s + size;
     const sub = rowsOf(batch, s, e);
     if (sub.N === 0 && plan.emptyMicroBatch !== undefined)
-      throw new MaskError(
+      throw fail(
+        MaskError,
         fn,
         "responseMask",
-        mustBe(
-          fn,
-          "responseMask",
-          `a response token in every micro-batch (${plan.emptyMicroBatch})`,
-          `none in micro-batch ${k} (rows ${s}..${e - 1})`,
-        ),
+        `a response token in every micro-batch (${plan.emptyMicroBatch})`,
+        `none in micro-batch ${k} (rows ${s}..${e - 1})`,
       );
     const subBatch: FrameworkBatch = plan.onPolicy
       ? { ...sub, old: sub.lp }

@@ -20,7 +20,7 @@ import {
   toMask,
   toMatrix,
 } from "../../core/validate.js";
-import { ConfigError, MaskError } from "../../errors.js";
+import { ConfigError, fail, MaskError } from "../../errors.js";
 import { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "../../losses/policyLoss.js";
 import type { FrameworkResult } from "./model.js";
 
@@ -69,7 +69,7 @@ function stream(
   why: string,
 ): Float64Array {
   if (x === null || x === undefined) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, `given (${why})`, String(x)));
+    throw fail(ConfigError, fn, arg, `given (${why})`, String(x));
   }
   const s = toMatrix(fn, arg, x);
   checkSameShape(fn, "logprobs", like, arg, s);
@@ -222,15 +222,12 @@ export function reduceRows(
  */
 export function requirePositiveDivisor(fn: string, value: number, name: string): void {
   if (value > 0) return;
-  throw new MaskError(
+  throw fail(
+    MaskError,
     fn,
     "responseMask",
-    mustBe(
-      fn,
-      "responseMask",
-      `such that the divisor ${name} is positive (upstream would return NaN)`,
-      `${name} = ${value}`,
-    ),
+    `such that the divisor ${name} is positive (upstream would return NaN)`,
+    `${name} = ${value}`,
   );
 }
 
@@ -283,10 +280,12 @@ export function ones(batch: FrameworkBatch): Float64Array {
 /** Require the overrides argument to be an object (reading its fields must not throw a TypeError). */
 export function requireOverrides(fn: string, overrides: unknown): void {
   if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "overrides",
-      mustBe(fn, "overrides", "an overrides object (or omitted)", fmtValue(overrides)),
+      "an overrides object (or omitted)",
+      fmtValue(overrides),
     );
   }
 }
@@ -299,7 +298,7 @@ export function positiveOverride(
 ): number | undefined {
   if (x === undefined) return undefined;
   if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
-    throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", fmtValue(x)));
+    throw fail(ConfigError, fn, arg, "a positive finite number", fmtValue(x));
   }
   return x;
 }
@@ -374,11 +373,7 @@ export function parseOverrideSuffix(
     const name = eq < 0 ? item.trim() : item.slice(0, eq).trim();
     const raw = eq < 0 ? "" : item.slice(eq + 1).trim();
     if (eq <= 0 || raw === "")
-      throw new ConfigError(
-        fn,
-        "id",
-        mustBe(fn, "id", "overrides written [key=value,…]", fmtValue(item)),
-      );
+      throw fail(ConfigError, fn, "id", "overrides written [key=value,…]", fmtValue(item));
     const k = keys.find((e) => e.key === name);
     if (k === undefined) {
       oneOf(
@@ -390,7 +385,7 @@ export function parseOverrideSuffix(
       continue;
     }
     if (Object.hasOwn(out, k.field))
-      throw new ConfigError(fn, "id", mustBe(fn, "id", "each override given once", fmtValue(name)));
+      throw fail(ConfigError, fn, "id", "each override given once", fmtValue(name));
     if (k.values !== undefined) out[k.field] = oneOf(fn, `id's ${name}`, raw, k.values);
     else {
       const x = DECIMAL.test(raw) ? Number(raw) : Number.NaN;

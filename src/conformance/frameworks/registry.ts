@@ -5,7 +5,7 @@
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
 import { requireString } from "../../core/validate.js";
-import { ConfigError, UnknownNameError } from "../../errors.js";
+import { ConfigError, fail, UnknownNameError } from "../../errors.js";
 import { type OverrideKey, parseOverrideSuffix } from "./batch.js";
 import type { FrameworkModel } from "./model.js";
 import {
@@ -111,15 +111,12 @@ export function frameworkOverrideKeys(
   framework: FrameworkModel["framework"],
 ): readonly OverrideKey[] {
   if (typeof framework !== "string" || !Object.hasOwn(BUILDERS, framework))
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       "frameworkOverrideKeys",
       "framework",
-      mustBe(
-        "frameworkOverrideKeys",
-        "framework",
-        `one of ${Object.keys(BUILDERS).join(", ")}`,
-        fmtValue(framework),
-      ),
+      `one of ${Object.keys(BUILDERS).join(", ")}`,
+      fmtValue(framework),
     );
   return BUILDERS[framework].keys;
 }

@@ -7,9 +7,8 @@
  */
 
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
-import { mustBe } from "../../core/message.js";
 import { oneOf } from "../../core/names.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, fail } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import {
@@ -240,18 +239,10 @@ export function trlModel(
   const items = o.numItemsInBatch;
   const maxLen = o.maxCompletionLength;
   if (items !== undefined && lt !== "dapo" && lt !== "cispo") {
-    throw new ConfigError(
-      fnName,
-      "overrides.numItemsInBatch",
-      mustBe(fnName, "overrides.numItemsInBatch", "set only for dapo or cispo", v),
-    );
+    throw fail(ConfigError, fnName, "overrides.numItemsInBatch", "set only for dapo or cispo", v);
   }
   if (maxLen !== undefined && lt !== "dr_grpo") {
-    throw new ConfigError(
-      fnName,
-      "overrides.maxCompletionLength",
-      mustBe(fnName, "overrides.maxCompletionLength", "set only for dr_grpo", v),
-    );
+    throw fail(ConfigError, fnName, "overrides.maxCompletionLength", "set only for dr_grpo", v);
   }
   const id = `trl@${lab}:${v}${overrideSuffix(TRL_OVERRIDE_KEYS, o)}`;
   const reads = { old: true, advantages: true, ref: beta !== 0, rollout: false };

@@ -9,10 +9,10 @@
  * on the algebra: policyLoss's pg_clip over an all-ones mask, with advantages A_b·L_b and
  * token_mean (÷ B·T). Our own LUSPO config keeps padding out.
  */
-import { fmtValue, mustBe } from "../../core/message.js";
+import { fmtValue } from "../../core/message.js";
 import type { MaskLike, MatrixLike, VectorLike } from "../../core/tensor.js";
 import { advantagesOf, requireRecord, toMask, toMatrix } from "../../core/validate.js";
-import { ConfigError, NonFiniteError } from "../../errors.js";
+import { ConfigError, fail, NonFiniteError } from "../../errors.js";
 import { type PolicyLossResult, policyLoss } from "../../losses/policyLoss.js";
 
 /** The inputs of {@link trlLuspoTokenLoss}: every `[B, T]` position is read, padding included. */
@@ -64,7 +64,7 @@ export function trlLuspoTokenLoss(
     ["options.epsilonHigh", epsHigh],
   ] as const) {
     if (typeof v !== "number" || !(v > 0 && v < 1e300)) {
-      throw new ConfigError(fn, arg, mustBe(fn, arg, "a positive finite number", fmtValue(v)));
+      throw fail(ConfigError, fn, arg, "a positive finite number", fmtValue(v));
     }
   }
   const lp = toMatrix(fn, "logprobs", inputs.logprobs);

@@ -5,9 +5,8 @@
  * info (dp_size 1). Values and closed-form gradients follow torch's tie conventions
  * (docs/conformance/frameworks.md#verl).
  */
-import { mustBe } from "../../core/message.js";
 import { oneOf } from "../../core/names.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, fail } from "../../errors.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { checkOverrides, type OverrideKey, overrideSuffix, prepareBatch } from "./batch.js";
 import type { FrameworkModel, FrameworkResult, FrameworkSettingValue } from "./model.js";
@@ -175,15 +174,12 @@ export function verlModel(
   const agg = v.startsWith("vanilla:") ? (v.slice("vanilla:".length) as VerlAggMode) : null;
   const kind = v.startsWith("kl:") ? (v.slice("kl:".length) as VerlKlKind) : null;
   if (o.lossScaleFactor !== undefined && agg !== "seq-mean-token-sum-norm") {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fnName,
       "overrides.lossScaleFactor",
-      mustBe(
-        fnName,
-        "overrides.lossScaleFactor",
-        "set only for vanilla:seq-mean-token-sum-norm",
-        v,
-      ),
+      "set only for vanilla:seq-mean-token-sum-norm",
+      v,
     );
   }
   const id = `verl@${lab}:${v}${overrideSuffix(VERL_OVERRIDE_KEYS, o)}`;

@@ -8,7 +8,7 @@
  */
 import { fmtValue, mustBe } from "../../core/message.js";
 import { oneOf } from "../../core/names.js";
-import { IoError } from "../../errors.js";
+import { fail, IoError } from "../../errors.js";
 import { expandReleaseFacts } from "./expand.js";
 import type { RecordedReleaseFacts } from "./types.js";
 
@@ -97,15 +97,12 @@ export function releaseFacts(
   const hit = cache.get(framework);
   if (hit !== undefined) return hit;
   if (reader === null)
-    throw new IoError(
+    throw fail(
+      IoError,
       fn,
       arg,
-      mustBe(
-        fn,
-        arg,
-        `a framework whose recorded release facts are loaded (without a file system: await loadReleaseFacts(fetchJson) first, docs/browser.md#framework-configs)`,
-        fmtValue(framework),
-      ),
+      `a framework whose recorded release facts are loaded (without a file system: await loadReleaseFacts(fetchJson) first, docs/browser.md#framework-configs)`,
+      fmtValue(framework),
     );
   return store(framework, reader(framework), fn);
 }

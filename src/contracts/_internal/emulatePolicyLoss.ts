@@ -7,8 +7,8 @@
  * (policy + KL parts, the row sum of the sequence ratio's backward pass, 1 − e^δ of k3) — so that
  * roundoff can be measured relative to what was actually rounded.
  */
-import { fmtValue, mustBe } from "../../core/message.js";
-import { ConfigError } from "../../errors.js";
+import { fmtValue } from "../../core/message.js";
+import { ConfigError, fail } from "../../errors.js";
 import {
   isSetField,
   POLICY_LOSS_FIELD_KEYS,
@@ -136,11 +136,7 @@ function refuseUnmodelled(cfg: ResolvedPolicyLossConfig): void {
     const rule = Array.isArray(e)
       ? `one of ${e.join(", ")} (the dtype-emulated surrogates)`
       : `unset (the dtype emulation does not model ${unmodelled.join(", ")} yet, nor surrogates other than ${surrogates.join(", ")})`;
-    throw new ConfigError(
-      "emulatePolicyLoss",
-      `config.${k}`,
-      mustBe("emulatePolicyLoss", `config.${k}`, rule, fmtValue(v)),
-    );
+    throw fail(ConfigError, "emulatePolicyLoss", `config.${k}`, rule, fmtValue(v));
   }
   if (cfg.isCorrection?.normalize === true)
     throw new ConfigError(

@@ -6,7 +6,7 @@ import { fmtValue, mustBe } from "../../core/message.js";
 import { CompensatedSum } from "../../core/sum.js";
 import type { Mask, Matrix } from "../../core/tensor.js";
 import { broadcastAdvantages, toMask, toMatrix } from "../../core/validate.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, fail } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import { papoLoss } from "../../losses/papo.js";
 import { policyLoss } from "../../losses/policyLoss.js";
@@ -131,10 +131,12 @@ export function checkRequired(
   for (const arg of requires) {
     const x = (batch as unknown as Record<string, unknown>)[arg];
     if (x === null || x === undefined) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         `batch.${arg}`,
-        mustBe(fn, `batch.${arg}`, `given for contract ${fmtValue(contract)}`, String(x)),
+        `given for contract ${fmtValue(contract)}`,
+        String(x),
       );
     }
   }

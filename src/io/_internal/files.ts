@@ -8,9 +8,9 @@
  * @internal
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
-import { fmtValue, mustBe } from "../../core/message.js";
+import { fmtValue } from "../../core/message.js";
 import { requirePath } from "../../core/validate.js";
-import { ConfigError, IoError } from "../../errors.js";
+import { ConfigError, fail, IoError } from "../../errors.js";
 import { fsPath } from "../../platform/fsPath.js";
 import { noteInput } from "./inputs.js";
 import { allocBytes, decodeUtf8, fmtBytes, ioError } from "./ioError.js";
@@ -21,10 +21,12 @@ export { allocBytes, decodeUtf8, fmtBytes, ioError };
 export function checkMaxBytes(fn: string, maxBytes: unknown, fallback: number): number {
   if (maxBytes === undefined) return fallback;
   if (typeof maxBytes !== "number" || !Number.isSafeInteger(maxBytes) || maxBytes < 1) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "options.maxBytes",
-      mustBe(fn, "options.maxBytes", "a positive integer (bytes)", fmtValue(maxBytes)),
+      "a positive integer (bytes)",
+      fmtValue(maxBytes),
     );
   }
   return maxBytes;

@@ -6,8 +6,8 @@
  * `node:` import).
  * @internal
  */
-import { fmtValue, mustBe } from "../../core/message.js";
-import { ConfigError, type IoError } from "../../errors.js";
+import { fmtValue } from "../../core/message.js";
+import { ConfigError, fail, type IoError } from "../../errors.js";
 import { DEFAULT_MAX_ELEMENTS, MAX_FILE_TENSORS } from "../tensorTypes.js";
 
 /** Builds the IoError of one rule. @internal */
@@ -20,10 +20,12 @@ export type Fail = (arg: string, rule: string, actual: string) => IoError;
 export function checkMaxElements(fn: string, maxElements: unknown): number {
   if (maxElements === undefined) return DEFAULT_MAX_ELEMENTS;
   if (typeof maxElements !== "number" || !Number.isSafeInteger(maxElements) || maxElements < 1) {
-    throw new ConfigError(
+    throw fail(
+      ConfigError,
       fn,
       "options.maxElements",
-      mustBe(fn, "options.maxElements", "a positive integer (elements)", fmtValue(maxElements)),
+      "a positive integer (elements)",
+      fmtValue(maxElements),
     );
   }
   return maxElements;

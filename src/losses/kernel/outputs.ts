@@ -9,8 +9,8 @@
  * one `ArrayBuffer` with a 520-byte stagger between views removes the conflict. A result's views
  * therefore share one `.buffer`; each view's `byteOffset` and `length` delimit its own data.
  */
-import { fmtValue, mustBe } from "../../core/message.js";
-import { ConfigError } from "../../errors.js";
+import { fmtValue } from "../../core/message.js";
+import { ConfigError, fail } from "../../errors.js";
 
 /** The `[B, T]` arrays the kernel writes. `fresh`: zero-filled by allocation (padding is 0). */
 export interface PolicyOutputs {
@@ -89,24 +89,17 @@ export function callerOutputs(
 ): PolicyOutputs | undefined {
   if (out === undefined || out === null) return undefined;
   if (typeof out !== "object" || Array.isArray(out)) {
-    throw new ConfigError(
-      fn,
-      "options.out",
-      mustBe(fn, "options.out", "an object of output arrays", fmtValue(out)),
-    );
+    throw fail(ConfigError, fn, "options.out", "an object of output arrays", fmtValue(out));
   }
   const given = out as Record<string, unknown>;
   for (const key of Object.keys(given)) {
     if (!OUT_FIELDS.some(([k]) => k === key)) {
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         fn,
         `options.out.${key}`,
-        mustBe(
-          fn,
-          `options.out.${key}`,
-          `one of ${OUT_FIELDS.map(([k]) => k).join(", ")}`,
-          "an unknown field",
-        ),
+        `one of ${OUT_FIELDS.map(([k]) => k).join(", ")}`,
+        "an unknown field",
       );
     }
   }
@@ -120,18 +113,18 @@ export function callerOutputs(
         v instanceof Float64Array || v instanceof Uint8Array
           ? `a ${v.constructor.name} of length ${v.length}`
           : fmtValue(v);
-      throw new ConfigError(fn, arg, mustBe(fn, arg, `a ${Ctor.name} of length ${n} (B·T)`, got));
+      throw fail(ConfigError, fn, arg, `a ${Ctor.name} of length ${n} (B·T)`, got);
     }
     for (const w of views) {
       if (w.buffer === v.buffer && overlaps(w, v)) {
         const why = "disjoint from the other outputs";
-        throw new ConfigError(fn, arg, mustBe(fn, arg, why, "a view overlapping another output"));
+        throw fail(ConfigError, fn, arg, why, "a view overlapping another output");
       }
     }
     for (const w of reads) {
       if (w.buffer === v.buffer && overlaps(w, v)) {
         const why = "disjoint from the inputs (the kernel reads them after writing outputs)";
-        throw new ConfigError(fn, arg, mustBe(fn, arg, why, "a view overlapping an input"));
+        throw fail(ConfigError, fn, arg, why, "a view overlapping an input");
       }
     }
     views.push(v);

@@ -14,7 +14,7 @@ import {
   type ResolvedGlobal,
   rowTokenWeights,
 } from "../../aggregate/effectiveTokenWeights.js";
-import { fmtIndices, mustBe } from "../../core/message.js";
+import { fmtIndices } from "../../core/message.js";
 import { isMask, type Mask, type Matrix, type MatrixLike } from "../../core/tensor.js";
 import {
   advantagesOf,
@@ -26,7 +26,7 @@ import {
   toMask,
   toMatrix,
 } from "../../core/validate.js";
-import { ConfigError, MaskError } from "../../errors.js";
+import { ConfigError, fail, MaskError } from "../../errors.js";
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import { checkEntropiesAt, entropyThreshold } from "../entropyMask.js";
 import { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "../inputs.js";
@@ -67,7 +67,7 @@ function requireStream(
   why: string,
 ): MatrixLike {
   if (x === null || x === undefined)
-    throw new ConfigError(fn, arg, mustBe(fn, arg, `given when ${why}`, String(x)));
+    throw fail(ConfigError, fn, arg, `given when ${why}`, String(x));
   return x;
 }
 
@@ -253,15 +253,12 @@ export function planPolicyLoss(
     const emptied: number[] = [];
     for (let b = 0; b < B; b++) if (L[b] === 0 && !empty.includes(b)) emptied.push(b);
     if (emptied.length > 0 && cfg.emptyRows === "reject") {
-      throw new MaskError(
+      throw fail(
+        MaskError,
         fn,
         "responseMask",
-        mustBe(
-          fn,
-          "responseMask",
-          "left with a response token in every row by config.rejection (or config.emptyRows count or drop)",
-          `every token rejected in rows ${fmtIndices(emptied)}`,
-        ),
+        "left with a response token in every row by config.rejection (or config.emptyRows count or drop)",
+        `every token rejected in rows ${fmtIndices(emptied)}`,
       );
     }
     for (const b of emptied) empty.push(b);

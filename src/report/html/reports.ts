@@ -4,11 +4,10 @@
  * per-step traces of every run detector with the alarms on top linking to their panels. One
  * self-contained file each (page.ts); the charts are drawn by charts.ts.
  */
-import { mustBe } from "../../core/message.js";
 import { g4 } from "../../core/pyFormat.js";
 import type { RunDiagnosis } from "../../diagnostics/diagnoseRun.js";
 import type { RunStep } from "../../diagnostics/runSteps.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, fail } from "../../errors.js";
 import type { WhichReport } from "../../which/whichTable.js";
 import { barChart, type Chart, heatmap, lineChart, type Series } from "./charts.js";
 import { esc, type Panel, page } from "./page.js";
@@ -69,15 +68,12 @@ export function batchReportHtml(report: WhichReport, o: { readonly source: strin
   report.rows.forEach((r, i) => {
     const grad = r.gradLogprobs;
     if (grad === undefined)
-      throw new ConfigError(
+      throw fail(
+        ConfigError,
         "batchReportHtml",
         "report",
-        mustBe(
-          "batchReportHtml",
-          "report",
-          "a which report made with { keepGradients: true }",
-          `row ${r.key} without gradLogprobs`,
-        ),
+        "a which report made with { keepGradients: true }",
+        `row ${r.key} without gradLogprobs`,
       );
     const bars = barChart({
       labels: lengths.map((L, b) => `seq${b} L=${L}`),
