@@ -1,9 +1,8 @@
 import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { fmtShape } from "../core/message.js";
 import type { MaskLike, Matrix, VectorLike } from "../core/tensor.js";
-import { checkFiniteAll, toMask, toVector } from "../core/validate.js";
+import { checkFiniteAll, checkObject, toMask, toVector } from "../core/validate.js";
 import { fail, ShapeError } from "../errors.js";
-import { checkObject } from "./checks.js";
 
 /**
  * Broadcast per-sequence values over each sequence's response tokens.

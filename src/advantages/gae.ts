@@ -4,9 +4,15 @@ import { fmtIndices } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { pow2Scale } from "../core/scale.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAll, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import {
+  checkFiniteAll,
+  checkFiniteNumber,
+  checkObject,
+  checkSameShape,
+  toMask,
+  toMatrix,
+} from "../core/validate.js";
 import { fail, MaskError } from "../errors.js";
-import { checkFiniteNumber, checkObject } from "./checks.js";
 
 /** Generalized advantage estimation parameters (polgrad's GAEConfig). Inert data. */
 export interface GAEConfig {

@@ -1,6 +1,6 @@
 import { checkFiniteOutput } from "../core/finite.js";
 import type { VectorLike } from "../core/tensor.js";
-import { checkObject } from "./checks.js";
+import { checkObject } from "../core/validate.js";
 import { centerByGroup, type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 import { checkSingletons } from "./singletons.js";
 

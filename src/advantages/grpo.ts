@@ -3,8 +3,8 @@ import { fmtIndices } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import type { VectorLike } from "../core/tensor.js";
+import { checkEps, checkFlag, checkObject, zeroDenominator } from "../core/validate.js";
 import { fail, ShapeError } from "../errors.js";
-import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons, scorableGroups } from "./groups.js";
 import { checkSingletons, type SingletonPolicy } from "./singletons.js";
 

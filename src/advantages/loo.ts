@@ -3,7 +3,7 @@ import { oneOf } from "../core/names.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { checkEps, checkObject } from "./checks.js";
+import { checkEps, checkObject } from "../core/validate.js";
 import { type GroupIdsLike, groupedInputs } from "./groups.js";
 
 /** Options of {@link looAdvantages}. */

@@ -3,9 +3,8 @@ import { fmtShape, fmtValue } from "../core/message.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { toVector } from "../core/validate.js";
+import { checkObject, toVector } from "../core/validate.js";
 import { ConfigError, fail, ShapeError } from "../errors.js";
-import { checkObject } from "./checks.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 import { checkSingletons, singletonAdvantage } from "./singletons.js";
 

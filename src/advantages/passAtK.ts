@@ -2,7 +2,7 @@ import { checkFiniteOutput } from "../core/finite.js";
 import { oneOf } from "../core/names.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import type { VectorLike } from "../core/tensor.js";
-import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
+import { checkEps, checkFlag, checkObject, zeroDenominator } from "../core/validate.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 
 /** Options of {@link passAtKAdvantages}. */

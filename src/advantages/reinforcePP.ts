@@ -3,8 +3,8 @@ import { fmtShape } from "../core/message.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import { fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
+import { checkEps, checkFlag, checkObject, zeroDenominator } from "../core/validate.js";
 import { fail, ShapeError } from "../errors.js";
-import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
 import {
   centerByGroup,
   checkGroupIds,

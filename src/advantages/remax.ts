@@ -2,9 +2,8 @@ import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
 import { fmtShape } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike, VectorLike } from "../core/tensor.js";
-import { checkFiniteAll, toMask, toMatrix, toVector } from "../core/validate.js";
+import { checkFiniteAll, checkObject, toMask, toMatrix, toVector } from "../core/validate.js";
 import { fail, ShapeError } from "../errors.js";
-import { checkObject } from "./checks.js";
 import { returnsOf } from "./returns.js";
 
 /**

@@ -2,8 +2,13 @@ import { type EmptyRows, emptyRowsMaskRule } from "../aggregate/emptyRows.js";
 import { checkFiniteOutput } from "../core/finite.js";
 import { oneOf } from "../core/names.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
-import { checkFiniteNumber, checkObject } from "./checks.js";
+import {
+  checkFiniteAt,
+  checkFiniteNumber,
+  checkObject,
+  toMask,
+  toMatrix,
+} from "../core/validate.js";
 
 /**
  * What the running return does at a masked position inside a row (an observation span of a

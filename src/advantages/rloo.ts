@@ -2,7 +2,7 @@ import { checkFiniteOutput } from "../core/finite.js";
 import { maxAbsOf, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { checkObject } from "./checks.js";
+import { checkObject } from "../core/validate.js";
 import { type GroupIdsLike, groupedInputs, rejectSingletons } from "./groups.js";
 import { checkSingletons, singletonAdvantage } from "./singletons.js";
 

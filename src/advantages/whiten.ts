@@ -4,9 +4,16 @@ import { oneOf } from "../core/names.js";
 import { maxAbsOf, meanAndSs, pow2Scale } from "../core/scale.js";
 import { CompensatedSum } from "../core/sum.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAll, toMask, toMatrix } from "../core/validate.js";
+import {
+  checkEps,
+  checkFiniteAll,
+  checkFlag,
+  checkObject,
+  toMask,
+  toMatrix,
+  zeroDenominator,
+} from "../core/validate.js";
 import { fail, MaskError } from "../errors.js";
-import { checkEps, checkFlag, checkObject, zeroDenominator } from "./checks.js";
 
 /** Options of {@link whiten}. */
 export interface WhitenOptions {

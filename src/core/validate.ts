@@ -3,6 +3,11 @@
  * at response positions, and the `[B]` / `[B, T]` advantage broadcast. Each check throws the typed
  * error of `errors.ts` with the standard message (`core/message.ts`). Validation happens at call
  * entry, before any arithmetic (docs/conventions.md#errors).
+ *
+ * The one home of the shared argument checks: every layer's scalar option checks (flags, eps,
+ * finite and positive numbers, config objects) live here too. What stays elsewhere is a rule of
+ * one domain: the policy-loss config's fields (losses/config.ts and configValidate.ts), a KL
+ * clamp (kl/estimator.ts), the clip census's ClipConfig (diagnostics/clipping.ts).
  */
 import { ConfigError, fail, IoError, MaskError, NonFiniteError, ShapeError } from "../errors.js";
 import { fmtIndices, fmtShape, fmtValue } from "./message.js";
@@ -607,4 +612,68 @@ export function broadcastAdvantages(
   checkFiniteAt(fn, arg, a, mask);
   for (let i = 0; i < out.length; i++) if (m[i] === 1) out[i] = a.data[i] as number;
   return { rows, cols, data: out };
+}
+
+/**
+ * Require a boolean option.
+ * @internal
+ */
+export function checkFlag(fn: string, arg: string, value: unknown): boolean {
+  if (typeof value !== "boolean") {
+    throw fail(ConfigError, fn, arg, "a boolean", fmtValue(value));
+  }
+  return value;
+}
+
+/**
+ * Require a finite, non-negative `eps` (a regularizer added to a std or a variance).
+ * @internal
+ */
+export function checkEps(fn: string, arg: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw fail(ConfigError, fn, arg, "a finite number >= 0", fmtValue(value));
+  }
+  return value;
+}
+
+/**
+ * Require a finite number (GAE's γ and λ; polgrad leaves their range open).
+ * @internal
+ */
+export function checkFiniteNumber(fn: string, arg: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw fail(ConfigError, fn, arg, "a finite number", fmtValue(value));
+  }
+  return value;
+}
+
+/**
+ * Throw when a denominator `spread + eps` is 0, i.e. the spread is 0 and `eps` is 0: polgrad would
+ * return 0/0 = NaN there; polgrad-ts raises instead (docs/derivations/advantages.md#group-normalization).
+ * @internal
+ */
+export function zeroDenominator(fn: string, arg: string, where: string): ConfigError {
+  return fail(ConfigError, fn, arg, `> 0 when ${where}`, "0");
+}
+
+/**
+ * Require a config object (not null, not a primitive).
+ * @internal
+ */
+export function checkObject<T extends object>(fn: string, arg: string, value: T): T {
+  if (typeof value !== "object" || value === null) {
+    throw fail(ConfigError, fn, arg, "an object", fmtValue(value));
+  }
+  return value;
+}
+
+/**
+ * Require a positive finite number (a clip width, a bound).
+ * @internal
+ */
+export function checkPositive(fn: string, arg: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw fail(ConfigError, fn, arg, "a positive finite number", fmtValue(value));
+  }
+  return value;
 }

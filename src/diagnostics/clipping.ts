@@ -12,7 +12,13 @@ import {
   type MatrixLike,
   type VectorLike,
 } from "../core/tensor.js";
-import { broadcastAdvantages, checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
+import {
+  broadcastAdvantages,
+  checkFiniteAt,
+  checkPositive,
+  toMask,
+  toMatrix,
+} from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import type { ClipConfig } from "../losses/config.js";
 
@@ -46,13 +52,6 @@ function isSet(x: unknown): boolean {
   return x !== null && x !== undefined;
 }
 
-function positiveEps(fn: string, arg: string, x: unknown): number {
-  if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
-    throw fail(ConfigError, fn, arg, "a positive finite number", fmtValue(x));
-  }
-  return x;
-}
-
 /**
  * Validate a ClipConfig for the census: both widths finite > 0, the cap null or finite > 1.
  * @internal
@@ -64,8 +63,8 @@ export function checkClip(
   if (typeof clip !== "object" || clip === null || !isSet(clip.epsLow) || !isSet(clip.epsHigh)) {
     throw fail(ConfigError, fn, "clip", "a ClipConfig with epsLow and epsHigh set", fmtValue(clip));
   }
-  const epsLow = positiveEps(fn, "clip.epsLow", clip.epsLow);
-  const epsHigh = positiveEps(fn, "clip.epsHigh", clip.epsHigh);
+  const epsLow = checkPositive(fn, "clip.epsLow", clip.epsLow);
+  const epsHigh = checkPositive(fn, "clip.epsHigh", clip.epsHigh);
   let cap: number | null = null;
   if (isSet(clip.ratioCap)) {
     const c = clip.ratioCap;

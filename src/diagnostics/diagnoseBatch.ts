@@ -5,13 +5,13 @@
  * others still run.
  */
 
-import { checkObject } from "../advantages/checks.js";
 import type { Aggregation } from "../aggregate/aggregation.js";
 import { oneOf } from "../core/names.js";
 import { isMask, isMatrix, type Mask, type Matrix, maskCounts } from "../core/tensor.js";
 import {
   advantagesOf,
   BATCH_STREAM_FIELDS,
+  checkObject,
   checkSameShape,
   describeInput,
   toMask,

@@ -8,10 +8,9 @@
 
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { checkObject } from "../advantages/checks.js";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
 import { createRng } from "../core/rng.js";
-import { requirePath } from "../core/validate.js";
+import { checkObject, requirePath } from "../core/validate.js";
 import { ConfigError, fail, IoError, PolgradError } from "../errors.js";
 import { ReadScratch } from "../io/_internal/files.js";
 import { toPartialBatchAs } from "../io/batch.js";

@@ -4,12 +4,11 @@
  * (docs/diagnostics/entropy.md).
  */
 
-import { checkObject } from "../advantages/checks.js";
 import { fmtValue } from "../core/message.js";
 import { checkFiniteReport } from "../core/quantile.js";
 import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike, VectorLike } from "../core/tensor.js";
-import { checkFiniteAt, toMask, toMatrix } from "../core/validate.js";
+import { checkFiniteAt, checkObject, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import { checkEntropiesAt } from "../losses/entropyMask.js";
 import { type TrendOptions, type TrendReport, trendTest } from "./trend.js";

@@ -5,7 +5,6 @@
  * (docs/diagnostics/ess.md).
  */
 
-import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
@@ -15,6 +14,7 @@ import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
 import {
   checkFiniteAll,
   checkFiniteAt,
+  checkObject,
   checkSameShape,
   toMask,
   toMatrix,

@@ -4,7 +4,6 @@
  * HC3 robust confidence interval (docs/diagnostics/length-bias.md).
  */
 
-import { checkObject } from "../advantages/checks.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import { checkNormLen, fillTokenWeights } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr } from "../core/finite.js";
@@ -13,7 +12,7 @@ import { checkFiniteReport } from "../core/quantile.js";
 import { mulPow2 } from "../core/scale.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import { type MaskLike, type MatrixLike, rowLengths, type VectorLike } from "../core/tensor.js";
-import { broadcastAdvantages, toMask } from "../core/validate.js";
+import { broadcastAdvantages, checkObject, toMask } from "../core/validate.js";
 import { fail, MaskError, ShapeError } from "../errors.js";
 import { designDefect, normalQuantile, olsHc3Scaled } from "./ols.js";
 

@@ -6,13 +6,12 @@
  * (docs/diagnostics/mismatch.md).
  */
 
-import { checkObject } from "../advantages/checks.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue } from "../core/message.js";
 import { checkFiniteReport, quantilesOf, sampleMoments } from "../core/quantile.js";
 import { robustSum } from "../core/sum.js";
 import type { MaskLike, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import { checkFiniteAt, checkObject, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import type { KLEstimator } from "../kl/estimator.js";
 import { k3Value, klPointInto } from "../kl/estimator.js";

@@ -1,7 +1,6 @@
-import { checkObject } from "../advantages/checks.js";
 import { overflowError } from "../core/finite.js";
 import type { Mask, MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import { checkFiniteAt, checkObject, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { checkKLEstimator, type KLEstimator, klPointwise } from "./estimator.js";
 
 /**

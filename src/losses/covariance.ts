@@ -6,7 +6,6 @@
  * (docs/derivations/losses.md#kl-cov).
  */
 
-import { checkObject } from "../advantages/checks.js";
 import { overflowError } from "../core/finite.js";
 import { fmtValue, mustBe } from "../core/message.js";
 import { orderStatistics } from "../core/orderStatistics.js";
@@ -16,6 +15,7 @@ import type { Mask, MaskLike, Matrix, MatrixLike, VectorLike } from "../core/ten
 import {
   broadcastAdvantages,
   checkFiniteAt,
+  checkObject,
   checkSameShape,
   toMask,
   toMatrix,

@@ -1,4 +1,3 @@
-import { checkObject } from "../advantages/checks.js";
 import { type Aggregation, checkAggregation } from "../aggregate/aggregation.js";
 import {
   checkNormLen,
@@ -9,7 +8,7 @@ import type { EmptyRows } from "../aggregate/emptyRows.js";
 import { overflowError } from "../core/finite.js";
 import { fmtValue } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAt, checkSameShape, toMask, toMatrix } from "../core/validate.js";
+import { checkFiniteAt, checkObject, checkSameShape, toMask, toMatrix } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import { checkedMaskedDot } from "../kl/robustDot.js";
 
