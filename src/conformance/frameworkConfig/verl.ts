@@ -133,62 +133,18 @@ function bad(fn: string, key: string, rule: string, got: RecordedValue): ConfigE
 }
 
 /**
- * Resolve a verl config against a release.
- *
- * @param r - The release (findRelease("verl@…")).
- * @param parsed - The parsed config (dotted Hydra paths).
- * @returns The resolution.
- * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a bad value, or a loss
- *   mode polgrad does not model (clip_cov, kl_cov: covariance-selected tokens).
- * @derivation docs/conformance/explain.md#verl
- * @enforcedBy test/conformance/frameworkConfig/pinReplay.test.ts > verl releases > conformance: the recorded token-mean, cispo and k-free fixtures at 1dda039b replay through resolved overrides
- * @since 0.2.0
+ * The policy loss of a verl `loss_mode` (the surrogate, its ratio, clip and clamps), and the
+ * aggregation the mode fixes whatever loss_agg_mode says (null: loss_agg_mode's).
  */
-export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): FrameworkResolution {
-  const fn = r.ref;
-  const era = verlEra(r);
-  const rk = keysOf(r.release);
-  const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
-    lossKeys: LOSS_KEYS,
-    anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
-    worldKeys: NO_WORLD,
-  });
-  const warnings: ResolutionWarning[] = [];
-  const mode = c.str(`${A}loss_agg_mode`, era.aggModes);
-  const lossMode = c.str(`${A}policy_loss.loss_mode`, [...era.lossModes, "clip_cov", "kl_cov"]);
-  if (lossMode === "clip_cov" || lossMode === "kl_cov")
-    throw bad(
-      fn,
-      `${A}policy_loss.loss_mode`,
-      `a loss mode polgrad models (${era.lossModes.join(", ")}); ${lossMode} selects tokens by a covariance ranking, which is not in the algebra`,
-      lossMode,
-    );
-  const eps = c.num(`${A}clip_ratio`, { min: 0 });
-  const lo = c.num(`${A}clip_ratio_low`, { nullable: true, min: 0 }) ?? eps;
-  const hi = c.num(`${A}clip_ratio_high`, { nullable: true, min: 0 }) ?? eps;
-  if (c.raw(`${A}clip_ratio_low`) === null)
-    c.derive(`${A}clip_ratio_low`, eps, "derived", "clip_ratio when null");
-  if (c.raw(`${A}clip_ratio_high`) === null)
-    c.derive(`${A}clip_ratio_high`, eps, "derived", "clip_ratio when null");
-  const cDual = c.num(`${A}clip_ratio_c`, { gt: 1 });
-  const lsf = c.has(`${A}loss_scale_factor`)
-    ? c.num(`${A}loss_scale_factor`, { nullable: true, gt: 0 })
-    : null;
-  if (!era.engine && c.isUser(`${A}loss_scale_factor`))
-    warnings.push({
-      code: "verl-loss-scale-factor-inert",
-      message: `${A}loss_scale_factor is set, but at ${r.ref} the old actor never passes it to agg_loss: seq-mean-token-sum-norm divides by the padded width T whatever it says (the engine, v0.8.0+, uses it)`,
-    });
-  const useKl = c.bool(`${A}use_kl_loss`);
-  const entCoef = c.num(`${A}entropy_coeff`);
-  const mini = c.int(`${A}ppo_mini_batch_size`);
-  const n = c.int("actor_rollout_ref.rollout.n");
-  const epochs = c.int(`${A}ppo_epochs`);
-  const micro = c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true });
-  const dynamic = c.bool(`${A}use_dynamic_bsz`);
-  const trainBatch = c.int("data.train_batch_size");
-
-  // The policy loss per mode.
+function verlPolicy(
+  fn: string,
+  c: MergedConfig,
+  era: VerlEra,
+  lossMode: string,
+  lo: number,
+  hi: number,
+  cDual: number,
+): { policy: Omit<PolicyLossConfig, "aggregation">; fixedMode: string | null } {
   const clamp20 = { level: "token", lower: -20, upper: 20 } as const;
   let policy: Omit<PolicyLossConfig, "aggregation">;
   let fixedMode: string | null = null;
@@ -268,6 +224,137 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
     default:
       throw bad(fn, `${A}policy_loss.loss_mode`, `one of ${era.lossModes.join(", ")}`, lossMode);
   }
+  return { policy, fixedMode };
+}
+
+/**
+ * The KL loss: kl_loss_coef·agg_loss(kl_penalty(...), mask, loss_agg_mode), added before scaling;
+ * `aggregation` when the policy term's mode is fixed apart from loss_agg_mode (null: the loss's).
+ */
+function verlKl(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
+  aggregation: PolicyLossConfig["aggregation"] | null,
+): KLLossConfig {
+  const type = c.str(`${A}kl_loss_type`, [
+    ...Object.keys(KL_TYPES),
+    ...Object.keys(KL_TYPES).map((k) => `${k}+`),
+  ]);
+  const st = type.endsWith("+");
+  if (st && !era.straightThroughKl)
+    throw bad(
+      fn,
+      `${A}kl_loss_type`,
+      `one without "+" at ${r.ref} (verl raises NotImplementedError: the "+" is not stripped before v0.8.0)`,
+      type,
+    );
+  const base = KL_TYPES[st ? type.slice(0, -1) : type] as KLLossConfig;
+  return {
+    ...base,
+    coef: c.num(`${A}kl_loss_coef`),
+    ...(st ? { gradient: "straight_through" as const, clamp: null } : {}),
+    ...(aggregation === null ? {} : { aggregation }),
+  };
+}
+
+/** Whether a recorded key shaped this resolution (false: listed, but it changed nothing here). */
+function settingEffective(
+  key: string,
+  x: {
+    readonly c: MergedConfig;
+    readonly era: VerlEra;
+    readonly useKl: boolean;
+    readonly lossMode: string;
+    readonly policyMode: string;
+    readonly split: boolean;
+    readonly rollout: ReadonlySet<string>;
+  },
+): boolean {
+  if (key.endsWith("kl_loss_coef") || key.endsWith("kl_loss_type")) return x.useKl;
+  if (key.endsWith("tau_pos") || key.endsWith("tau_neg")) return x.lossMode === "sapo";
+  if (key.endsWith("dro_beta")) return x.lossMode === "dro";
+  if (key.endsWith("loss_scale_factor"))
+    return x.era.engine && x.policyMode === "seq-mean-token-sum-norm";
+  if (
+    key.startsWith("algorithm.rollout_correction.") ||
+    key === "actor_rollout_ref.rollout.calculate_log_probs"
+  )
+    return x.rollout.has(key);
+  if (key.endsWith("ppo_micro_batch_size_per_gpu")) return x.split;
+  if (key.endsWith("use_dynamic_bsz")) return !x.era.engine;
+  if (key.endsWith("ppo_epochs")) return x.era.onPolicyShortcut;
+  if (key === `${A}clip_ratio`)
+    return x.c.raw(`${A}clip_ratio_low`) === null || x.c.raw(`${A}clip_ratio_high`) === null;
+  if (key.endsWith("clip_ratio_c"))
+    return x.lossMode === "vanilla" || x.lossMode.startsWith("dppo");
+  return !(
+    key.startsWith("algorithm.") ||
+    key.startsWith("trainer.") ||
+    key === "data.train_batch_size" ||
+    key.endsWith("ppo_mini_batch_size") ||
+    key === "actor_rollout_ref.rollout.n"
+  );
+}
+
+/**
+ * Resolve a verl config against a release.
+ *
+ * @param r - The release (findRelease("verl@…")).
+ * @param parsed - The parsed config (dotted Hydra paths).
+ * @returns The resolution.
+ * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a bad value, or a loss
+ *   mode polgrad does not model (clip_cov, kl_cov: covariance-selected tokens).
+ * @derivation docs/conformance/explain.md#verl
+ * @enforcedBy test/conformance/frameworkConfig/pinReplay.test.ts > verl releases > conformance: the recorded token-mean, cispo and k-free fixtures at 1dda039b replay through resolved overrides
+ * @since 0.2.0
+ */
+export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): FrameworkResolution {
+  const fn = r.ref;
+  const era = verlEra(r);
+  const rk = keysOf(r.release);
+  const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
+    lossKeys: LOSS_KEYS,
+    anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
+    worldKeys: NO_WORLD,
+  });
+  const warnings: ResolutionWarning[] = [];
+  const mode = c.str(`${A}loss_agg_mode`, era.aggModes);
+  const lossMode = c.str(`${A}policy_loss.loss_mode`, [...era.lossModes, "clip_cov", "kl_cov"]);
+  if (lossMode === "clip_cov" || lossMode === "kl_cov")
+    throw bad(
+      fn,
+      `${A}policy_loss.loss_mode`,
+      `a loss mode polgrad models (${era.lossModes.join(", ")}); ${lossMode} selects tokens by a covariance ranking, which is not in the algebra`,
+      lossMode,
+    );
+  const eps = c.num(`${A}clip_ratio`, { min: 0 });
+  const lo = c.num(`${A}clip_ratio_low`, { nullable: true, min: 0 }) ?? eps;
+  const hi = c.num(`${A}clip_ratio_high`, { nullable: true, min: 0 }) ?? eps;
+  if (c.raw(`${A}clip_ratio_low`) === null)
+    c.derive(`${A}clip_ratio_low`, eps, "derived", "clip_ratio when null");
+  if (c.raw(`${A}clip_ratio_high`) === null)
+    c.derive(`${A}clip_ratio_high`, eps, "derived", "clip_ratio when null");
+  const cDual = c.num(`${A}clip_ratio_c`, { gt: 1 });
+  const lsf = c.has(`${A}loss_scale_factor`)
+    ? c.num(`${A}loss_scale_factor`, { nullable: true, gt: 0 })
+    : null;
+  if (!era.engine && c.isUser(`${A}loss_scale_factor`))
+    warnings.push({
+      code: "verl-loss-scale-factor-inert",
+      message: `${A}loss_scale_factor is set, but at ${r.ref} the old actor never passes it to agg_loss: seq-mean-token-sum-norm divides by the padded width T whatever it says (the engine, v0.8.0+, uses it)`,
+    });
+  const useKl = c.bool(`${A}use_kl_loss`);
+  const entCoef = c.num(`${A}entropy_coeff`);
+  const mini = c.int(`${A}ppo_mini_batch_size`);
+  const n = c.int("actor_rollout_ref.rollout.n");
+  const epochs = c.int(`${A}ppo_epochs`);
+  const micro = c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true });
+  const dynamic = c.bool(`${A}use_dynamic_bsz`);
+  const trainBatch = c.int("data.train_batch_size");
+
+  const { policy, fixedMode } = verlPolicy(fn, c, era, lossMode, lo, hi, cDual);
   if (fixedMode !== null && c.isUser(`${A}loss_agg_mode`) && mode !== fixedMode)
     warnings.push({
       code: "verl-loss-mode-ignores-aggregation",
@@ -277,30 +364,7 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
   const policyMode = fixedMode ?? mode;
   const agg = aggregationOf(fn, era, policyMode, lsf, lossMode === "geo_mean");
 
-  // KL loss: kl_loss_coef·agg_loss(kl_penalty(...), mask, loss_agg_mode), added before scaling.
-  let kl: KLLossConfig | null = null;
-  if (useKl) {
-    const type = c.str(`${A}kl_loss_type`, [
-      ...Object.keys(KL_TYPES),
-      ...Object.keys(KL_TYPES).map((k) => `${k}+`),
-    ]);
-    const st = type.endsWith("+");
-    if (st && !era.straightThroughKl)
-      throw bad(
-        fn,
-        `${A}kl_loss_type`,
-        `one without "+" at ${r.ref} (verl raises NotImplementedError: the "+" is not stripped before v0.8.0)`,
-        type,
-      );
-    const base = KL_TYPES[st ? type.slice(0, -1) : type] as KLLossConfig;
-    const kc = c.num(`${A}kl_loss_coef`);
-    kl = {
-      ...base,
-      coef: kc,
-      ...(st ? { gradient: "straight_through" as const, clamp: null } : {}),
-      ...(policyMode !== mode ? { aggregation: agg.cfg.aggregation } : {}),
-    };
-  }
+  const kl = useKl ? verlKl(fn, c, r, era, policyMode !== mode ? agg.cfg.aggregation : null) : null;
   const entropyBonus: EntropyBonusConfig | null =
     entCoef === 0 ? null : { coef: entCoef, aggregation: agg.cfg.aggregation };
 
@@ -341,43 +405,10 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
       ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${mini * n} in the config), normalised by its global counts`
       : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ppo_micro_batch_size_per_gpu = ${micro} rows, each micro-batch's loss on its own statistics times 1/K`}`,
   };
-  const settings: ResolvedSetting[] = [];
-  const push = (key: string, effective = true) => {
-    if (c.has(key)) settings.push(c.setting(key, ROLE[key] ?? "", effective));
-  };
-  for (const key of Object.keys(ROLE)) {
-    const eff =
-      key.endsWith("kl_loss_coef") || key.endsWith("kl_loss_type")
-        ? useKl
-        : key.endsWith("tau_pos") || key.endsWith("tau_neg")
-          ? lossMode === "sapo"
-          : key.endsWith("dro_beta")
-            ? lossMode === "dro"
-            : key.endsWith("loss_scale_factor")
-              ? era.engine && policyMode === "seq-mean-token-sum-norm"
-              : key.startsWith("algorithm.rollout_correction.") ||
-                  key === "actor_rollout_ref.rollout.calculate_log_probs"
-                ? rollout.effective.has(key)
-                : key.endsWith("ppo_micro_batch_size_per_gpu")
-                  ? split
-                  : key.endsWith("use_dynamic_bsz")
-                    ? !era.engine
-                    : key.endsWith("ppo_epochs")
-                      ? era.onPolicyShortcut
-                      : key === `${A}clip_ratio`
-                        ? c.raw(`${A}clip_ratio_low`) === null ||
-                          c.raw(`${A}clip_ratio_high`) === null
-                        : key.endsWith("clip_ratio_c")
-                          ? lossMode === "vanilla" || lossMode.startsWith("dppo")
-                          : key.startsWith("algorithm.") ||
-                              key.startsWith("trainer.") ||
-                              key === "data.train_batch_size" ||
-                              key.endsWith("ppo_mini_batch_size") ||
-                              key === "actor_rollout_ref.rollout.n"
-                            ? false
-                            : true;
-    push(key, eff);
-  }
+  const ctx = { c, era, useKl, lossMode, policyMode, split, rollout: rollout.effective };
+  const settings: ResolvedSetting[] = Object.keys(ROLE)
+    .filter((key) => c.has(key))
+    .map((key) => c.setting(key, ROLE[key] ?? "", settingEffective(key, ctx)));
   return {
     framework: "verl",
     ...releaseHeader(r),
