@@ -77,34 +77,12 @@ const ROLE: Readonly<Record<string, string>> = {
 /** Every key ROLE names is loss-relevant wherever a release defines it. */
 const LOSS_KEYS = new Set(Object.keys(ROLE));
 
-/**
- * Resolve a TRL config against a release.
- *
- * @param r - The release (findRelease("trl@…")).
- * @param parsed - The parsed config (GRPOConfig field names).
- * @param world - The accelerate world.
- * @returns The resolution.
- * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a value of the wrong type,
- *   or a combination the release rejects or polgrad does not model.
- * @derivation docs/conformance/explain.md#trl
- * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > golden: TRL v1.9.0's default is dapo with an on-policy ratio
- * @since 0.2.0
- */
-export function resolveTrl(
-  r: ReleaseRef,
-  parsed: ParsedFrameworkConfig,
-  world: TrlWorld = {},
-): FrameworkResolution {
-  const fn = r.ref;
-  const era = trlEra(r);
-  const rk = keysOf(r.release);
-  const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
-    lossKeys: LOSS_KEYS,
-    anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
-    worldKeys: WORLD_KEYS,
-  });
-  const warnings: ResolutionWarning[] = [];
-  // The world: TrainingArguments defaults (transformers) and accelerate's process count.
+/** The world: TrainingArguments defaults (transformers) and accelerate's process count. */
+function trlWorld(
+  c: MergedConfig,
+  rk: { has(key: string): boolean },
+  world: TrlWorld,
+): { readonly G: number; readonly P: number } {
   if (!c.isUser("gradient_accumulation_steps") && !rk.has("gradient_accumulation_steps"))
     c.derive("gradient_accumulation_steps", 1, "default", "TrainingArguments' default");
   if (!c.isUser("per_device_train_batch_size") && !rk.has("per_device_train_batch_size"))
@@ -114,29 +92,20 @@ export function resolveTrl(
   const G = c.int("gradient_accumulation_steps");
   const P = c.int("num_processes");
 
-  const lossType = era.hardCoded ?? c.str("loss_type", era.lossTypes);
-  if (c.has("use_liger_loss") && c.raw("use_liger_loss") !== null && c.bool("use_liger_loss"))
-    throw configError(
-      fn,
-      "use_liger_loss",
-      "false (the Liger fused loss path is not resolved by polgrad)",
-      true,
-    );
-  // v0.14–v0.15 have no clip (and no epsilon key).
-  const eps = c.has("epsilon") ? c.num("epsilon", { min: 0 }) : 0.2;
-  let epsHigh = eps;
-  if (c.has("epsilon_high")) {
-    const h = c.num("epsilon_high", { nullable: true, min: 0 });
-    if (h === null) c.derive("epsilon_high", eps, "derived", "epsilon_high = epsilon when None");
-    epsHigh = h ?? eps;
-  }
-  const beta = c.num("beta", { min: 0 });
-  const iters = c.has("num_iterations") ? c.int("num_iterations") : 1;
-  const level = c.has("importance_sampling_level")
-    ? c.str("importance_sampling_level", ["token", "sequence"] as const)
-    : "token";
-  // Micro-batches of the generation batch: steps_per_generation (default: the accumulation);
-  // before v0.17 every micro-step generates its own batch (one micro-batch per file).
+  return { G, P };
+}
+
+/**
+ * Micro-batches of the generation batch: steps_per_generation (default: the accumulation G);
+ * before v0.17 every micro-step generates its own batch (one micro-batch per file).
+ */
+function stepsPerGeneration(
+  fn: string,
+  c: MergedConfig,
+  era: TrlEra,
+  G: number,
+  P: number,
+): number {
   let spg = era.splitsGeneration ? G : 1;
   if (c.has("steps_per_generation")) {
     const s = c.int("steps_per_generation", { nullable: true });
@@ -182,6 +151,126 @@ export function resolveTrl(
       );
     } else spg = s;
   }
+  return spg;
+}
+
+/** The recorded keys of the resolution, each marked by whether it shaped the loss here. */
+function trlSettings(
+  c: MergedConfig,
+  era: TrlEra,
+  x: {
+    readonly onPolicy: boolean;
+    readonly surrogate: string;
+    readonly beta: number;
+    readonly G: number;
+    readonly spg: number;
+    readonly isCorr: boolean;
+    readonly tokenNormalised: boolean;
+    readonly lossType: string;
+  },
+): ResolvedSetting[] {
+  const { onPolicy, beta, G, spg, isCorr, tokenNormalised, lossType } = x;
+  const surrogate = { surrogate: x.surrogate };
+  const settings: ResolvedSetting[] = [];
+  const push = (key: string, effective = true) => {
+    if (c.has(key) || c.isUser(key)) settings.push(c.setting(key, ROLE[key] ?? "", effective));
+  };
+  push("loss_type");
+  push("epsilon", !onPolicy && surrogate.surrogate === "pg_clip");
+  push(
+    "epsilon_high",
+    !onPolicy && (surrogate.surrogate === "pg_clip" || surrogate.surrogate === "cispo"),
+  );
+  push("delta", !onPolicy && surrogate.surrogate === "pg_clip");
+  push("beta");
+  push("use_bias_correction_kl", beta !== 0);
+  push("importance_sampling_level");
+  // num_iterations matters only where it decides whether the old logprobs are real.
+  const onPolicyAtOneIteration = !oldLogpsComputed(era, {
+    G,
+    spg: era.splitsGeneration ? spg : G,
+    iters: 1,
+    vllmIs: isCorr,
+  });
+  push("num_iterations", onPolicyAtOneIteration !== onPolicy);
+  push("gradient_accumulation_steps");
+  push("steps_per_generation");
+  push("generation_batch_size", false);
+  push("per_device_train_batch_size", false);
+  push("num_processes", tokenNormalised);
+  push("max_completion_length", lossType === "dr_grpo");
+  for (const k of ["sapo_temperature_pos", "sapo_temperature_neg"]) push(k, lossType === "sapo");
+  for (const k of ["vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg"])
+    push(k, lossType === "vespo");
+  push("top_entropy_quantile");
+  push("entropy_coef");
+  push("use_adaptive_entropy");
+  push("off_policy_mask_threshold");
+  push("use_vllm");
+  for (const k of [
+    "vllm_importance_sampling_correction",
+    "vllm_importance_sampling_mode",
+    "vllm_importance_sampling_clip_max",
+    "vllm_importance_sampling_clip_min",
+    "vllm_importance_sampling_cap",
+  ])
+    push(k, isCorr);
+  push("mask_truncated_completions", false);
+  push("scale_rewards", false);
+  push("num_generations", false);
+  return settings;
+}
+
+/**
+ * Resolve a TRL config against a release.
+ *
+ * @param r - The release (findRelease("trl@…")).
+ * @param parsed - The parsed config (GRPOConfig field names).
+ * @param world - The accelerate world.
+ * @returns The resolution.
+ * @throws {ConfigError} E_CONFIG for an unknown loss key (did-you-mean), a value of the wrong type,
+ *   or a combination the release rejects or polgrad does not model.
+ * @derivation docs/conformance/explain.md#trl
+ * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > golden: TRL v1.9.0's default is dapo with an on-policy ratio
+ * @since 0.2.0
+ */
+export function resolveTrl(
+  r: ReleaseRef,
+  parsed: ParsedFrameworkConfig,
+  world: TrlWorld = {},
+): FrameworkResolution {
+  const fn = r.ref;
+  const era = trlEra(r);
+  const rk = keysOf(r.release);
+  const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
+    lossKeys: LOSS_KEYS,
+    anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
+    worldKeys: WORLD_KEYS,
+  });
+  const warnings: ResolutionWarning[] = [];
+  const { G, P } = trlWorld(c, rk, world);
+  const lossType = era.hardCoded ?? c.str("loss_type", era.lossTypes);
+  if (c.has("use_liger_loss") && c.raw("use_liger_loss") !== null && c.bool("use_liger_loss"))
+    throw configError(
+      fn,
+      "use_liger_loss",
+      "false (the Liger fused loss path is not resolved by polgrad)",
+      true,
+    );
+  // v0.14–v0.15 have no clip (and no epsilon key).
+  const eps = c.has("epsilon") ? c.num("epsilon", { min: 0 }) : 0.2;
+  let epsHigh = eps;
+  if (c.has("epsilon_high")) {
+    const h = c.num("epsilon_high", { nullable: true, min: 0 });
+    if (h === null) c.derive("epsilon_high", eps, "derived", "epsilon_high = epsilon when None");
+    epsHigh = h ?? eps;
+  }
+  const beta = c.num("beta", { min: 0 });
+  const iters = c.has("num_iterations") ? c.int("num_iterations") : 1;
+  const level = c.has("importance_sampling_level")
+    ? c.str("importance_sampling_level", ["token", "sequence"] as const)
+    : "token";
+  const spg = stepsPerGeneration(fn, c, era, G, P);
   const useVllm = c.has("use_vllm") ? c.bool("use_vllm") : false;
   const isCorr =
     era.vllmIs !== "none" &&
@@ -273,53 +362,16 @@ export function resolveTrl(
       code: "trl-on-policy-clip-inert",
       message: `old_per_token_logps is not computed (num_iterations = ${iters}, steps_per_generation = ${spg} divides into gradient_accumulation_steps = ${G}, no vLLM IS correction): the ratio is exactly 1, so epsilon, epsilon_high and delta have no effect and the batch's old_logprobs are not read`,
     });
-  const settings: ResolvedSetting[] = [];
-  const push = (key: string, effective = true) => {
-    if (c.has(key) || c.isUser(key)) settings.push(c.setting(key, ROLE[key] ?? "", effective));
-  };
-  push("loss_type");
-  push("epsilon", !onPolicy && surrogate.surrogate === "pg_clip");
-  push(
-    "epsilon_high",
-    !onPolicy && (surrogate.surrogate === "pg_clip" || surrogate.surrogate === "cispo"),
-  );
-  push("delta", !onPolicy && surrogate.surrogate === "pg_clip");
-  push("beta");
-  push("use_bias_correction_kl", beta !== 0);
-  push("importance_sampling_level");
-  // num_iterations matters only where it decides whether the old logprobs are real.
-  const onPolicyAtOneIteration = !oldLogpsComputed(era, {
+  const settings = trlSettings(c, era, {
+    onPolicy,
+    surrogate: surrogate.surrogate,
+    beta,
     G,
-    spg: era.splitsGeneration ? spg : G,
-    iters: 1,
-    vllmIs: isCorr,
+    spg,
+    isCorr,
+    tokenNormalised,
+    lossType,
   });
-  push("num_iterations", onPolicyAtOneIteration !== onPolicy);
-  push("gradient_accumulation_steps");
-  push("steps_per_generation");
-  push("generation_batch_size", false);
-  push("per_device_train_batch_size", false);
-  push("num_processes", tokenNormalised);
-  push("max_completion_length", lossType === "dr_grpo");
-  for (const k of ["sapo_temperature_pos", "sapo_temperature_neg"]) push(k, lossType === "sapo");
-  for (const k of ["vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg"])
-    push(k, lossType === "vespo");
-  push("top_entropy_quantile");
-  push("entropy_coef");
-  push("use_adaptive_entropy");
-  push("off_policy_mask_threshold");
-  push("use_vllm");
-  for (const k of [
-    "vllm_importance_sampling_correction",
-    "vllm_importance_sampling_mode",
-    "vllm_importance_sampling_clip_max",
-    "vllm_importance_sampling_clip_min",
-    "vllm_importance_sampling_cap",
-  ])
-    push(k, isCorr);
-  push("mask_truncated_completions", false);
-  push("scale_rewards", false);
-  push("num_generations", false);
   if (era.scaleRewardsInverted && c.has("scale_rewards") && c.raw("scale_rewards") === "group")
     warnings.push({
       code: "trl-scale-rewards-inverted",
