@@ -131,6 +131,103 @@ function bad(fn: string, key: string, rule: string, got: RecordedValue): ConfigE
   return new ConfigError(fn, key, `${fn}: ${safeText(key)} must be ${rule}; got ${fmtValue(got)}`);
 }
 
+/** Whether a listed flag shaped the resolution (false: listed, but it changed nothing here). */
+function conceptEffective(
+  concept: string,
+  x: {
+    readonly pair: unknown;
+    readonly useKl: boolean;
+    readonly isCorrection: ISCorrectionConfig | null;
+    readonly split: boolean;
+  },
+): boolean {
+  switch (concept) {
+    case "advantage_estimator":
+    case "n_samples_per_prompt":
+    case "train_batch_size":
+    case "kl_target":
+      return false;
+    case "eps_clip":
+      return x.pair === null || x.pair === undefined;
+    case "init_kl_coef":
+    case "kl_estimator":
+      return x.useKl;
+    case "is_threshold":
+    case "is_type":
+    case "use_icepop":
+      return x.isCorrection !== null;
+    case "micro_train_batch_size":
+      return x.split;
+    default:
+      return true;
+  }
+}
+
+/** The loss in words, component by component. */
+function describeOpenRlhf(
+  r: ReleaseRef,
+  config: PolicyLossConfig,
+  x: {
+    readonly gspo: boolean;
+    readonly isRolloutRatio: boolean;
+    readonly lo: number;
+    readonly hi: number;
+    readonly dual: number | null;
+    readonly sampleMean: boolean;
+    readonly exactWindow: boolean;
+    readonly dynamic: boolean;
+    readonly useKl: boolean;
+    readonly klTerm: unknown;
+    readonly klCoef: number;
+    readonly klKind: string;
+    readonly isCorrection: ISCorrectionConfig | null;
+  },
+): FrameworkResolution["algebra"] {
+  const at = (l: string) => atOrAfter(r, l);
+  const { gspo, isRolloutRatio, lo, hi, dual, sampleMean, exactWindow, dynamic } = x;
+  const { useKl, klTerm, klCoef, klKind, isCorrection } = x;
+  return [
+    {
+      component: "ratio",
+      text: gspo
+        ? `s_b = exp(Σ_t m·(lp − ${isRolloutRatio ? "rollout" : "old"}) / L_b) (GSPO${isRolloutRatio ? ": with the IS correction the ratio is against the vLLM logprobs" : ""})`
+        : `r = exp(${at("v0.10.3") ? "clamp(lp − old, ±20)" : "lp − old"}) per token`,
+    },
+    {
+      component: "surrogate",
+      text: `ℓ = −min(r·A, clamp(r, 1 − ${lo}, 1 + ${hi})·A)${dual === null ? "" : `, for A < 0 min(−${dual}·A, ℓ) (dual clip)`}`,
+    },
+    {
+      component: "aggregation",
+      text: `${sampleMean ? "mean over non-empty samples of Σ_t m·ℓ / L_b" : "Σ m·ℓ / Σ m"} ${exactWindow || dynamic ? "over the window" : "per micro-batch, then the mean of the micro-batch means"}`,
+    },
+    {
+      component: "kl",
+      text: !useKl
+        ? "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)"
+        : klTerm === null
+          ? "init_kl_coef = 0: none"
+          : `+ ${klCoef}·mean(${klKind}(lp − ref))${at("v0.8.6") ? " clamped to ±10" : ""}, in float32 (compute_approx_kl casts both streams), with the policy term's normaliser`,
+    },
+    ...(isCorrection === null
+      ? []
+      : [
+          {
+            component: "is_correction",
+            text: `vLLM IS weight exp(old − rollout), ${isCorrection.mode ?? "truncate"} to [${isCorrection.lower ?? "−"}, ${isCorrection.cap ?? "∞"}]${isCorrection.rowMask == null ? "" : `, rows masked when their geometric-mean weight leaves [${isCorrection.rowMask.lower}, ${isCorrection.rowMask.cap}]`}, as data`,
+          },
+        ]),
+    {
+      component: "entropy_bonus",
+      text: config.entropyBonus == null ? "none" : `− ${config.entropyBonus.coef}·mean entropy`,
+    },
+    {
+      component: "advantage",
+      text: "from the batch (OpenRLHF: --advantage_estimator; not recomputed here)",
+    },
+  ];
+}
+
 /**
  * Resolve an OpenRLHF command line against a release.
  *
@@ -273,21 +370,7 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   for (const concept of CONCEPTS) {
     const key = flag(concept);
     if (!c.has(key)) continue;
-    const eff =
-      concept === "advantage_estimator" ||
-      concept === "n_samples_per_prompt" ||
-      concept === "train_batch_size" ||
-      concept === "kl_target"
-        ? false
-        : concept === "eps_clip"
-          ? pair === null || pair === undefined
-          : concept === "init_kl_coef" || concept === "kl_estimator"
-            ? useKl
-            : concept === "is_threshold" || concept === "is_type" || concept === "use_icepop"
-              ? isCorrection !== null
-              : concept === "micro_train_batch_size"
-                ? split
-                : true;
+    const eff = conceptEffective(concept, { pair, useKl, isCorrection, split });
     settings.push(c.setting(key, (FLAGS[concept] as { role: string }).role, eff));
   }
   return {
@@ -297,46 +380,21 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
     ignored,
     skipped: parsed.skipped,
     plan,
-    algebra: [
-      {
-        component: "ratio",
-        text: gspo
-          ? `s_b = exp(Σ_t m·(lp − ${isRolloutRatio ? "rollout" : "old"}) / L_b) (GSPO${isRolloutRatio ? ": with the IS correction the ratio is against the vLLM logprobs" : ""})`
-          : `r = exp(${at("v0.10.3") ? "clamp(lp − old, ±20)" : "lp − old"}) per token`,
-      },
-      {
-        component: "surrogate",
-        text: `ℓ = −min(r·A, clamp(r, 1 − ${lo}, 1 + ${hi})·A)${dual === null ? "" : `, for A < 0 min(−${dual}·A, ℓ) (dual clip)`}`,
-      },
-      {
-        component: "aggregation",
-        text: `${sampleMean ? "mean over non-empty samples of Σ_t m·ℓ / L_b" : "Σ m·ℓ / Σ m"} ${exactWindow || dynamic ? "over the window" : "per micro-batch, then the mean of the micro-batch means"}`,
-      },
-      {
-        component: "kl",
-        text: !useKl
-          ? "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)"
-          : klTerm === null
-            ? "init_kl_coef = 0: none"
-            : `+ ${klCoef}·mean(${klKind}(lp − ref))${at("v0.8.6") ? " clamped to ±10" : ""}, in float32 (compute_approx_kl casts both streams), with the policy term's normaliser`,
-      },
-      ...(isCorrection === null
-        ? []
-        : [
-            {
-              component: "is_correction",
-              text: `vLLM IS weight exp(old − rollout), ${isCorrection.mode ?? "truncate"} to [${isCorrection.lower ?? "−"}, ${isCorrection.cap ?? "∞"}]${isCorrection.rowMask == null ? "" : `, rows masked when their geometric-mean weight leaves [${isCorrection.rowMask.lower}, ${isCorrection.rowMask.cap}]`}, as data`,
-            },
-          ]),
-      {
-        component: "entropy_bonus",
-        text: config.entropyBonus == null ? "none" : `− ${config.entropyBonus.coef}·mean entropy`,
-      },
-      {
-        component: "advantage",
-        text: "from the batch (OpenRLHF: --advantage_estimator; not recomputed here)",
-      },
-    ],
+    algebra: describeOpenRlhf(r, config, {
+      gspo,
+      isRolloutRatio,
+      lo,
+      hi,
+      dual,
+      sampleMean,
+      exactWindow,
+      dynamic,
+      useKl,
+      klTerm,
+      klCoef,
+      klKind,
+      isCorrection,
+    }),
     warnings,
   };
 }
