@@ -121,6 +121,67 @@ export interface PlannedPolicyLoss {
   readonly globalTokensGiven: boolean;
 }
 
+/** Why the call needs rollout logprobs (null: it does not). */
+function needsRollout(cfg: ResolvedPolicyLossConfig): string | null {
+  if (cfg.isCorrection !== null) return "config.isCorrection is set";
+  if (cfg.rejection !== null) return "config.rejection is set";
+  if (cfg.offPolicyMask?.sampling === "rollout")
+    return 'config.offPolicyMask.sampling is "rollout"';
+  return null;
+}
+
+/**
+ * A stream the config asks for: required (naming why), converted, of logprobs' shape; its values
+ * checked finite at response positions after the streams before it (`check`: another check in
+ * place of that one), and read by the kernel.
+ */
+function optionalStream(
+  o: {
+    readonly fn: string;
+    readonly deferred: Deferred;
+    readonly reads: ArrayBufferView[];
+    readonly logprobs: Matrix;
+    readonly mask: Mask;
+    readonly f64: ((n: number) => Float64Array) | undefined;
+  },
+  name: "rolloutLogprobs" | "refLogprobs" | "entropies",
+  value: MatrixLike | null | undefined,
+  why: string,
+  check?: (x: Matrix) => void,
+): Matrix {
+  const { fn, deferred } = o;
+  const x = deferred.guard(() => {
+    const s = toMatrix(fn, name, requireStream(fn, name, value, why), o.f64);
+    checkSameShape(fn, "logprobs", o.logprobs, name, s);
+    return s;
+  });
+  if (check === undefined) deferred.add(() => checkFiniteAt(fn, name, x, o.mask));
+  else check(x);
+  o.reads.push(x.data);
+  return x;
+}
+
+/** The rows rejection emptied join `empty`; with emptyRows "reject" they are an error. */
+function emptiedByRejection(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  L: Int32Array,
+  empty: number[],
+): void {
+  const emptied: number[] = [];
+  for (let b = 0; b < L.length; b++) if (L[b] === 0 && !empty.includes(b)) emptied.push(b);
+  if (emptied.length > 0 && cfg.emptyRows === "reject") {
+    throw fail(
+      MaskError,
+      fn,
+      "responseMask",
+      "left with a response token in every row by config.rejection (or config.emptyRows count or drop)",
+      `every token rejected in rows ${fmtIndices(emptied)}`,
+    );
+  }
+  for (const b of emptied) empty.push(b);
+}
+
 /**
  * Validate `inputs` for `cfg` structurally (see the header) and build the kernel's plan: row spans
  * and lengths from one pass over the mask, per-row aggregation weights, the surrogate's point
@@ -169,70 +230,28 @@ export function planPolicyLoss(
   deferred.add(() => checkFiniteAt(fn, "logprobs", logprobs, mask));
   deferred.add(() => checkFiniteAt(fn, "oldLogprobs", old, mask));
   const reads: ArrayBufferView[] = [logprobs.data, old.data, m];
-  let rollout: Matrix | null = null;
-  if (
-    cfg.isCorrection !== null ||
-    cfg.rejection !== null ||
-    cfg.offPolicyMask?.sampling === "rollout"
-  ) {
-    const why =
-      cfg.isCorrection !== null
-        ? "config.isCorrection is set"
-        : cfg.rejection !== null
-          ? "config.rejection is set"
-          : 'config.offPolicyMask.sampling is "rollout"';
-    const x = deferred.guard(() => {
-      const s = toMatrix(
-        fn,
-        "rolloutLogprobs",
-        requireStream(fn, "rolloutLogprobs", inputs.rolloutLogprobs, why),
-        f64,
-      );
-      checkSameShape(fn, "logprobs", logprobs, "rolloutLogprobs", s);
-      return s;
-    });
-    rollout = x;
-    deferred.add(() => checkFiniteAt(fn, "rolloutLogprobs", x, mask));
-    reads.push(x.data);
-  }
-  let ref: Matrix | null = null;
-  if (cfg.kl !== null) {
-    const x = deferred.guard(() => {
-      const s = toMatrix(
-        fn,
-        "refLogprobs",
-        requireStream(fn, "refLogprobs", inputs.refLogprobs, "config.kl is set"),
-        f64,
-      );
-      checkSameShape(fn, "logprobs", logprobs, "refLogprobs", s);
-      return s;
-    });
-    ref = x;
-    deferred.add(() => checkFiniteAt(fn, "refLogprobs", x, mask));
-    reads.push(x.data);
-  }
-  let ent: Matrix | null = null;
-  if (cfg.topEntropyQuantile !== null || cfg.entropyBonus !== null) {
-    const why =
-      cfg.topEntropyQuantile !== null
-        ? "config.topEntropyQuantile is set"
-        : "config.entropyBonus is set";
-    const x = deferred.guard(() => {
-      const s = toMatrix(
-        fn,
-        "entropies",
-        requireStream(fn, "entropies", inputs.entropies, why),
-        f64,
-      );
-      checkSameShape(fn, "logprobs", logprobs, "entropies", s);
-      return s;
-    });
-    ent = x;
-    // Checked here, not in the kernel (which reads H only for the mask): after the deferred checks
-    // of the streams before it when it fails.
-    deferred.guard(() => checkEntropiesAt(fn, x, mask));
-    reads.push(x.data);
-  }
+  const opt = { fn, deferred, reads, logprobs, mask, f64 };
+  const rollout = needsRollout(cfg)
+    ? optionalStream(opt, "rolloutLogprobs", inputs.rolloutLogprobs, needsRollout(cfg) as string)
+    : null;
+  const ref =
+    cfg.kl === null
+      ? null
+      : optionalStream(opt, "refLogprobs", inputs.refLogprobs, "config.kl is set");
+  const entWhy =
+    cfg.topEntropyQuantile !== null
+      ? "config.topEntropyQuantile is set"
+      : cfg.entropyBonus !== null
+        ? "config.entropyBonus is set"
+        : null;
+  // Entropies are checked here, not in the kernel (which reads H only for the mask): after the
+  // deferred checks of the streams before it when it fails.
+  const ent =
+    entWhy === null
+      ? null
+      : optionalStream(opt, "entropies", inputs.entropies, entWhy, (x) =>
+          deferred.guard(() => checkEntropiesAt(fn, x, mask)),
+        );
   const adv = deferred.guard(() =>
     advantagesOf(fn, inputs.advantages, logprobs, "logprobs", "advantages", f64),
   );
@@ -250,18 +269,7 @@ export function planPolicyLoss(
     deferred.run();
     mk = rejectedMask(cfg.rejection, m, B, first, end, old.data, (rollout as Matrix).data);
     Nk = maskRows(mk, B, T, first, end, L);
-    const emptied: number[] = [];
-    for (let b = 0; b < B; b++) if (L[b] === 0 && !empty.includes(b)) emptied.push(b);
-    if (emptied.length > 0 && cfg.emptyRows === "reject") {
-      throw fail(
-        MaskError,
-        fn,
-        "responseMask",
-        "left with a response token in every row by config.rejection (or config.emptyRows count or drop)",
-        `every token rejected in rows ${fmtIndices(emptied)}`,
-      );
-    }
-    for (const b of emptied) empty.push(b);
+    emptiedByRejection(fn, cfg, L, empty);
   }
   // The top-entropy mask's threshold: the (1 − ρ) quantile of the response tokens' entropies,
   // after rejection (the tokens the loss sees), the streams checked first (it reads them).
