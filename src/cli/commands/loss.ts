@@ -7,6 +7,7 @@ import type { PerceptionJson } from "../../io/configJson.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PapoConfig } from "../../losses/papoConfig.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
+import { renderFrameworkLossText, renderPapoLossText } from "../../report/lossCommandText.js";
 import { NAME_OPTIONS, readCliBatch, sourceDocument } from "../batchInput.js";
 import type { Command, OptionValues } from "../command.js";
 import { intOption, writeJson } from "../output.js";
@@ -419,26 +420,15 @@ async function runFrameworkConfig(
     terms: r.terms.map(({ gradLogprobs: _g, ...t }) => t),
     source: sourceDocument(batch.source),
   };
-  return emit(
-    values,
-    io,
-    doc,
-    () =>
-      `${res.ref} (${res.repo} @ ${res.release.commit.slice(0, 12)}), config ${safeText(typeof values["framework-config"] === "string" ? values["framework-config"] : "the release's defaults")}
-` +
-      `batch ${batch.source.path}: ${res.plan.batchMeaning}
-` +
-      `loss          ${r.loss}
-` +
-      `micro-batches ${r.microBatches.map((m) => `[${m.rows[0]}, ${m.rows[1]}) ${m.loss}`).join("; ")}
-` +
-      res.warnings
-        .map(
-          (w) => `warning [${w.code}] ${w.message}
-`,
-        )
-        .join("") +
-      "(use --json for the gradient and per-token fields at full precision; 'polgrad explain' for the resolution)\n",
+  return emit(values, io, doc, () =>
+    renderFrameworkLossText(
+      res,
+      typeof values["framework-config"] === "string"
+        ? values["framework-config"]
+        : "the release's defaults",
+      batch.source.path,
+      r,
+    ),
   );
 }
 
@@ -548,25 +538,13 @@ async function evaluatePapo(
     ...r,
     source: sourceDocument(batch.source),
   };
-  const p = run.perception;
-  const kl = parent.kl ?? null;
-  const settings =
-    `γ ${p.perception_loss_weight}, clamp ${p.perception_kl_clip ?? "none"}, ` +
-    `η1 ${p.der_loss_weight1 ?? "none"}, η2 ${p.der_loss_weight2 ?? "none"}, ` +
-    `KL ${kl === null ? "none" : `${kl.kind} ${kl.coef}`}` +
-    (p.beta === null ? " (the parent's)" : ` (β ${p.beta})`) +
-    (p.preset === null ? "" : `; preset ${p.preset}`);
-  return emit(
-    values,
-    io,
-    doc,
-    () =>
-      `${run.label} (${form} form), batch ${batch.source.path}\n` +
-      `settings         ${settings}\n` +
-      `loss             ${r.loss}\n` +
-      `policy loss      ${r.policyLoss} (the parent's)\n` +
-      `perception term  ${r.perceptionTerm} (subtracted)\n` +
-      `entropy term     ${r.entropyTerm ?? "none"}\n` +
-      "(use --json for the gradients w.r.t. logprobs and masked_logprobs at full precision)\n",
+  return emit(values, io, doc, () =>
+    renderPapoLossText(
+      `${run.label} (${form} form)`,
+      batch.source.path,
+      run.perception,
+      parent.kl ?? null,
+      r,
+    ),
   );
 }
