@@ -45,6 +45,17 @@ const NO_SURROGATE_SETTINGS: Partial<PolicyLossConfig> = Object.fromEntries(
   SURROGATE_SETTING_FIELDS.map((k) => [k, null]),
 );
 
+/** The config as REINFORCE on the token ratio: no clip, no surrogate settings (frozen advantages carry the rest). */
+function asReinforce(config: PolicyLossConfig): PolicyLossConfig {
+  return {
+    ...config,
+    ratio: "token",
+    surrogate: "reinforce",
+    clip: null,
+    ...NO_SURROGATE_SETTINGS,
+  };
+}
+
 /** Per-token surrogate ratio: e^z (token) or the row's e^{mean z} (sequence kinds). */
 function surrogateRatios(config: PolicyLossConfig, batch: DrawnBatch): number[][] {
   const r = policyLoss(
@@ -151,14 +162,7 @@ export function sgFrozenEquivalent(
     // A·coef at lp₀, read off the objective −A·coef·lp (lp < 0 at every drawn position).
     const obj = policyLoss(config, inputsFor(config, base)).perTokenObjective;
     return {
-      config: {
-        ...config,
-        ratio: "token",
-        surrogate: "reinforce",
-        clip: null,
-        ...NO_SURROGATE_SETTINGS,
-        ratioClamp: null,
-      },
+      config: { ...asReinforce(config), ratioClamp: null },
       batch: {
         ...base,
         advantages: m.map((row, b) =>
@@ -178,13 +182,7 @@ export function sgFrozenEquivalent(
     const lo = config.clip?.epsLow == null ? null : 1 - config.clip.epsLow;
     const w = (x: number): number => (x > hi ? hi : lo !== null && x < lo ? lo : x);
     return {
-      config: {
-        ...config,
-        ratio: "token",
-        surrogate: "reinforce",
-        clip: null,
-        ...NO_SURROGATE_SETTINGS,
-      },
+      config: asReinforce(config),
       batch: {
         ...base,
         advantages: m.map((row, b) =>
