@@ -60,6 +60,7 @@ export class Deferred {
   }
 }
 
+/** `x`, which the config requires (`why`): absent, a ConfigError naming `arg`. */
 function requireStream(
   fn: string,
   arg: string,
@@ -182,34 +183,33 @@ function emptiedByRejection(
   for (const b of emptied) empty.push(b);
 }
 
-/**
- * Validate `inputs` for `cfg` structurally (see the header) and build the kernel's plan: row spans
- * and lengths from one pass over the mask, per-row aggregation weights, the surrogate's point
- * function. @internal
- */
-export function planPolicyLoss(
+/** The response mask and its rows (spans, lengths, their sum, the rows with no response token). */
+interface MaskedRows {
+  readonly mask: Mask;
+  readonly first: Int32Array;
+  readonly end: Int32Array;
+  readonly L: Int32Array;
+  readonly N: number;
+  readonly empty: number[];
+}
+
+/** The response mask converted, checked 0/1 and measured by row; empty rows per emptyRows. */
+function checkedMask(
   fn: string,
   cfg: ResolvedPolicyLossConfig,
-  inputs: PolicyLossInputs,
-  scratch?: InputScratch,
-  global?: unknown,
-): PlannedPolicyLoss {
-  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
-  // Converted streams go to the call's scratch when it has one (reused memory).
-  const f64 = scratch?.f64;
-  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs, f64);
-  const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs, f64);
-  checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
+  given: PolicyLossInputs["responseMask"],
+  logprobs: Matrix,
+  u8: ((n: number) => Uint8Array) | undefined,
+): MaskedRows {
   const like = { rows: logprobs.rows, cols: logprobs.cols, arg: "logprobs" };
   // A Mask's values are checked in the row pass below (which reads each once); when toMask
   // throws first, they are checked before it, as toMask itself orders the two.
-  const given = inputs.responseMask;
   const checkValues = (): void => {
     if (isMask(given)) checkMaskValues(fn, "responseMask", given.data);
   };
   let mask: Mask;
   try {
-    mask = toMask(fn, given, like, "responseMask", "allow", "caller", scratch?.u8);
+    mask = toMask(fn, given, like, "responseMask", "allow", "caller", u8);
   } catch (e) {
     checkValues();
     throw e;
@@ -225,25 +225,50 @@ export function planPolicyLoss(
   if (empty.length > 0 && cfg.emptyRows === "reject") {
     throw emptyRowsError(fn, "responseMask", empty);
   }
+  return { mask, first, end, L, N, empty };
+}
 
+/** The `[B, T]` streams and advantages a call reads, converted, and their deferred checks. */
+interface Streams {
+  readonly deferred: Deferred;
+  readonly reads: ArrayBufferView[];
+  readonly rollout: Matrix | null;
+  readonly ref: Matrix | null;
+  readonly ent: Matrix | null;
+  readonly adv: ReturnType<typeof advantagesOf>;
+}
+
+/** Why the call needs entropies (null: it does not). */
+function needsEntropies(cfg: ResolvedPolicyLossConfig): string | null {
+  if (cfg.topEntropyQuantile !== null) return "config.topEntropyQuantile is set";
+  if (cfg.entropyBonus !== null) return "config.entropyBonus is set";
+  return null;
+}
+
+/** The streams after the mask in order (rollout, ref, entropies, advantages), finiteness deferred. */
+function checkedStreams(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  inputs: PolicyLossInputs,
+  rows: { readonly logprobs: Matrix; readonly old: Matrix; readonly mask: Mask },
+  f64: ((n: number) => Float64Array) | undefined,
+): Streams {
+  const { logprobs, old, mask } = rows;
   const deferred = new Deferred();
   deferred.add(() => checkFiniteAt(fn, "logprobs", logprobs, mask));
   deferred.add(() => checkFiniteAt(fn, "oldLogprobs", old, mask));
-  const reads: ArrayBufferView[] = [logprobs.data, old.data, m];
+  const reads: ArrayBufferView[] = [logprobs.data, old.data, mask.data];
   const opt = { fn, deferred, reads, logprobs, mask, f64 };
-  const rollout = needsRollout(cfg)
-    ? optionalStream(opt, "rolloutLogprobs", inputs.rolloutLogprobs, needsRollout(cfg) as string)
-    : null;
+  const rolloutWhy = needsRollout(cfg);
+  const rollout =
+    rolloutWhy === null
+      ? null
+      : optionalStream(opt, "rolloutLogprobs", inputs.rolloutLogprobs, rolloutWhy);
   const ref =
     cfg.kl === null
       ? null
       : optionalStream(opt, "refLogprobs", inputs.refLogprobs, "config.kl is set");
-  const entWhy =
-    cfg.topEntropyQuantile !== null
-      ? "config.topEntropyQuantile is set"
-      : cfg.entropyBonus !== null
-        ? "config.entropyBonus is set"
-        : null;
+  const entWhy = needsEntropies(cfg);
   // Entropies are checked here, not in the kernel (which reads H only for the mask): after the
   // deferred checks of the streams before it when it fails.
   const ent =
@@ -260,45 +285,90 @@ export function planPolicyLoss(
     deferred.add(() => checkFiniteAt(fn, "advantages", a, mask));
     reads.push(a.data);
   }
+  return { deferred, reads, rollout, ref, ent, adv };
+}
 
+/** The tokens the loss sees (the mask after rejection, re-measured) and their entropy threshold. */
+function keptTokens(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  rows: MaskedRows,
+  old: Matrix,
+  s: Streams,
+): { readonly m: Uint8Array; readonly N: number; readonly entThreshold: number } {
+  const { mask, first, end, L } = rows;
+  const { rows: B, cols: T } = mask;
   // Rejection sampling takes tokens and rows out of the mask before anything is aggregated: the
   // streams are checked finite first (a rejected position is still a response position given).
-  let mk = m;
-  let Nk = N;
+  let mk = mask.data;
+  let Nk = rows.N;
   if (cfg.rejection !== null) {
-    deferred.run();
-    mk = rejectedMask(cfg.rejection, m, B, first, end, old.data, (rollout as Matrix).data);
+    s.deferred.run();
+    mk = rejectedMask(
+      cfg.rejection,
+      mask.data,
+      B,
+      first,
+      end,
+      old.data,
+      (s.rollout as Matrix).data,
+    );
     Nk = maskRows(mk, B, T, first, end, L);
-    emptiedByRejection(fn, cfg, L, empty);
+    emptiedByRejection(fn, cfg, L, rows.empty);
   }
   // The top-entropy mask's threshold: the (1 − ρ) quantile of the response tokens' entropies,
   // after rejection (the tokens the loss sees), the streams checked first (it reads them).
   let entThreshold = Number.NEGATIVE_INFINITY;
   if (cfg.topEntropyQuantile !== null) {
-    deferred.run();
-    entThreshold = entropyThreshold((ent as Matrix).data, mk, cfg.topEntropyQuantile);
+    s.deferred.run();
+    entThreshold = entropyThreshold((s.ent as Matrix).data, mk, cfg.topEntropyQuantile);
   }
+  return { m: mk, N: Nk, entThreshold };
+}
+
+/** The normalisers' global context (options.global, or the rows emptyRows counts) and its source. */
+function normaliserContext(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  B: number,
+  emptyRows: number,
+  N: number,
+  global: unknown,
+): { readonly g: ResolvedGlobal | undefined; readonly tokensGiven: boolean } {
   // Rows with no response token: "count" keeps them in the row means' B, "drop" leaves them out
   // (docs/derivations/aggregation.md#rows-with-no-response-token); either way they have no term.
-  const rowsCounted = cfg.emptyRows === "drop" ? B - empty.length : B;
-  // The shard's global context (options.global), checked against its own counts.
+  const rowsCounted = cfg.emptyRows === "drop" ? B - emptyRows : B;
   const g =
     global === undefined
       ? rowsCounted === B
         ? undefined
-        : { tokens: Nk, rows: rowsCounted, dpSize: 1 }
-      : checkGlobal(fn, "options.global", global, Nk, rowsCounted);
-
+        : { tokens: N, rows: rowsCounted, dpSize: 1 }
+      : checkGlobal(fn, "options.global", global, N, rowsCounted);
   // checkGlobal accepted `global` as a GlobalNormalizer when it is given.
-  const globalTokensGiven = (global as GlobalNormalizer | undefined)?.tokens != null;
-  const plan: PolicyPlan = {
-    B,
-    T,
-    m: mk,
+  return { g, tokensGiven: (global as GlobalNormalizer | undefined)?.tokens != null };
+}
+
+/** The kernel's plan: the rows, the streams, the row weights and the config's resolved stages. */
+function buildPlan(
+  cfg: ResolvedPolicyLossConfig,
+  rows: MaskedRows,
+  lp: Matrix,
+  old: Matrix,
+  s: Streams,
+  kept: { readonly m: Uint8Array; readonly N: number; readonly entThreshold: number },
+  g: ResolvedGlobal | undefined,
+): PolicyPlan {
+  const { first, end, L } = rows;
+  const { rollout, ref, ent, adv } = s;
+  const Nk = kept.N;
+  return {
+    B: rows.mask.rows,
+    T: rows.mask.cols,
+    m: kept.m,
     first,
     end,
     L,
-    lp: logprobs.data,
+    lp: lp.data,
     old: old.data,
     advRow: adv.row,
     advTok: adv.token === null ? null : adv.token.data,
@@ -319,7 +389,7 @@ export function planPolicyLoss(
     rclamp: cfg.ratioClamp,
     vespo: cfg.vespo,
     ent: ent === null ? null : ent.data,
-    entThreshold,
+    entThreshold: kept.entThreshold,
     entMask: cfg.topEntropyQuantile !== null,
     opsm:
       cfg.offPolicyMask === null
@@ -330,21 +400,48 @@ export function planPolicyLoss(
               cfg.offPolicyMask.sampling === "rollout" ? (rollout as Matrix).data : old.data,
           },
   };
-  if (cfg.isCorrection !== null && cfg.isCorrection.normalize) {
-    // Rescale to mean 1 (verl's rollout_is_batch_normalize): divide only when the mean exceeds
-    // 1e-8, as verl's code has it. The same plan, with the call's divisor in its IS settings.
-    const mean = meanISWeight(plan);
-    if (mean > 1e-8) {
-      return {
-        plan: { ...plan, tis: { ...cfg.isCorrection, div: mean } },
-        deferred,
-        mask,
-        logprobs,
-        reads,
-        global: g,
-        globalTokensGiven,
-      };
-    }
-  }
-  return { plan, deferred, mask, logprobs, reads, global: g, globalTokensGiven };
+}
+
+/** The plan with its IS weights rescaled to mean 1 when the IS correction normalises them. */
+function normalizedIS(cfg: ResolvedPolicyLossConfig, plan: PolicyPlan): PolicyPlan {
+  if (cfg.isCorrection === null || !cfg.isCorrection.normalize) return plan;
+  // Rescale to mean 1 (verl's rollout_is_batch_normalize): divide only when the mean exceeds
+  // 1e-8, as verl's code has it. The same plan, with the call's divisor in its IS settings.
+  const mean = meanISWeight(plan);
+  return mean > 1e-8 ? { ...plan, tis: { ...cfg.isCorrection, div: mean } } : plan;
+}
+
+/**
+ * Validate `inputs` for `cfg` structurally (see the header) and build the kernel's plan: row spans
+ * and lengths from one pass over the mask, per-row aggregation weights, the surrogate's point
+ * function. @internal
+ */
+export function planPolicyLoss(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  inputs: PolicyLossInputs,
+  scratch?: InputScratch,
+  global?: unknown,
+): PlannedPolicyLoss {
+  requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
+  // Converted streams go to the call's scratch when it has one (reused memory).
+  const f64 = scratch?.f64;
+  const logprobs = toMatrix(fn, "logprobs", inputs.logprobs, f64);
+  const old = toMatrix(fn, "oldLogprobs", inputs.oldLogprobs, f64);
+  checkSameShape(fn, "logprobs", logprobs, "oldLogprobs", old);
+  const rows = checkedMask(fn, cfg, inputs.responseMask, logprobs, scratch?.u8);
+  const { mask } = rows;
+  const s = checkedStreams(fn, cfg, inputs, { logprobs, old, mask }, f64);
+  const kept = keptTokens(fn, cfg, rows, old, s);
+  const { g, tokensGiven } = normaliserContext(
+    fn,
+    cfg,
+    mask.rows,
+    rows.empty.length,
+    kept.N,
+    global,
+  );
+  const plan = normalizedIS(cfg, buildPlan(cfg, rows, logprobs, old, s, kept, g));
+  const { deferred, reads } = s;
+  return { plan, deferred, mask, logprobs, reads, global: g, globalTokensGiven: tokensGiven };
 }
