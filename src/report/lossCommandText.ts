@@ -1,8 +1,30 @@
 /**
- * The text of `polgrad loss` for a framework release's config and for a PAPO loss (pure: returns
- * text, prints nothing). The policy-loss summary is report/lossText.ts.
+ * The text of `polgrad loss` for a framework model, a framework release's config and a PAPO loss,
+ * and the line `--out` ends it with (pure: returns text, prints nothing). The policy-loss summary
+ * is report/lossText.ts.
  */
 import { safeText } from "../core/message.js";
+
+/** A framework model's loss: the model, its pin, the batch and the loss. @internal */
+export function renderFrameworkModelLossText(
+  framework: {
+    readonly id: string;
+    readonly pin: {
+      readonly repo: string;
+      readonly commit: string;
+      readonly path: string;
+      readonly function: string;
+    };
+  },
+  batchPath: string,
+  loss: number,
+): string {
+  const { id, pin } = framework;
+  return (
+    `framework model ${id}\n  ${pin.repo} @ ${pin.commit} ${pin.path}::${pin.function}\n` +
+    `batch ${batchPath}\nloss          ${loss}\n(use --json for the gradient and per-token fields at full precision)\n`
+  );
+}
 
 /**
  * The loss of a framework config resolved against a release: the release, the config, what the
@@ -76,4 +98,16 @@ export function renderPapoLossText(
     `entropy term     ${r.entropyTerm ?? "none"}\n` +
     "(use --json for the gradients w.r.t. logprobs and masked_logprobs at full precision)\n"
   );
+}
+
+/**
+ * A loss text with `--out FILE.safetensors`: its closing `(use --json …)` hint replaced by the
+ * tensors written and where. @internal
+ */
+export function renderTensorsWrittenText(
+  text: string,
+  tensors: readonly string[],
+  path: string,
+): string {
+  return `${text.replace(/\(use --json[^)]*\)\n$/, "")}tensors ${tensors.join(", ")} written to ${safeText(path)}\n`;
 }
