@@ -6,9 +6,9 @@
  */
 
 import { parseArgs } from "node:util";
-import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { fmtValue, safeText } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
-import { PolgradError, UsageError } from "../errors.js";
+import { fail, PolgradError, UsageError } from "../errors.js";
 import { guardInputs } from "../io/_internal/inputs.js";
 import { cleanUpOnSignals } from "../io/_internal/writeFile.js";
 import { recoverArgv } from "./argv.js";
@@ -98,8 +98,8 @@ function parseCommandArgs(
   rest: readonly string[],
 ): { values: OptionValues; positionals: string[]; passThrough: string[] } {
   const fn = `polgrad ${cmd.name}`;
-  const fail = (arg: string, rule: string, got: string): UsageError =>
-    new UsageError(fn, arg, mustBe(fn, arg, rule, got));
+  const usageError = (arg: string, rule: string, got: string): UsageError =>
+    fail(UsageError, fn, arg, rule, got);
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
   for (const [k, o] of Object.entries(cmd.options))
     options[k] = o.short ? { type: o.type, short: o.short } : { type: o.type };
@@ -130,26 +130,26 @@ function parseCommandArgs(
         raw.length <= MAX_SUGGEST_LENGTH
           ? closestNames(raw.replace(/^-+/, ""), Object.keys(cmd.options)).map((n) => `--${n}`)
           : [];
-      throw fail(
+      throw usageError(
         "option",
         `one of ${[...Object.keys(cmd.options).map((n) => `--${n}`), "--help"].join(", ")}`,
         `${fmtValue(raw)}${didYouMean(near)}`,
       );
     }
     if (Object.hasOwn(values, tok.name))
-      throw fail(
+      throw usageError(
         flag,
         "given at most once",
         `it ${tokens.filter((t) => t.kind === "option" && t.name === tok.name).length} times`,
       );
     if (spec.type === "boolean") {
       if (tok.value !== undefined)
-        throw fail(flag, "given without a value", `${flag}=${fmtValue(tok.value)}`);
+        throw usageError(flag, "given without a value", `${flag}=${fmtValue(tok.value)}`);
       values[tok.name] = true;
       continue;
     }
     const placeholder = spec.argument ?? "value";
-    if (tok.value === undefined) throw fail(flag, `followed by ${placeholder}`, "nothing");
+    if (tok.value === undefined) throw usageError(flag, `followed by ${placeholder}`, "nothing");
     // "-" alone is a value: standard input (--batch -, --config -).
     if (
       !tok.inlineValue &&
@@ -157,7 +157,7 @@ function parseCommandArgs(
       tok.value.startsWith("-") &&
       !NEGATIVE_NUMBER.test(tok.value)
     )
-      throw fail(
+      throw usageError(
         flag,
         `followed by ${placeholder} (write ${flag}=VALUE for a value that starts with '-')`,
         `the option ${fmtValue(tok.value)}`,
@@ -172,7 +172,8 @@ function parseCommandArgs(
       ? { max: p, rule: p === 0 ? "options only (see --help)" : `at most ${p} (see --help)` }
       : p(values);
   const stray = positionals[max];
-  if (stray !== undefined) throw fail("arguments", rule, `the stray argument ${fmtValue(stray)}`);
+  if (stray !== undefined)
+    throw usageError("arguments", rule, `the stray argument ${fmtValue(stray)}`);
   return { values, positionals, passThrough };
 }
 

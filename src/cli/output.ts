@@ -151,15 +151,12 @@ export function processIO(
     if (f === null) return code;
     if (f.code === "EPIPE" || f.stream === "stderr")
       return f.code === "EPIPE" ? EXIT_BROKEN_PIPE : 2;
-    const err = new IoError(
+    const err = fail(
+      IoError,
       "polgrad",
       "stdout",
-      mustBe(
-        "polgrad",
-        "stdout",
-        "writable",
-        `${f.code} (${safeText(f.message.replace(/^[A-Z]+: /, ""))})`,
-      ),
+      "writable",
+      `${f.code} (${safeText(f.message.replace(/^[A-Z]+: /, ""))})`,
     );
     try {
       writeAll(2, renderError(err, json, [], command));

@@ -5,7 +5,7 @@
  * check of their outputs, with the diagnosis of a mismatch. Pure: the caller reads and writes the
  * files (the CLI: `polgrad vectors emit|check`). Browser-safe.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { toRows } from "../core/tensor.js";
 import { ConfigError, fail } from "../errors.js";
 import { parsePolicyLossConfig, policyLossConfigToJson } from "../io/configJson.js";
@@ -363,7 +363,7 @@ const STREAMS: readonly VectorStream[] = [
 /** The parts of a manifest checkVectors reads, each checked before use (a hand-edited manifest). */
 function checkManifest(m: VectorsManifest): void {
   const bad = (arg: string, rule: string, got: unknown) =>
-    new ConfigError(CFN, arg, mustBe(CFN, arg, rule, fmtValue(got)));
+    fail(ConfigError, CFN, arg, rule, fmtValue(got));
   const streams = m.inputs?.streams as unknown;
   if (!Array.isArray(streams) || streams.some((x) => !STREAMS.includes(x as VectorStream)))
     throw bad("manifest.inputs.streams", `a list of ${STREAMS.join(", ")}`, streams);

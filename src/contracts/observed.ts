@@ -6,10 +6,10 @@
  * absolute — and (b) by our tolerance calibrated for the training precision. Both verdicts are
  * reported; one of them (the authors', unless asked otherwise) decides.
  */
-import { fmtValue, mustBe } from "../core/message.js";
+import { fmtValue } from "../core/message.js";
 import { l2Norm } from "../core/sum.js";
 import { requireObject, toMask, toMatrix } from "../core/validate.js";
-import { ConfigError, MaskError, NonFiniteError, ShapeError } from "../errors.js";
+import { ConfigError, fail, MaskError, NonFiniteError, ShapeError } from "../errors.js";
 import type { PolicyLossInputs } from "../losses/policyLoss.js";
 import type { ReductionContract } from "./contract.js";
 import {
@@ -162,18 +162,10 @@ function positionOf(shape: readonly number[], flat: number): number[] {
   return out;
 }
 
-function fail(fn: string, arg: string, rule: string, got: string): ConfigError {
-  return new ConfigError(fn, arg, mustBe(fn, arg, rule, got));
-}
-
 function checkShape(fn: string, o: ObservedReduction): number {
   const s = o.shape;
   if (!Array.isArray(s) || s.some((n) => !Number.isSafeInteger(n) || n < 1)) {
-    throw new ShapeError(
-      fn,
-      "observed.shape",
-      mustBe(fn, "observed.shape", "a list of positive integers", fmtValue(s)),
-    );
+    throw fail(ShapeError, fn, "observed.shape", "a list of positive integers", fmtValue(s));
   }
   const n = s.reduce((a: number, b: number) => a * b, 1);
   for (const [arg, x] of [
@@ -184,7 +176,7 @@ function checkShape(fn: string, o: ObservedReduction): number {
     if (x === null) continue;
     if (typeof x !== "object" || typeof x.length !== "number" || x.length !== n) {
       const got = typeof x === "object" && x !== null ? `length ${x.length}` : fmtValue(x);
-      throw new ShapeError(fn, arg, mustBe(fn, arg, `of length ${n} (shape [${s}])`, got));
+      throw fail(ShapeError, fn, arg, `of length ${n} (shape [${s}])`, got);
     }
   }
   return n;
@@ -196,7 +188,13 @@ function checkLosses(fn: string, c: ReductionContract, o: ObservedReduction): Ob
   const required = c.exact.loss ? "exact" : "none";
   if ((p === null) !== (k === null)) {
     const got = p === null ? "childLoss only" : "parentLoss only";
-    throw fail(fn, "observed.parentLoss", "given together with observed.childLoss", got);
+    throw fail(
+      ConfigError,
+      fn,
+      "observed.parentLoss",
+      "given together with observed.childLoss",
+      got,
+    );
   }
   if (p === null || k === null)
     return { given: false, parent: null, child: null, required, holds: null };
@@ -205,7 +203,7 @@ function checkLosses(fn: string, c: ReductionContract, o: ObservedReduction): Ob
     ["observed.childLoss", k],
   ] as const) {
     if (typeof v !== "number" || !Number.isFinite(v))
-      throw new NonFiniteError(fn, arg, mustBe(fn, arg, "a finite number", fmtValue(v)));
+      throw fail(NonFiniteError, fn, arg, "a finite number", fmtValue(v));
   }
   return {
     given: true,
@@ -224,15 +222,12 @@ function comparedIndices(fn: string, o: ObservedReduction, n: number): number[] 
     if (m !== null) {
       const v = m[i];
       if (v !== 0 && v !== 1) {
-        throw new MaskError(
+        throw fail(
+          MaskError,
           fn,
           "observed.responseMask",
-          mustBe(
-            fn,
-            "observed.responseMask",
-            "0 or 1 everywhere",
-            `${fmtValue(v)} at [${positionOf(o.shape, i)}]`,
-          ),
+          "0 or 1 everywhere",
+          `${fmtValue(v)} at [${positionOf(o.shape, i)}]`,
         );
       }
       if (v === 0) continue;
@@ -244,21 +239,13 @@ function comparedIndices(fn: string, o: ObservedReduction, n: number): number[] 
       const v = x[i];
       if (typeof v !== "number" || !Number.isFinite(v)) {
         const where = `${fmtValue(v)} at [${positionOf(o.shape, i)}]`;
-        throw new NonFiniteError(
-          fn,
-          arg,
-          mustBe(fn, arg, "finite at every compared position", where),
-        );
+        throw fail(NonFiniteError, fn, arg, "finite at every compared position", where);
       }
     }
     at.push(i);
   }
   if (at.length === 0) {
-    throw new MaskError(
-      fn,
-      "observed.responseMask",
-      mustBe(fn, "observed.responseMask", "1 at some position", "0 everywhere"),
-    );
+    throw fail(MaskError, fn, "observed.responseMask", "1 at some position", "0 everywhere");
   }
   return at;
 }
@@ -322,7 +309,7 @@ function calibratedGradient(
   const batch = o.batch ?? null;
   if (batch !== null) {
     if (c.parent.kind !== "policy_loss")
-      throw fail(fn, "contract.parent.kind", '"policy_loss"', fmtValue(c.parent.kind));
+      throw fail(ConfigError, fn, "contract.parent.kind", '"policy_loss"', fmtValue(c.parent.kind));
     cal = calibrateTolerance(c.parent.config, batch, {
       precision,
       seed: options.seed ?? 0,
@@ -362,7 +349,7 @@ function batchMask(fn: string, o: ObservedReduction): Uint8Array | null {
   const lp = toMatrix(fn, "batch.logprobs", batch.logprobs);
   if (o.shape.length !== 2 || o.shape[0] !== lp.rows || o.shape[1] !== lp.cols) {
     const rule = `the shape of batch.logprobs [${lp.rows}, ${lp.cols}] (gradients of logprobs)`;
-    throw new ShapeError(fn, "observed.shape", mustBe(fn, "observed.shape", rule, `[${o.shape}]`));
+    throw fail(ShapeError, fn, "observed.shape", rule, `[${o.shape}]`);
   }
   return toMask(
     fn,
@@ -426,6 +413,7 @@ export function checkObservedReduction(
   const c = typeof contract === "string" ? getReduction(contract) : contract;
   if (c.relation !== "equal")
     throw fail(
+      ConfigError,
       fn,
       "contract.relation",
       '"equal" (a rescaled reduction needs its batch)',
@@ -434,7 +422,7 @@ export function checkObservedReduction(
   const precision = checkPrecision(fn, "options.precision", options.precision ?? "bf16");
   const decide = options.decide ?? "authors";
   if (decide !== "authors" && decide !== "calibrated")
-    throw fail(fn, "options.decide", '"authors" or "calibrated"', fmtValue(decide));
+    throw fail(ConfigError, fn, "options.decide", '"authors" or "calibrated"', fmtValue(decide));
   const n = checkShape(fn, observed);
   const fromBatch = batchMask(fn, observed);
   const withMask: ObservedReduction =

@@ -19,14 +19,9 @@ export const coverageCommand: Command = {
     );
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
     if (values.json && values.markdown) {
-      const { UsageError } = await import("../../errors.js");
-      const { mustBe } = await import("../../core/message.js");
+      const { fail, UsageError } = await import("../../errors.js");
       const fn = "polgrad coverage";
-      throw new UsageError(
-        fn,
-        "--markdown",
-        mustBe(fn, "--markdown", "used without --json", "both"),
-      );
+      throw fail(UsageError, fn, "--markdown", "used without --json", "both");
     }
     if (values.json) {
       writeJson(io, "coverage", {

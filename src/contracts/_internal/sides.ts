@@ -2,7 +2,7 @@
  * Evaluating a contract side, imposing or checking its batch condition, and resolving a
  * token_sum_norm budget. @internal
  */
-import { fmtValue, mustBe } from "../../core/message.js";
+import { fmtValue } from "../../core/message.js";
 import { CompensatedSum } from "../../core/sum.js";
 import type { Mask, Matrix } from "../../core/tensor.js";
 import { broadcastAdvantages, toMask, toMatrix } from "../../core/validate.js";
@@ -80,7 +80,7 @@ export function applyCondition(
   const lp = toMatrix(fn, "logprobs", batch.logprobs);
   const mask = toMask(fn, batch.responseMask, { rows: lp.rows, cols: lp.cols, arg: "logprobs" });
   const unmet = (arg: string, rule: string, actual: string): ConfigError =>
-    new ConfigError(fn, arg, mustBe(fn, arg, `${rule} (condition ${condition})`, actual));
+    fail(ConfigError, fn, arg, `${rule} (condition ${condition})`, actual);
   if (condition === "rollout_equals_old" || condition === "on_policy") {
     const old = toMatrix(fn, "oldLogprobs", batch.oldLogprobs);
     const [arg, other, target, source] =
