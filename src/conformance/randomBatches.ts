@@ -4,6 +4,7 @@
  */
 import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
+import { checkEps } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 
 /** One drawn case: its seed and shape, and the streams as nested rows (PolicyLossInputs-compatible). */
@@ -111,9 +112,7 @@ export function randomBatches(
   const seed = options.seed ?? 0;
   if (!Number.isSafeInteger(seed))
     throw fail(ConfigError, FN, "options.seed", "a safe integer", fmtValue(seed));
-  const maxGap = options.maxGap ?? 2;
-  if (typeof maxGap !== "number" || !Number.isFinite(maxGap) || maxGap < 0)
-    throw fail(ConfigError, FN, "options.maxGap", "a finite number >= 0", fmtValue(maxGap));
+  const maxGap = checkEps(FN, "options.maxGap", options.maxGap ?? 2);
   const advShape = options.advantages ?? "row";
   if (advShape !== "row" && advShape !== "token")
     throw fail(ConfigError, FN, "options.advantages", '"row" or "token"', fmtValue(advShape));

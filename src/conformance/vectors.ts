@@ -7,6 +7,7 @@
  */
 import { fmtValue } from "../core/message.js";
 import { toRows } from "../core/tensor.js";
+import { checkEps } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import { parsePolicyLossConfig, policyLossConfigToJson } from "../io/configJson.js";
 import type { TensorSet, TensorToWrite } from "../io/index.js";
@@ -197,12 +198,6 @@ function inputsOf(
 const caseName = (i: number, n: number) =>
   `case_${String(i).padStart(Math.max(3, String(n - 1).length), "0")}`;
 
-function tol(fn: string, arg: string, v: unknown): number {
-  if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
-    throw fail(ConfigError, fn, arg, "a finite number >= 0", fmtValue(v));
-  return v;
-}
-
 /**
  * Build conformance vectors for a reference: seeded inputs, the expected loss and gradient per
  * case, and the manifest.
@@ -298,8 +293,8 @@ export function emitVectors(
     expected: { file: "expected.safetensors", sha256: "" },
     outputs: { names: ["loss", "grad_logprobs"] },
     tolerances: {
-      loss_rtol: tol(FN, "options.lossRtol", options.lossRtol ?? 1e-9),
-      grad_rtol: tol(FN, "options.gradRtol", options.gradRtol ?? 1e-9),
+      loss_rtol: checkEps(FN, "options.lossRtol", options.lossRtol ?? 1e-9),
+      grad_rtol: checkEps(FN, "options.gradRtol", options.gradRtol ?? 1e-9),
     },
     cases,
   };
@@ -435,8 +430,8 @@ export function checkVectors(
       fmtValue(manifest),
     );
   checkManifest(manifest);
-  const lossRtol = tol(CFN, "manifest.tolerances.loss_rtol", manifest.tolerances?.loss_rtol);
-  const gradRtol = tol(CFN, "manifest.tolerances.grad_rtol", manifest.tolerances?.grad_rtol);
+  const lossRtol = checkEps(CFN, "manifest.tolerances.loss_rtol", manifest.tolerances?.loss_rtol);
+  const gradRtol = checkEps(CFN, "manifest.tolerances.grad_rtol", manifest.tolerances?.grad_rtol);
   const streams = manifest.inputs.streams;
   const problems: string[] = [];
   const theirs: CaseResult[] = [];

@@ -1,12 +1,5 @@
-/**
- * verl's group advantage estimators' singleton-group behaviour at the pins (framework-semantics
- * §1.3), modelled for the deviation registry: a group of one reward gets mean 0 and std 1 in
- * `grpo` (A = R/(1 + ε)), keeps its raw R in the `rloo` loop version, and gets 0 in
- * `rloo_vectorized` (docs/conformance/deviations.md#advantage-singletons).
- */
-import { fmtValue } from "../core/message.js";
-import { isNumberArray, requireArrayOf, toVector } from "../core/validate.js";
-import { ConfigError, fail, ShapeError } from "../errors.js";
+import { checkFlag, isNumberArray, requireArrayOf, toVector } from "../core/validate.js";
+import { fail, ShapeError } from "../errors.js";
 
 /** Require `groupIds` to be integer labels, one per reward (the production estimators' rule). */
 function checkGroupIdsOf(fn: string, rewards: unknown, groupIds: unknown): void {
@@ -92,8 +85,7 @@ export function verlRlooAdvantages(
   vectorized = false,
 ): Float64Array {
   checkGroupIdsOf("verlRlooAdvantages", rewards, groupIds);
-  if (typeof vectorized !== "boolean")
-    throw fail(ConfigError, "verlRlooAdvantages", "vectorized", "a boolean", fmtValue(vectorized));
+  checkFlag("verlRlooAdvantages", "vectorized", vectorized);
   const r = toVector("verlRlooAdvantages", "rewards", rewards);
   const out = new Float64Array(r.length);
   for (const members of groupsOf(groupIds).values()) {

@@ -7,10 +7,9 @@
  */
 
 import { bf16DecodeTable, encodeBf16, encodeF16, f16DecodeTable } from "../core/halfFloat.js";
-import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
 import { createRng } from "../core/rng.js";
-import { requireObject, requireRecord } from "../core/validate.js";
+import { requireInteger, requireObject, requireRecord } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { validatePolicyLossConfig } from "../losses/configValidate.js";
@@ -162,13 +161,6 @@ export interface ToleranceCalibration {
   readonly loss: ScalarTolerance;
 }
 
-function checkPairs(fn: string, pairs: unknown): number {
-  if (typeof pairs !== "number" || !Number.isInteger(pairs) || pairs < 1 || pairs > 10_000) {
-    throw fail(ConfigError, fn, "options.pairs", "an integer in [1, 10000]", fmtValue(pairs));
-  }
-  return pairs;
-}
-
 function overflow(fn: string, precision: Precision, what: string): ConfigError {
   return fail(
     ConfigError,
@@ -228,7 +220,8 @@ export function calibrateTolerance(
   const fn = "calibrateTolerance";
   const precision = checkPrecision(fn, "options.precision", options.precision);
   const seed = options.seed ?? 0;
-  const pairs = checkPairs(fn, options.pairs ?? 8);
+  const pairs = options.pairs ?? 8;
+  requireInteger(fn, "options.pairs", pairs, 1, 10_000);
   const rng = createRng(seed);
   const R = ROUNDERS[precision];
   const rounded = roundBatch(fn, inputs, R);

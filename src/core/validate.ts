@@ -626,7 +626,8 @@ export function checkFlag(fn: string, arg: string, value: unknown): boolean {
 }
 
 /**
- * Require a finite, non-negative `eps` (a regularizer added to a std or a variance).
+ * Require a finite number >= 0: an `eps` (a regularizer added to a std or a variance), a
+ * tolerance, a gap, a weight.
  * @internal
  */
 export function checkEps(fn: string, arg: string, value: unknown): number {
@@ -668,7 +669,7 @@ export function checkObject<T extends object>(fn: string, arg: string, value: T)
 }
 
 /**
- * Require a positive finite number (a clip width, a bound).
+ * Require a positive finite number (a clip width, a bound, a finite-difference step).
  * @internal
  */
 export function checkPositive(fn: string, arg: string, value: unknown): number {

@@ -14,7 +14,7 @@ import type { Rng } from "../core/rng.js";
 import { maxAbsOf, mulPow2, pow2Exponent } from "../core/scale.js";
 import { CompensatedSum, fsum } from "../core/sum.js";
 import type { VectorLike } from "../core/tensor.js";
-import { checkFiniteAll, toVector } from "../core/validate.js";
+import { checkFiniteAll, checkObject, toVector } from "../core/validate.js";
 import { ConfigError, fail, NonFiniteError, ShapeError } from "../errors.js";
 
 /**
@@ -398,9 +398,7 @@ export function checkTrendOptions(
   S: number,
   options: TrendOptions,
 ): CheckedTrendOptions {
-  if (typeof options !== "object" || options === null) {
-    throw fail(ConfigError, fn, "options", "an object", fmtValue(options));
-  }
+  checkObject(fn, "options", options);
   const window = options.window;
   if (typeof window !== "number" || !Number.isInteger(window) || window < 2) {
     throw fail(ConfigError, fn, "window", "an integer >= 2", fmtValue(window));

@@ -13,6 +13,7 @@
 import type { Aggregation } from "../aggregate/aggregation.js";
 import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { checkPositive } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 
 /** The KL estimator kinds, with polgrad's string values. */
@@ -86,11 +87,7 @@ export function checkKlClamp(
   const bound = (k: "delta" | "value"): number => {
     const x = c[k];
     if (x === null || x === undefined) return Number.POSITIVE_INFINITY;
-    if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
-      const a = `${arg}.${k}`;
-      throw fail(ConfigError, fn, a, "a positive finite number", fmtValue(x));
-    }
-    return x;
+    return checkPositive(fn, `${arg}.${k}`, x);
   };
   const delta = bound("delta");
   return { delta, value: bound("value") };

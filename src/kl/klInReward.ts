@@ -1,8 +1,6 @@
 import { checkFiniteOutput } from "../core/finite.js";
-import { fmtValue } from "../core/message.js";
 import type { MaskLike, Matrix, MatrixLike } from "../core/tensor.js";
-import { checkFiniteAt, checkSameShape, toMatrix } from "../core/validate.js";
-import { ConfigError, fail } from "../errors.js";
+import { checkFiniteAt, checkFiniteNumber, checkSameShape, toMatrix } from "../core/validate.js";
 import { checkKlClamp, clampedKlValue, type KLClamp, type KLEstimator } from "./estimator.js";
 import { klOptions, klPoints } from "./klEstimate.js";
 
@@ -52,9 +50,7 @@ export function klInReward(
   const opts = klOptions(fn, options);
   const { value, mask } = klPoints(fn, old, refLogprobs, kind, opts.responseMask, "oldLogprobs");
   checkFiniteAt(fn, "tokenRewards", rewards, mask);
-  if (typeof coef !== "number" || !Number.isFinite(coef)) {
-    throw fail(ConfigError, fn, "coef", "a finite number", fmtValue(coef));
-  }
+  checkFiniteNumber(fn, "coef", coef);
   const clamp =
     opts.clamp === null || opts.clamp === undefined
       ? null

@@ -7,6 +7,7 @@
  * entropy above the target, clamped to [min, max].
  */
 import { fmtValue } from "../core/message.js";
+import { checkFiniteNumber } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 
 /** The controller's settings (TRL's names: entropy_target, entropy_coef_delta, entropy_coef_min, entropy_coef_max). */
@@ -41,11 +42,7 @@ function resolve(fn: string, config: EntropyControllerConfig): Required<EntropyC
   for (const k of ["target", "delta", "min", "max"] as const) {
     const v = config[k];
     if (v === undefined) continue;
-    if (typeof v !== "number" || !Number.isFinite(v)) {
-      const arg = `config.${k}`;
-      throw fail(ConfigError, fn, arg, "a finite number", fmtValue(v));
-    }
-    out[k] = v;
+    out[k] = checkFiniteNumber(fn, `config.${k}`, v);
   }
   if (out.min > out.max) {
     throw fail(ConfigError, fn, "config.min", `at most config.max = ${out.max}`, fmtValue(out.min));
@@ -63,9 +60,7 @@ function checkState(fn: string, state: EntropyControllerState): void {
       fmtValue(state),
     );
   }
-  if (typeof state.coef !== "number" || !Number.isFinite(state.coef)) {
-    throw fail(ConfigError, fn, "state.coef", "a finite number", fmtValue(state.coef));
-  }
+  checkFiniteNumber(fn, "state.coef", state.coef);
   if (
     typeof state.lastEntropy !== "number" ||
     Number.isNaN(state.lastEntropy) ||

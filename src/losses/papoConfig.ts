@@ -5,6 +5,7 @@
  */
 import { fmtValue } from "../core/message.js";
 import { oneOf } from "../core/names.js";
+import { checkEps } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 import { KLEstimator } from "../kl/estimator.js";
 import type { PolicyLossConfig, ResolvedPolicyLossConfig } from "./config.js";
@@ -82,13 +83,6 @@ export interface ResolvedPapoConfig {
   readonly doubleEntropy: boolean;
 }
 
-function nonNegative(fn: string, arg: string, x: unknown): number {
-  if (typeof x !== "number" || !Number.isFinite(x) || x < 0) {
-    throw fail(ConfigError, fn, arg, "a finite number >= 0", fmtValue(x));
-  }
-  return x;
-}
-
 function object(fn: string, arg: string, x: unknown, what: string): void {
   if (typeof x !== "object" || x === null) {
     throw fail(ConfigError, fn, arg, what, fmtValue(x));
@@ -108,7 +102,7 @@ export function validatePapoConfig(fn: string, config: PapoConfig): ResolvedPapo
   object(fn, "config.perception", p, "a PerceptionConfig object { gamma, clip, form }");
   const perception = p as PerceptionConfig;
   const form = oneOf(fn, "config.perception.form", perception.form, PAPO_FORMS);
-  const gamma = nonNegative(fn, "config.perception.gamma", perception.gamma);
+  const gamma = checkEps(fn, "config.perception.gamma", perception.gamma);
   const rawClip = perception.clip ?? null;
   if (
     rawClip !== null &&
@@ -127,8 +121,8 @@ export function validatePapoConfig(fn: string, config: PapoConfig): ResolvedPapo
   let eta2 = 0;
   if (de !== null) {
     object(fn, "config.doubleEntropy", de, "a DoubleEntropyConfig object { eta1, eta2 } or null");
-    eta1 = nonNegative(fn, "config.doubleEntropy.eta1", de.eta1);
-    eta2 = nonNegative(fn, "config.doubleEntropy.eta2", de.eta2);
+    eta1 = checkEps(fn, "config.doubleEntropy.eta1", de.eta1);
+    eta2 = checkEps(fn, "config.doubleEntropy.eta2", de.eta2);
   }
   return { parent, gamma, clip: rawClip, form, eta1, eta2, doubleEntropy: de !== null };
 }
@@ -240,7 +234,7 @@ export function withPapoSettings(parent: PolicyLossConfig, settings: PapoSetting
   const fn = "withPapoSettings";
   object(fn, "settings", settings, "a PapoSettings object { perception, doubleEntropy, beta }");
   const beta = settings.beta ?? null;
-  if (beta !== null) nonNegative(fn, "settings.beta", beta);
+  if (beta !== null) checkEps(fn, "settings.beta", beta);
   const kl =
     beta === null
       ? (parent.kl ?? null)

@@ -18,6 +18,7 @@ import {
 } from "../conformance/randomBatches.js";
 import { fmtValue } from "../core/message.js";
 import { pyExp } from "../core/pyFormat.js";
+import { checkEps } from "../core/validate.js";
 import { ConfigError, fail, VerificationError } from "../errors.js";
 import type { PolicyLossConfig } from "../losses/config.js";
 import { type PolicyLossInputs, policyLoss } from "../losses/policyLoss.js";
@@ -219,14 +220,8 @@ export function assertConforms(
   const nCases = options.nCases ?? 64;
   const shapes = checkShapes(FN, "options.shapes", options.shapes ?? DEFAULT_TEST_SHAPES);
   const seed = options.seed ?? 0;
-  const tol = (k: "lossRtol" | "gradRtol") => {
-    const v = options[k] ?? 1e-9;
-    if (typeof v !== "number" || !(v >= 0) || !Number.isFinite(v))
-      throw fail(ConfigError, FN, `options.${k}`, "a finite number >= 0", fmtValue(v));
-    return v;
-  };
-  const lossRtol = tol("lossRtol");
-  const gradRtol = tol("gradRtol");
+  const lossRtol = checkEps(FN, "options.lossRtol", options.lossRtol ?? 1e-9);
+  const gradRtol = checkEps(FN, "options.gradRtol", options.gradRtol ?? 1e-9);
   const klMode = options.kl ?? "strip";
   if (klMode !== "strip" && klMode !== "include")
     throw fail(ConfigError, FN, "options.kl", '"strip" or "include"', fmtValue(klMode));

@@ -5,6 +5,7 @@
  * The `polgrad verify` options share these numbers (docs/cli.md#bounds).
  */
 import { fmtValue } from "../core/message.js";
+import { requireInteger } from "../core/validate.js";
 import { ConfigError, fail } from "../errors.js";
 
 /** Most cases one verifier call may run (`cases`, `--cases`). */
@@ -15,26 +16,6 @@ export const MAX_VERIFY_DIM = 1024;
 export const MAX_VERIFY_CELLS = 4096;
 /** Most redraws per case when avoiding kinks (`maxAttempts`). */
 export const MAX_VERIFY_ATTEMPTS = 10_000;
-
-/**
- * Return `n` when it is an integer in [1, max]; otherwise throw ConfigError naming the cap.
- *
- * @param fn - The verifier, named in the message.
- * @param arg - The option, e.g. `options.cases`.
- * @param n - The value.
- * @param max - The cap.
- * @returns `n`.
- * @throws {ConfigError} E_CONFIG when `n` is not an integer in [1, max].
- * @derivation docs/cli.md#bounds
- * @enforcedBy test/hardening/bounded.test.ts > verify budgets > regression: cases and replay shapes over their caps are config errors naming the cap
- * @since 0.1.0
- */
-export function checkCount(fn: string, arg: string, n: unknown, max: number): number {
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1 || n > max) {
-    throw fail(ConfigError, fn, arg, `an integer in [1, ${max}]`, fmtValue(n));
-  }
-  return n;
-}
 
 /**
  * Return `shape` when it is `[B, T]` with 1 ≤ B, T ≤ {@link MAX_VERIFY_DIM} and
@@ -70,7 +51,7 @@ export function checkShape(fn: string, arg: string, shape: unknown): readonly [n
 /**
  * Check a verifier's whole budget before anything is allocated: every shape of `shapes` and the
  * replay shape with {@link checkShape}, and the case count (default two per shape) with
- * {@link checkCount}; returns the case count.
+ * {@link requireInteger} in [1, {@link MAX_VERIFY_CASES}]; returns the case count.
  *
  * @param fn - The verifier, named in the message.
  * @param shapes - `options.shapes` (already defaulted; must be non-empty).
@@ -90,5 +71,7 @@ export function checkVerifyBudget(
 ): number {
   for (const [i, s] of shapes.entries()) checkShape(fn, `options.shapes[${i}]`, s);
   if (replay) checkShape(fn, "options.replay.shape", replay.shape);
-  return checkCount(fn, "options.cases", cases ?? 2 * shapes.length, MAX_VERIFY_CASES);
+  const n = cases ?? 2 * shapes.length;
+  requireInteger(fn, "options.cases", n, 1, MAX_VERIFY_CASES);
+  return n;
 }

@@ -1,6 +1,6 @@
 import { fmtShape, fmtValue, mustBe } from "../core/message.js";
 import type { Matrix, MatrixLike } from "../core/tensor.js";
-import { toMatrix } from "../core/validate.js";
+import { checkEps, checkPositive, toMatrix } from "../core/validate.js";
 import { ConfigError, fail, VerificationError } from "../errors.js";
 import { formatFailure } from "./failure.js";
 
@@ -55,15 +55,8 @@ export function checkGradientFormula<R extends readonly unknown[]>(
     ["tolerances.rtol", rtol, false],
     ["tolerances.eps", eps, true],
   ] as const) {
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (strict && v === 0)) {
-      throw fail(
-        ConfigError,
-        name,
-        arg,
-        strict ? "a positive finite number" : "a finite number >= 0",
-        fmtValue(v),
-      );
-    }
+    if (strict) checkPositive(name, arg, v);
+    else checkEps(name, arg, v);
   }
   const [x0, ...rest] = inputs as unknown as [MatrixLike, ...R];
   const x = toMatrix(name, "inputs[0]", x0);

@@ -3,9 +3,8 @@
  * with junk (123) at padding so that a mask leak shows up in every check.
  */
 
-import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
-import { ConfigError, fail } from "../errors.js";
+import { checkFlag } from "../core/validate.js";
 import { checkShape } from "./budget.js";
 
 /** A drawn batch: nested rows, `[B, T]` advantages, junk 123 at padding. */
@@ -42,8 +41,7 @@ export function drawBatch(
   ragged = true,
 ): DrawnBatch {
   checkShape("drawBatch", "shape", shape);
-  if (typeof ragged !== "boolean")
-    throw fail(ConfigError, "drawBatch", "ragged", "a boolean", fmtValue(ragged));
+  checkFlag("drawBatch", "ragged", ragged);
   const rng = createRng(seed);
   const [B, T] = shape;
   const lengths = Array.from({ length: B }, () => (ragged ? rng.int(1, T) : T));

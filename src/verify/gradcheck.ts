@@ -1,9 +1,15 @@
 import { fmtValue } from "../core/message.js";
 import { createRng } from "../core/rng.js";
 import { isMatrix, type Matrix } from "../core/tensor.js";
-import { requireFunction, requireObject } from "../core/validate.js";
+import {
+  checkEps,
+  checkPositive,
+  requireFunction,
+  requireInteger,
+  requireObject,
+} from "../core/validate.js";
 import { ConfigError, fail, VerificationError } from "../errors.js";
-import { checkCount, checkVerifyBudget, MAX_VERIFY_ATTEMPTS } from "./budget.js";
+import { checkVerifyBudget, MAX_VERIFY_ATTEMPTS } from "./budget.js";
 import { type DrawnBatch, drawBatch } from "./draw.js";
 import { formatFailure } from "./failure.js";
 
@@ -71,19 +77,6 @@ function gradAt(g: ValueAndGrad["grad"], b: number, t: number, T: number): numbe
   return isMatrix(g) ? (g.data[b * T + t] as number) : ((g[b] as readonly number[])[t] as number);
 }
 
-function positive(fn: string, arg: string, x: unknown, allowZero = false): number {
-  if (typeof x !== "number" || !Number.isFinite(x) || x < 0 || (!allowZero && x === 0)) {
-    throw fail(
-      ConfigError,
-      fn,
-      arg,
-      allowZero ? "a finite number >= 0" : "a positive finite number",
-      fmtValue(x),
-    );
-  }
-  return x;
-}
-
 /**
  * Check a function's analytic gradient w.r.t. `logprobs` against central finite differences on
  * seeded ragged batches drawn away from its kinks; for any `(batch) => { value, grad }`, your own
@@ -115,16 +108,12 @@ export function gradcheck(
   requireFunction("gradcheck", "fn", fn, "a function of (batch, base) returning {value, grad}");
   requireObject("gradcheck", "options", options, "GradcheckOptions");
   const name = "gradcheck";
-  const h = positive(name, "options.h", options.h ?? 1e-6);
-  const rtol = positive(name, "options.rtol", options.rtol ?? 1e-6, true);
-  const atol = positive(name, "options.atol", options.atol ?? 1e-9, true);
-  const margin = positive(name, "options.margin", options.margin ?? 1e-3, true);
-  const maxAttempts = checkCount(
-    name,
-    "options.maxAttempts",
-    options.maxAttempts ?? 64,
-    MAX_VERIFY_ATTEMPTS,
-  );
+  const h = checkPositive(name, "options.h", options.h ?? 1e-6);
+  const rtol = checkEps(name, "options.rtol", options.rtol ?? 1e-6);
+  const atol = checkEps(name, "options.atol", options.atol ?? 1e-9);
+  const margin = checkEps(name, "options.margin", options.margin ?? 1e-3);
+  const maxAttempts = options.maxAttempts ?? 64;
+  requireInteger(name, "options.maxAttempts", maxAttempts, 1, MAX_VERIFY_ATTEMPTS);
   const shapes = options.shapes ?? [
     [2, 3],
     [3, 5],

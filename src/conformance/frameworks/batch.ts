@@ -15,6 +15,7 @@ import { maskCounts } from "../../core/tensor.js";
 import {
   broadcastAdvantages,
   checkFiniteAt,
+  checkPositive,
   checkSameShape,
   requireRecord,
   toMask,
@@ -290,19 +291,6 @@ export function requireOverrides(fn: string, overrides: unknown): void {
   }
 }
 
-/** Validate an override: a positive finite number (or undefined). */
-export function positiveOverride(
-  fn: string,
-  arg: string,
-  x: number | undefined,
-): number | undefined {
-  if (x === undefined) return undefined;
-  if (typeof x !== "number" || !Number.isFinite(x) || x <= 0) {
-    throw fail(ConfigError, fn, arg, "a positive finite number", fmtValue(x));
-  }
-  return x;
-}
-
 /**
  * One setting a framework model may override: its field in the overrides object, its name in a
  * model id's `[key=value,…]` suffix (the framework's own config name), and its values (one of
@@ -339,7 +327,7 @@ export function checkOverrides<O>(fn: string, overrides: unknown, keys: readonly
     if (x === undefined) continue;
     out[field] =
       k.values === undefined
-        ? (positiveOverride(fn, `overrides.${field}`, x as number) as number)
+        ? checkPositive(fn, `overrides.${field}`, x)
         : oneOf(fn, `overrides.${field}`, x, k.values);
   }
   return out as O;
