@@ -416,9 +416,12 @@ export const NUMBER_RULES: Readonly<Record<NumberRule, NumberRuleSpec>> = {
   nonNegative: { text: "a finite number ≥ 0", ok: (x: number) => Number.isFinite(x) && x >= 0 },
   unit: { text: "a number in [0, 1]", ok: (x: number) => x >= 0 && x <= 1 },
   count: { text: "a positive integer", ok: (x: number) => Number.isInteger(x) && x >= 1 },
+  // polgrad 0.2.0's rule: finite and > 0. epsLow ≥ 1 puts the lower bound 1 − epsLow at or
+  // below 0, where no ratio exp(·) > 0 reaches it: no lower clip (verl's CISPO recipe,
+  // clip_ratio_low=10), computed exactly as upstream computes the clamp.
   epsLow: {
-    text: "in (0, 1) (lower bound 1 − epsLow > 0)",
-    ok: (x: number) => Number.isFinite(x) && x > 0 && x < 1,
+    text: "a positive finite number (epsLow ≥ 1: the lower bound 1 − epsLow ≤ 0 never binds)",
+    ok: (x: number) => Number.isFinite(x) && x > 0,
   },
   dualClip: {
     text: "a finite number > 1 (dual clip) or null",

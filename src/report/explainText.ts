@@ -21,11 +21,16 @@ export function valueText(v: RecordedValue | undefined): string {
 /** Render an explanation, with the loss on a batch when one was evaluated. */
 export function renderExplainText(
   e: Explanation,
-  evaluated: {
-    readonly batch: string;
-    readonly loss: number;
-    readonly microBatches: number;
-  } | null,
+  evaluated:
+    | {
+        readonly batch: string;
+        readonly loss: number;
+        readonly microBatches: number;
+        /** How the batch was completed or fitted, one line each. */
+        readonly notes?: readonly string[];
+      }
+    | { readonly notEvaluated: string }
+    | null,
 ): string {
   requireObject("renderExplainText", "e", e, "an Explanation (explainResolution)", ["resolution"]);
   requireObject("renderExplainText", "e.resolution", e.resolution, "a FrameworkResolution", [
@@ -34,12 +39,12 @@ export function renderExplainText(
     "release",
     "settings",
   ]);
-  if (evaluated !== null)
+  if (evaluated !== null && !("notEvaluated" in evaluated))
     requireObject(
       "renderExplainText",
       "evaluated",
       evaluated,
-      "{batch, loss, microBatches} or null",
+      "{batch, loss, microBatches}, {notEvaluated} or null",
       ["batch", "loss"],
     );
   const r = e.resolution;
@@ -83,17 +88,21 @@ export function renderExplainText(
         `  [${x.code}] ${x.message}${x.deviation === undefined ? "" : ` (deviation ${x.deviation})`}`,
       );
   }
-  if (evaluated !== null) {
+  if (evaluated !== null && "notEvaluated" in evaluated) {
+    out.push("");
+    out.push(`Not evaluated: ${safeText(evaluated.notEvaluated)}`);
+  } else if (evaluated !== null) {
     out.push("");
     out.push(
       `Loss on ${safeText(evaluated.batch)}: ${sig4(evaluated.loss)} (${evaluated.loss}; ${evaluated.microBatches} micro-batch${evaluated.microBatches === 1 ? "" : "es"})`,
     );
+    for (const n of evaluated.notes ?? []) out.push(`  ${safeText(n)}`);
   }
   return `${out.join("\n")}\n`;
 }
 
 /** Render a diff of two resolutions. */
-export function renderDiffText(d: ConfigDiff): string {
+export function renderDiffText(d: ConfigDiff, batchNotes: readonly string[] = []): string {
   requireObject("renderDiffText", "d", d, "a ConfigDiff (diffExplanations)", [
     "a",
     "b",
@@ -120,6 +129,9 @@ export function renderDiffText(d: ConfigDiff): string {
     out.push(
       `Loss on ${safeText(d.loss.batch)}: ${sig4(d.loss.a)} → ${sig4(d.loss.b)} (${d.loss.a} → ${d.loss.b})`,
     );
+  if (d.loss === null && batchNotes.length > 0)
+    out.push("", `Not evaluated: ${safeText(batchNotes[0] as string)}`);
+  else for (const n of batchNotes) out.push(`  ${safeText(n)}`);
   return `${out.join("\n")}\n`;
 }
 

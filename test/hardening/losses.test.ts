@@ -219,20 +219,53 @@ describe("hardening: kl overflow", () => {
 });
 
 describe("hardening: config", () => {
-  it("rejects: epsLow >= 1 (a non-positive lower clip bound) for pg_clip and two-sided cispo", () => {
-    for (const epsLow of [1, 1.5, 1e300]) {
-      for (const surrogate of ["pg_clip", "cispo"] as const) {
-        const cfg = { ...PPO, surrogate, clip: { epsLow, epsHigh: 0.2 } };
-        expect(thrown(() => policyLoss(cfg, one([-1], [-1])))).toMatchObject({
-          name: "ConfigError",
-          arg: "config.clip.epsLow",
-        });
-      }
+  it("golden: epsLow >= 1 is polgrad's rule (finite, > 0): the lower bound 1 − epsLow <= 0 never binds, bitwise the one-sided band", () => {
+    // verl's CISPO recipe sets clip_ratio_low=10 and TRL's paper index epsilon=10; polgrad 0.2.0
+    // accepts any finite eps > 0. A ratio exp(lp − old) > 0 never reaches a bound <= 0, so
+    // clamp(r, 1 − ε, hi) = min(r, hi) exactly: CISPO equals its one-sided form (epsLow null) bit
+    // for bit, and pg_clip's objective is min(r·A, min(r, hi)·A).
+    const batch = {
+      logprobs: [
+        [-1, -0.5, -2],
+        [-0.3, -1.2, -0.9],
+      ],
+      oldLogprobs: [
+        [-0.2, -1.5, -1.1],
+        [-2.5, -0.1, -0.95],
+      ],
+      advantages: [0.7, -1.3],
+      responseMask: [
+        [true, true, true],
+        [true, true, false],
+      ],
+    };
+    for (const epsLow of [1, 1.5, 10, 1e300]) {
+      const two = policyLoss({ ...PPO, surrogate: "cispo", clip: { epsLow, epsHigh: 0.2 } }, batch);
+      const one = policyLoss(
+        { ...PPO, surrogate: "cispo", clip: { epsLow: null, epsHigh: 0.2 } },
+        batch,
+      );
+      expect(Object.is(two.loss, one.loss)).toBe(true);
+      expect(two.gradLogprobs).toEqual(one.gradLogprobs);
+      const pg = policyLoss({ ...PPO, clip: { epsLow, epsHigh: 0.2 } }, batch);
+      // By hand: token mean over the 5 response tokens of −min(r·A, min(r, 1.2)·A).
+      let sum = 0;
+      for (let b = 0; b < 2; b++)
+        for (let t = 0; t < 3; t++) {
+          if (!batch.responseMask[b]?.[t]) continue;
+          const r = Math.exp(
+            (batch.logprobs[b]?.[t] as number) - (batch.oldLogprobs[b]?.[t] as number),
+          );
+          const A = batch.advantages[b] as number;
+          sum += -Math.min(r * A, Math.min(r, 1.2) * A);
+        }
+      expect(pg.loss).toBeCloseTo(sum / 5, 15);
     }
-    // Just below 1 is legal: lo = 1 − 0.999 > 0.
-    expect(() =>
-      policyLoss({ ...PPO, clip: { epsLow: 0.999, epsHigh: 0.2 } }, one([-1], [-1])),
-    ).not.toThrow();
+    // 0 and non-finite stay refused, with the key named.
+    for (const epsLow of [0, -1, Number.POSITIVE_INFINITY, Number.NaN])
+      expect(
+        thrown(() => policyLoss({ ...PPO, clip: { epsLow, epsHigh: 0.2 } }, one([-1], [-1]))),
+      ).toMatchObject({ name: "ConfigError", arg: "config.clip.epsLow" });
   });
 });
 

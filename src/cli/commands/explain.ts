@@ -3,6 +3,8 @@
  * algorithm and its differences, the pitfalls, and the loss on a batch; `--diff A B` compares two
  * configs or two releases (docs/cli.md#explain).
  */
+
+import type { FrameworkResolution } from "../../conformance/frameworkConfig/resolution.js";
 import { fmtValue } from "../../core/message.js";
 import { fail, UsageError } from "../../errors.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
@@ -11,38 +13,50 @@ import type { Command, CommandIO, OptionValues } from "../command.js";
 import { writeJson } from "../output.js";
 import { resolveCliFrameworkConfig, WORLD_OPTIONS } from "./frameworkConfigOption.js";
 
-/** The built-in batch with a reference: ref_logprobs := old_logprobs (a first step: the reference is the sampling policy). */
-async function builtinWithRef(): Promise<PolicyLossInputs> {
-  const { BUILTIN_BATCH } = await import("../../which/index.js");
-  return { ...BUILTIN_BATCH, refLogprobs: BUILTIN_BATCH.oldLogprobs };
-}
+/** What an explanation's loss was computed on: a batch and its loss, or why there is none. */
+type Evaluated =
+  | {
+      readonly batch: string;
+      readonly notes: readonly string[];
+      readonly loss: number;
+      readonly microBatches: readonly {
+        readonly rows: readonly [number, number];
+        readonly loss: number;
+        readonly float32Bound: number;
+      }[];
+    }
+  | { readonly batch: null; readonly notEvaluated: string };
 
-/** The batch an invocation evaluates on, and its name. */
-async function batchOf(
+/**
+ * The batch the resolutions are evaluated on: the user's --batch, else the built-in batch fitted
+ * to them (conformance/frameworkConfig/evaluationBatch.ts), or why there is none.
+ */
+async function batchFor(
   fn: string,
   values: OptionValues,
   io: CommandIO,
-): Promise<{ inputs: PolicyLossInputs; name: string }> {
+  resolutions: readonly FrameworkResolution[],
+): Promise<
+  { inputs: PolicyLossInputs; name: string; notes: readonly string[] } | { notEvaluated: string }
+> {
   if (typeof values.batch === "string")
-    return { inputs: await readCliBatch(fn, values, io), name: values.batch };
-  return {
-    inputs: await builtinWithRef(),
-    name: "the built-in batch (ref_logprobs = old_logprobs)",
-  };
+    return { inputs: await readCliBatch(fn, values, io), name: values.batch, notes: [] };
+  const { builtinBatchFor, MAX_FITTED_ROWS } = await import(
+    "../../conformance/frameworkConfig/evaluationBatch.js"
+  );
+  const { BUILTIN_BATCH } = await import("../../which/index.js");
+  const b = builtinBatchFor(BUILTIN_BATCH, resolutions);
+  if ("tooLarge" in b)
+    return {
+      notEvaluated: `the config's micro-batches need B = ${b.tooLarge} rows, more than the built-in batch is tiled to (${MAX_FITTED_ROWS}); give --batch with a multiple of ${b.tooLarge} rows`,
+    };
+  return { inputs: b.inputs, name: b.name, notes: b.notes };
 }
 
 function explanationJson(
   e: import("../../conformance/frameworkConfig/explain.js").Explanation,
   policyLossConfigToJson: (c: import("../../losses/config.js").PolicyLossConfig) => unknown,
-  evaluated: {
-    batch: string;
-    loss: number;
-    microBatches: readonly {
-      rows: readonly [number, number];
-      loss: number;
-      float32Bound: number;
-    }[];
-  } | null,
+  evaluated: Evaluated,
 ): unknown {
   const r = e.resolution;
   return {
@@ -126,7 +140,6 @@ export const explainCommand: Command = {
     const { policyLossConfigToJson } = await import("../../io/configJson.js");
     const { explainResolution } = await import("../../conformance/frameworkConfig/explain.js");
     const nearestOf = explainResolution;
-    const { inputs, name } = await batchOf(fn, values, io);
     if (values.diff === true) {
       if (passThrough.length > 0)
         throw fail(
@@ -156,22 +169,32 @@ export const explainCommand: Command = {
             "given when a --diff side is a config file",
             fmtValue(s),
           );
-        const res = await resolveCliFrameworkConfig(fn, values, [], io, {
+        return resolveCliFrameworkConfig(fn, values, [], io, {
           configOption: "config",
           ...(ref === undefined ? {} : { ref }),
           ...(configPath === undefined ? {} : { configPath }),
         });
-        return { e: nearestOf(res), loss: evaluateResolution(res, inputs).loss };
       };
       const [a0, b0] = positionals as [string, string];
-      const a = await side(a0);
-      const b = await side(b0);
+      const ra = await side(a0);
+      const rb = await side(b0);
+      // One batch for both sides, fitted to both: the losses are comparable.
+      const batch = await batchFor(fn, values, io, [ra, rb]);
       const { diffExplanations } = await import("../../conformance/frameworkConfig/diff.js");
-      const d = diffExplanations(a.e, b.e, { a: a0, b: b0 }, { batch: name, a: a.loss, b: b.loss });
-      if (values.json) writeJson(io, "explain", { diff: d });
+      const lossOn =
+        "notEvaluated" in batch
+          ? null
+          : {
+              batch: batch.name,
+              a: evaluateResolution(ra, batch.inputs).loss,
+              b: evaluateResolution(rb, batch.inputs).loss,
+            };
+      const d = diffExplanations(nearestOf(ra), nearestOf(rb), { a: a0, b: b0 }, lossOn);
+      const notes = "notEvaluated" in batch ? [batch.notEvaluated] : batch.notes;
+      if (values.json) writeJson(io, "explain", { diff: d, batchNotes: notes });
       else {
         const { renderDiffText } = await import("../../report/explainText.js");
-        io.stdout(renderDiffText(d));
+        io.stdout(renderDiffText(d, notes));
       }
       return 0;
     }
@@ -179,18 +202,34 @@ export const explainCommand: Command = {
       configOption: "config",
     });
     const e = nearestOf(res);
-    const out = evaluateResolution(res, inputs);
-    const evaluated = { batch: name, loss: out.loss, microBatches: out.microBatches };
+    const batch = await batchFor(fn, values, io, [res]);
+    let evaluated: Evaluated;
+    if ("notEvaluated" in batch) evaluated = { batch: null, notEvaluated: batch.notEvaluated };
+    else {
+      const out = evaluateResolution(res, batch.inputs);
+      evaluated = {
+        batch: batch.name,
+        notes: batch.notes,
+        loss: out.loss,
+        microBatches: out.microBatches,
+      };
+    }
     if (values.json)
       writeJson(io, "explain", explanationJson(e, policyLossConfigToJson, evaluated));
     else {
       const { renderExplainText } = await import("../../report/explainText.js");
       io.stdout(
-        renderExplainText(e, {
-          batch: name,
-          loss: out.loss,
-          microBatches: out.microBatches.length,
-        }),
+        renderExplainText(
+          e,
+          evaluated.batch === null
+            ? { notEvaluated: evaluated.notEvaluated }
+            : {
+                batch: evaluated.batch,
+                notes: evaluated.notes,
+                loss: evaluated.loss,
+                microBatches: evaluated.microBatches.length,
+              },
+        ),
       );
     }
     return 0;

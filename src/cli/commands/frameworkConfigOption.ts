@@ -125,6 +125,8 @@ function quote(t: string): string {
 export interface FrameworkConfigRow {
   readonly key: string;
   readonly label: string;
+  /** The resolution the row evaluates. */
+  readonly resolution: FrameworkResolution;
   readonly evaluate: (
     b: import("../../losses/policyLoss.js").PolicyLossInputs,
   ) => import("../../conformance/frameworkConfig/resolution.js").ResolutionResult;
@@ -148,6 +150,7 @@ export async function frameworkConfigRow(
   });
   const cfg = values["framework-config"];
   return {
+    resolution: res,
     key: `${res.ref}${typeof cfg === "string" ? `:${cfg}` : ""}`,
     label: `your config (${res.ref}${typeof cfg === "string" ? `, ${cfg}` : ", defaults"}${builtin && res.plan.config.kl != null ? "; ref = old" : ""})`,
     evaluate: (b) =>

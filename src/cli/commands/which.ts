@@ -57,11 +57,26 @@ export const whichCommand: Command = {
       typeof values.batch !== "string",
     );
     const extraRows = row === null ? [] : [row];
+    // On the built-in batch, a framework config that reads more than it holds (rollout logprobs,
+    // entropies) or splits it otherwise gets the batch fitted to it, for every row alike.
+    let notes: readonly string[] = [];
+    if (row !== null && typeof values.batch !== "string") {
+      const { builtinBatchFor } = await import(
+        "../../conformance/frameworkConfig/evaluationBatch.js"
+      );
+      const fitted = builtinBatchFor(BUILTIN_BATCH, [row.resolution]);
+      if (!("tooLarge" in fitted)) {
+        batch = fitted.inputs;
+        notes = fitted.notes;
+      }
+    }
     const report = whichTable(batch, { normLen: normLen ?? null, extraRows });
-    if (values.json) writeJson(io, "which", report);
+    if (values.json)
+      writeJson(io, "which", notes.length === 0 ? report : { ...report, batchNotes: notes });
     else {
       const { renderWhichText } = await import("../../report/whichText.js");
       io.stdout(renderWhichText(report));
+      if (notes.length > 0) io.stdout(`The built-in batch: ${notes.join("; ")}\n`);
     }
     return 0;
   },

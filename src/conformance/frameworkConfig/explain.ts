@@ -16,7 +16,12 @@ import {
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
 import { resolveOpenRlhf } from "./openrlhf.js";
-import { type ConfigForm, type ParsedFrameworkConfig, parseFrameworkConfig } from "./parse.js";
+import {
+  type ConfigForm,
+  checkEntryPoint,
+  type ParsedFrameworkConfig,
+  parseFrameworkConfig,
+} from "./parse.js";
 import { findRelease } from "./releases.js";
 import type { FrameworkResolution } from "./resolution.js";
 import { checkResolution } from "./resolution.js";
@@ -100,6 +105,15 @@ export function resolveFrameworkConfig(
       `a ${r.framework} config (the release is ${r.ref})`,
       `a ${parsed.framework} config`,
     );
+  checkEntryPoint("resolveFrameworkConfig", parsed);
+  return withCommonWarnings(resolveFor(r, parsed, options));
+}
+
+function resolveFor(
+  r: ReturnType<typeof findRelease>,
+  parsed: ParsedFrameworkConfig,
+  options: ResolveOptions,
+): FrameworkResolution {
   switch (r.framework) {
     case "trl":
       return resolveTrl(r, parsed, {
@@ -113,6 +127,30 @@ export function resolveFrameworkConfig(
     case "openrlhf":
       return resolveOpenRlhf(r, parsed);
   }
+}
+
+/**
+ * The warnings every framework's resolution gets: a lower clip width ≥ 1 (`clip-low-never-binds`:
+ * the bound 1 − ε ≤ 0 is below every ratio, so there is no lower clip; named by the setting that
+ * holds the value).
+ */
+function withCommonWarnings(res: FrameworkResolution): FrameworkResolution {
+  const epsLow = res.plan.config.clip?.epsLow ?? null;
+  if (epsLow === null || epsLow < 1) return res;
+  const holder = res.settings.find(
+    (s) => s.value === epsLow || (Array.isArray(s.value) && s.value[0] === epsLow),
+  );
+  const name = holder === undefined ? "the lower clip width" : holder.key;
+  return {
+    ...res,
+    warnings: [
+      ...res.warnings,
+      {
+        code: "clip-low-never-binds",
+        message: `${name} = ${epsLow} puts the lower clip bound at 1 − ${epsLow} = ${1 - epsLow} ≤ 0, below every ratio: there is no lower clip (computed as upstream computes the clamp)`,
+      },
+    ],
+  };
 }
 
 /**

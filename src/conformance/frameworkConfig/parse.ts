@@ -310,20 +310,7 @@ export function parseFrameworkConfig(
   if (typeof text !== "string")
     throw new ConfigError(FN, "text", `${FN}: text must be a string; got ${fmtValue(text)}`);
   const form = options.form ?? (looksLikeArgs(text) ? "args" : "mapping");
-  if (form === "args") {
-    const tokens = tokenizeArgs(text, source);
-    const start = skipLauncher(tokens, framework);
-    const rest = tokens.slice(start);
-    const map =
-      framework === "verl" ? parseOverrides(rest, source) : parseFlagArgs(rest, framework, source);
-    return {
-      framework,
-      form,
-      entries: [...map.values()],
-      skipped: tokens.slice(0, start),
-      source,
-    };
-  }
+  if (form === "args") return parseFrameworkArgs(framework, tokenizeArgs(text, source), { source });
   // A config is shallow; a deeply nested text would overflow the YAML parser's stack, so its
   // depth is measured first (flow brackets outside quotes and comments, and block indentation).
   const depth = nestingDepth(text);
@@ -368,6 +355,88 @@ export function parseFrameworkConfig(
       addEntry(map, { key, value: v, origin: "mapping" });
     }
   return { framework, form, entries: [...map.values()], skipped: [], source };
+}
+
+/**
+ * Read a framework config from command-line words, as a shell hands them to the trainer (each
+ * word one argument, quotes already removed): a leading launcher is skipped and reported, the rest
+ * read as `parseFrameworkConfig` reads arguments.
+ *
+ * @param framework - `trl`, `verl` or `openrlhf`.
+ * @param words - The words.
+ * @param options - `source` (for messages).
+ * @returns The parsed entries.
+ * @throws {ConfigError} E_CONFIG for malformed arguments.
+ * @derivation docs/conformance/explain.md#config-forms
+ * @enforcedBy test/conformance/frameworkConfig/corpus.test.ts > the launch configs the frameworks ship > ledger: every launch's outcome at every release is the committed one
+ * @since 0.2.0
+ */
+export function parseFrameworkArgs(
+  framework: ConfigFramework,
+  words: readonly string[],
+  options: { readonly source?: string } = {},
+): ParsedFrameworkConfig {
+  const source = options.source ?? "the arguments";
+  const start = skipLauncher(words, framework);
+  const rest = words.slice(start);
+  const map =
+    framework === "verl" ? parseOverrides(rest, source) : parseFlagArgs(rest, framework, source);
+  return {
+    framework,
+    form: "args",
+    entries: [...map.values()],
+    skipped: words.slice(0, start),
+    source,
+  };
+}
+
+/** The trainer each framework's config is resolved for, by its launch entry point. */
+const MAIN_ENTRY: Readonly<
+  Record<ConfigFramework, { readonly name: string; readonly ok: RegExp }>
+> = {
+  verl: {
+    name: "verl.trainer.main_ppo",
+    ok: /^(verl\.trainer\.main_ppo|.*verl\/trainer\/main_ppo\.py)$/,
+  },
+  openrlhf: {
+    name: "openrlhf.cli.train_ppo_ray",
+    ok: /^(openrlhf\.cli\.train_ppo_ray|.*openrlhf\/cli\/train_ppo_ray\.py)$/,
+  },
+  // TRL: `trl grpo`, or a script built on GRPOTrainer (examples/scripts/grpo_vlm.py, a user's train_grpo.py).
+  trl: { name: "trl grpo", ok: /^(trl grpo|.*grpo[^/]*\.py|[\w.]*grpo[\w.]*)$/ },
+};
+
+/**
+ * The entry point a parsed config's skipped launcher names (`-m MODULE`, `--module MODULE`, a
+ * `*.py` script, `trl SUBCOMMAND`), or null when it names none.
+ */
+export function launchedEntry(parsed: ParsedFrameworkConfig): string | null {
+  const w = parsed.skipped;
+  for (let j = 0; j < w.length; j++) {
+    const t = w[j] as string;
+    if ((t === "-m" || t === "--module") && j + 1 < w.length) return w[j + 1] as string;
+    if (t.endsWith(".py")) return t;
+    if (t === "trl" && j + 1 < w.length) return `trl ${w[j + 1] as string}`;
+  }
+  return null;
+}
+
+/**
+ * Refuse a config launched through another trainer than the one polgrad resolves for its
+ * framework (a verl recipe's own main, OpenRLHF's SFT or DPO trainer, `trl rloo`), by name.
+ *
+ * @throws {ConfigError} E_CONFIG naming the entry point.
+ * @enforcedBy test/conformance/frameworkConfig/explain.test.ts > explainFrameworkConfig > rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point
+ */
+export function checkEntryPoint(fn: string, parsed: ParsedFrameworkConfig): void {
+  const entry = launchedEntry(parsed);
+  const main = MAIN_ENTRY[parsed.framework];
+  if (entry === null || main.ok.test(entry)) return;
+  throw new ConfigError(
+    fn,
+    "config",
+    `${fn}: ${safeText(parsed.source)} launches ${safeText(entry)}; polgrad resolves the config of ${main.name} (${entry} reads a config or a loss of its own)`,
+  );
 }
 
 function quoteToken(t: string): string {

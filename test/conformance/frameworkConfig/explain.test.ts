@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { diffExplanations } from "../../../src/conformance/frameworkConfig/diff.js";
+import { builtinBatchFor } from "../../../src/conformance/frameworkConfig/evaluationBatch.js";
 import {
   explainFrameworkConfig,
   resolveFrameworkConfig,
@@ -7,9 +8,75 @@ import {
 import { keyHistory } from "../../../src/conformance/frameworkConfig/history.js";
 import { evaluateResolution } from "../../../src/conformance/frameworkConfig/resolution.js";
 import { ConfigError } from "../../../src/errors.js";
+import { BUILTIN_BATCH } from "../../../src/which/index.js";
 import { BUILTIN_WITH_REF } from "./_releaseFixtures.js";
 
 describe("explainFrameworkConfig", () => {
+  test("golden: the fitted built-in batch tiles rows and synthesises only what the plan reads", () => {
+    const A = "actor_rollout_ref.actor.";
+    // verl v0.7.1's old actor splits into micro-batches of 6 rows: lcm(4, 6) = 12 rows, row i = row i mod 4.
+    const micro = resolveFrameworkConfig("verl@v0.7.1", `${A}ppo_micro_batch_size_per_gpu=6`, {
+      form: "args",
+    });
+    const b = builtinBatchFor(BUILTIN_BATCH, [micro]);
+    if ("tooLarge" in b) throw new Error("fits");
+    expect(b.inputs.advantages).toEqual([
+      1.5, -0.8, 0.6, -1.2, 1.5, -0.8, 0.6, -1.2, 1.5, -0.8, 0.6, -1.2,
+    ]);
+    expect(b.inputs.rolloutLogprobs).toBeUndefined();
+    expect(b.inputs.entropies).toBeUndefined();
+    expect(b.notes).toHaveLength(1);
+    expect(evaluateResolution(micro, b.inputs).microBatches).toHaveLength(2);
+    // An entropy bonus reads entropies: −logprobs; TRL's vLLM IS correction reads the rollout's
+    // logprobs: old − 0.05·(−1)^(b+t), so row 0 token 0 is old − 0.05 and token 1 old + 0.05.
+    const ent = resolveFrameworkConfig("verl@v0.7.1", `${A}entropy_coeff=0.01`, { form: "args" });
+    const e = builtinBatchFor(BUILTIN_BATCH, [ent]);
+    if ("tooLarge" in e) throw new Error("fits");
+    const lp = BUILTIN_BATCH.logprobs as number[][];
+    expect((e.inputs.entropies as number[][])[1]?.[2]).toBe(-(lp[1]?.[2] as number));
+    const is = resolveFrameworkConfig(
+      "trl@v1.9.0",
+      "--use_vllm --vllm_importance_sampling_correction true",
+    );
+    const r = builtinBatchFor(BUILTIN_BATCH, [is]);
+    if ("tooLarge" in r) throw new Error("fits");
+    const old = BUILTIN_BATCH.oldLogprobs as number[][];
+    expect((r.inputs.rolloutLogprobs as number[][])[0]?.[0]).toBe((old[0]?.[0] as number) - 0.05);
+    expect((r.inputs.rolloutLogprobs as number[][])[0]?.[1]).toBe((old[0]?.[1] as number) + 0.05);
+    expect(() => evaluateResolution(is, r.inputs)).not.toThrow();
+    // Both sides of a diff share one batch: lcm(4, 6, 10) = 60 rows.
+    const ten = resolveFrameworkConfig("verl@v0.7.1", `${A}ppo_micro_batch_size_per_gpu=10`, {
+      form: "args",
+    });
+    const both = builtinBatchFor(BUILTIN_BATCH, [micro, ten]);
+    expect("tooLarge" in both ? 0 : (both.inputs.advantages as number[]).length).toBe(60);
+  });
+
+  test("rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point", () => {
+    expect(() =>
+      resolveFrameworkConfig(
+        "verl@v0.7.1",
+        "python3 -m recipe.dapo.main_dapo actor_rollout_ref.actor.clip_ratio_low=0.2",
+      ),
+    ).toThrow(
+      /launches recipe\.dapo\.main_dapo; polgrad resolves the config of verl\.trainer\.main_ppo/,
+    );
+    expect(() => resolveFrameworkConfig("trl@v1.9.0", "trl rloo --beta 0.1")).toThrow(
+      /launches trl rloo/,
+    );
+    // The trainers polgrad resolves pass: verl's main_ppo, a GRPO script, `trl grpo`.
+    expect(() =>
+      resolveFrameworkConfig("verl@v0.7.1", "python3 -m verl.trainer.main_ppo trainer.nnodes=1"),
+    ).not.toThrow();
+    expect(() =>
+      resolveFrameworkConfig(
+        "trl@v1.9.0",
+        "accelerate launch examples/scripts/grpo_vlm.py --beta 0.1",
+      ),
+    ).not.toThrow();
+    expect(() => resolveFrameworkConfig("trl@v1.9.0", "trl grpo --beta 0.1")).not.toThrow();
+  });
+
   test("golden: TRL v1.9.0's default is dapo with an on-policy ratio", () => {
     const e = explainFrameworkConfig("trl@v1.9.0");
     const r = e.resolution;
