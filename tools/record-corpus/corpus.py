@@ -296,7 +296,10 @@ def elide(v):
     """A string longer than LONG characters (a chat template, a prompt) as its length and hash: no
     such value affects the loss, and the text is upstream's, not a setting."""
     if isinstance(v, str) and len(v) > LONG:
-        return f"<elided: {len(v)} characters, sha256 {hashlib.sha256(v.encode()).hexdigest()[:16]}>"
+        # A `key=value` word keeps its key: only the value is upstream's text.
+        m = re.match(r"^([+~]{0,2}[A-Za-z_][\w.\-/@]*=)(.*)$", v, re.S)
+        head, body = (m.group(1), m.group(2)) if m is not None else ("", v)
+        return f"{head}<elided: {len(body)} characters, sha256 {hashlib.sha256(body.encode()).hexdigest()[:16]}>"
     if isinstance(v, list):
         return [elide(x) for x in v]
     if isinstance(v, dict):

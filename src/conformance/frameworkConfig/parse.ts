@@ -19,12 +19,13 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { RecordedValue } from "../releases/types.js";
+import { readLaunchScript } from "./shellScript.js";
 
 /** The frameworks whose configs are read. */
 export type ConfigFramework = "trl" | "verl" | "openrlhf";
 
-/** The two forms a config text takes. */
-export type ConfigForm = "mapping" | "args";
+/** The forms a config text takes: a mapping, arguments, or a launch script (read for its trainer command). */
+export type ConfigForm = "mapping" | "args" | "script";
 
 /** One entry: the key in the framework's spelling and its value. */
 export interface ConfigEntry {
@@ -177,6 +178,69 @@ function toRecorded(v: unknown, key: string, source: string): RecordedValue {
   );
 }
 
+const LAUNCHER_LINE =
+  /^\s*(?:[A-Za-z_]\w*=\S*\s+)*(?:python3?|torchrun|deepspeed|accelerate|ray|trl|uv|bash|sh)\s/m;
+
+/**
+ * Whether the text is a launch script: a `#!` line, a `set`/`export` line, or a shell assignment
+ * (`NAME=…`, no dots: not a Hydra key) together with a launcher command (python3, torchrun,
+ * deepspeed, accelerate, ray, trl, …).
+ */
+function looksLikeScript(text: string): boolean {
+  if (text.startsWith("#!")) return true;
+  if (/^\s*(set|export)\s/m.test(text)) return true;
+  return /^\s*[A-Za-z_]\w*=/m.test(text) && LAUNCHER_LINE.test(text);
+}
+
+/** The trainer namespace of each framework: a command whose words name one is a launch. */
+function launchEntryOf(framework: ConfigFramework, words: readonly string[]): string | null {
+  for (let j = 0; j < words.length; j++) {
+    const t = words[j] as string;
+    const next = words[j + 1];
+    if ((t === "-m" || t === "--module") && next !== undefined) {
+      if (framework === "verl" && /^(verl|recipe)\./.test(next)) return next;
+      if (framework === "openrlhf" && next.startsWith("openrlhf.cli.")) return next;
+      if (framework === "trl" && /grpo/.test(next)) return next;
+    }
+    if (framework === "verl" && /(^|\/)(verl\/trainer|recipe\/[\w/]+)\/main_\w+\.py$/.test(t))
+      return t;
+    if (framework === "openrlhf" && /(^|\/)openrlhf\/cli\/\w+\.py$/.test(t)) return t;
+    if (framework === "trl" && t === "trl" && next !== undefined && !next.startsWith("-"))
+      return `trl ${next}`;
+    if (framework === "trl" && /grpo[^/]*\.py$/.test(t)) return t;
+  }
+  return null;
+}
+
+/**
+ * A launch script's trainer command (shellScript.ts reads it as bash would), as arguments: the
+ * one command that launches the framework's trainer, else the one launch of anything in the
+ * framework's namespace (refused later by its entry point), else an error naming what is missing.
+ */
+function parseLaunchScript(
+  framework: ConfigFramework,
+  text: string,
+  source: string,
+): ParsedFrameworkConfig {
+  const launches = readLaunchScript(text, source, (w) => launchEntryOf(framework, w) !== null);
+  const main = launches.filter((l) =>
+    MAIN_ENTRY[framework].ok.test(launchEntryOf(framework, l.words) as string),
+  );
+  const pick = main.length > 0 ? main : launches;
+  if (pick.length !== 1)
+    throw new ConfigError(
+      FN,
+      "text",
+      pick.length === 0
+        ? `${FN}: ${safeText(source)} must run ${MAIN_ENTRY[framework].name} (a ${framework} trainer command); none of its commands does`
+        : `${FN}: ${safeText(source)} must run one ${framework} trainer command; lines ${pick.map((l) => l.line).join(", ")} each run one (give the one you mean as arguments)`,
+    );
+  const parsed = parseFrameworkArgs(framework, (pick[0] as { words: readonly string[] }).words, {
+    source: `${source} line ${(pick[0] as { line: number }).line}`,
+  });
+  return { ...parsed, form: "script" };
+}
+
 /** Whether the text is arguments rather than a YAML/JSON mapping: its first token starts with `-`, holds `=` before any `:`, or names a launcher. */
 function looksLikeArgs(text: string): boolean {
   for (const raw of text.split(/\r?\n/)) {
@@ -198,7 +262,7 @@ function looksLikeArgs(text: string): boolean {
 function skipLauncher(tokens: readonly string[], framework: ConfigFramework): number {
   const isArg =
     framework === "verl"
-      ? (t: string) => /^[+]{0,2}[A-Za-z_][\w.\-/]*=/.test(t)
+      ? (t: string) => /^[+~]{0,2}[A-Za-z_][\w.\-/@]*=|^(--config-(path|name|dir)|-c[pnd])\b/.test(t)
       : (t: string) => t.startsWith("--");
   if (tokens.length === 0 || isArg(tokens[0] as string)) return 0;
   for (let j = 0; j < tokens.length; j++) {
@@ -255,10 +319,50 @@ function parseFlagArgs(
   return map;
 }
 
+/**
+ * Hydra's own options and the override forms that select or delete config (`--config-path`,
+ * `--config-name`, `-cp`, `-cn`, `group@package=option`, `~key`): polgrad resolves verl's default
+ * `ppo_trainer` config with its default groups, so each is refused by name (the explanation would
+ * otherwise be of a config the run does not load).
+ */
+function refuseHydraSelection(t: string, next: string | undefined, source: string): void {
+  const opt = /^(--config-path|--config-name|--config-dir|-cp|-cn|-cd)(=(.*))?$/.exec(t);
+  if (opt !== null) {
+    const value = opt[3] ?? next ?? "";
+    const name = opt[1] === "-cn" || opt[1] === "--config-name";
+    if (name && value === "ppo_trainer") return;
+    throw new ConfigError(
+      FN,
+      opt[1] as string,
+      `${FN}: ${safeText(source)}: ${opt[1]} ${fmtValue(value)} makes verl load ${name ? "another config than ppo_trainer" : "its config from another folder"}; polgrad resolves verl.trainer.main_ppo's default ppo_trainer config (verl/trainer/config), so it cannot say which loss this run computes`,
+    );
+  }
+  const group = /^([+]{0,2})([A-Za-z_][\w./]*)@([\w.]+)=(.*)$/s.exec(t);
+  if (group !== null)
+    throw new ConfigError(
+      FN,
+      t,
+      `${FN}: ${safeText(source)}: ${fmtValue(t)} selects option ${fmtValue(group[4])} of config group ${group[2]} at ${group[3]}; polgrad resolves verl's default groups only, so it cannot say which loss this run computes`,
+    );
+  if (t.startsWith("~"))
+    throw new ConfigError(
+      FN,
+      t,
+      `${FN}: ${safeText(source)}: ${fmtValue(t)} deletes a key from verl's config; polgrad resolves the recorded config with every key present, so it cannot say which loss this run computes`,
+    );
+}
+
 /** Parse Hydra overrides `key=value`, `+key=value`, `++key=value` (verl). */
 function parseOverrides(tokens: readonly string[], source: string): Map<string, ConfigEntry> {
   const map = new Map<string, ConfigEntry>();
-  for (const t of tokens) {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as string;
+    refuseHydraSelection(t, tokens[i + 1], source);
+    if (/^(--config-name|-cn)$/.test(t)) {
+      i++;
+      continue;
+    }
+    if (/^(--config-name|-cn)=/.test(t)) continue;
     const m = /^([+]{0,2})([A-Za-z_][\w.\-/]*)=(.*)$/s.exec(t);
     if (m === null)
       throw new ConfigError(
@@ -309,8 +413,10 @@ export function parseFrameworkConfig(
   const source = options.source ?? "the config";
   if (typeof text !== "string")
     throw new ConfigError(FN, "text", `${FN}: text must be a string; got ${fmtValue(text)}`);
-  const form = options.form ?? (looksLikeArgs(text) ? "args" : "mapping");
+  const form =
+    options.form ?? (looksLikeScript(text) ? "script" : looksLikeArgs(text) ? "args" : "mapping");
   if (form === "args") return parseFrameworkArgs(framework, tokenizeArgs(text, source), { source });
+  if (form === "script") return parseLaunchScript(framework, text, source);
   // A config is shallow; a deeply nested text would overflow the YAML parser's stack, so its
   // depth is measured first (flow brackets outside quotes and comments, and block indentation).
   const depth = nestingDepth(text);

@@ -177,7 +177,12 @@ describe("the launch configs the frameworks ship", () => {
         keys = parsedOf(r.framework, r.launch).entries.map((e) => e.key);
       } catch {
         // The words do not parse: the message must name the word it stopped at.
-        keys = [...(r.launch.args ?? [])];
+        // (A word as a whole, quoted as the message quotes it, or a word's key.)
+        const words = r.launch.args ?? [];
+        keys = [
+          ...words.map((w) => JSON.stringify(w)),
+          ...words.map((w) => w.split("=")[0] as string).filter((k) => k.length > 2),
+        ];
       }
       return !keys.some((k) => o.message.includes(k)) && !o.message.includes(r.launch.entry);
     });
