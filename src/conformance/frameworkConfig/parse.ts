@@ -4,6 +4,7 @@
  *
  * - a YAML or JSON mapping (TRL: `GRPOConfig` fields, the file `trl grpo --config` takes; verl: its
  *   Hydra YAML, nested or with dotted keys, flattened to dotted paths; OpenRLHF: flag → value,
+ *   nested YAML spelling the dotted flags (`actor:` / `  eps_clip: 0.2` is `--actor.eps_clip`),
  *   dashes included);
  * - command-line arguments (TRL and OpenRLHF: `--key value`, `--key=value`, a bare `--flag` is
  *   true, several values are a list; verl: Hydra overrides `key=value`, `+key=value`,
@@ -262,7 +263,8 @@ function looksLikeArgs(text: string): boolean {
 function skipLauncher(tokens: readonly string[], framework: ConfigFramework): number {
   const isArg =
     framework === "verl"
-      ? (t: string) => /^[+~]{0,2}[A-Za-z_][\w.\-/@]*=|^(--config-(path|name|dir)|-c[pnd])\b/.test(t)
+      ? (t: string) =>
+          /^[+~]{0,2}[A-Za-z_][\w.\-/@]*=|^(--config-(path|name|dir)|-c[pnd])\b/.test(t)
       : (t: string) => t.startsWith("--");
   if (tokens.length === 0 || isArg(tokens[0] as string)) return 0;
   for (let j = 0; j < tokens.length; j++) {
@@ -455,11 +457,16 @@ export function parseFrameworkConfig(
   const rec = toRecorded(doc, "", source) as Record<string, RecordedValue>;
   const map = new Map<string, ConfigEntry>();
   if (framework === "verl") flatten(rec, "", map);
-  else
-    for (const [k, v] of Object.entries(rec)) {
-      const key = framework === "openrlhf" && !k.startsWith("-") ? `--${k}` : k;
-      addEntry(map, { key, value: v, origin: "mapping" });
-    }
+  else if (framework === "openrlhf") {
+    // Nested YAML spells the dotted flags (`actor:\n  policy_loss_type: gspo` is
+    // --actor.policy_loss_type); a key written without its dashes gets `--`.
+    const flat = new Map<string, ConfigEntry>();
+    flatten(rec, "", flat);
+    for (const e of flat.values())
+      addEntry(map, { ...e, key: e.key.startsWith("-") ? e.key : `--${e.key}` });
+  } else
+    for (const [k, v] of Object.entries(rec))
+      addEntry(map, { key: k, value: v, origin: "mapping" });
   return { framework, form, entries: [...map.values()], skipped: [], source };
 }
 

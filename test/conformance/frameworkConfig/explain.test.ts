@@ -52,6 +52,15 @@ describe("explainFrameworkConfig", () => {
     expect("tooLarge" in both ? 0 : (both.inputs.advantages as number[]).length).toBe(60);
   });
 
+  test("regression: OpenRLHF nested YAML is read as the dotted flags it spells, not listed as ignored and resolved as PPO", () => {
+    // Issue 33: `actor:\n  policy_loss_type: gspo` was "Ignored: --actor" and explained as ppo.
+    const nested = resolveFrameworkConfig("openrlhf@v0.11.0", "actor:\n  policy_loss_type: gspo\n");
+    const dotted = resolveFrameworkConfig("openrlhf@v0.11.0", "--actor.policy_loss_type gspo");
+    expect(nested.ignored).toEqual([]);
+    expect(nested.plan.config).toEqual(dotted.plan.config);
+    expect(nested.plan.config.ratio).toBe("sequence");
+  });
+
   test("rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point", () => {
     expect(() =>
       resolveFrameworkConfig(
