@@ -298,6 +298,193 @@ function settingEffective(
   );
 }
 
+/** loss_agg_mode and loss_mode, refusing the modes that select tokens by covariance (clip_cov, kl_cov). */
+function verlModes(fn: string, c: MergedConfig, era: VerlEra): { mode: string; lossMode: string } {
+  const mode = c.str(`${A}loss_agg_mode`, era.aggModes);
+  const lossMode = c.str(`${A}policy_loss.loss_mode`, [...era.lossModes, "clip_cov", "kl_cov"]);
+  if (lossMode === "clip_cov" || lossMode === "kl_cov")
+    throw bad(
+      fn,
+      `${A}policy_loss.loss_mode`,
+      `a loss mode polgrad models (${era.lossModes.join(", ")}); ${lossMode} selects tokens by a covariance ranking, which is not in the algebra`,
+      lossMode,
+    );
+  return { mode, lossMode };
+}
+
+/** The clip's ε_low and ε_high (clip_ratio where null, recorded as derived) and the dual clip's c. */
+function verlClip(c: MergedConfig): { lo: number; hi: number; cDual: number } {
+  const eps = c.num(`${A}clip_ratio`, { min: 0 });
+  const lo = c.num(`${A}clip_ratio_low`, { nullable: true, min: 0 }) ?? eps;
+  const hi = c.num(`${A}clip_ratio_high`, { nullable: true, min: 0 }) ?? eps;
+  if (c.raw(`${A}clip_ratio_low`) === null)
+    c.derive(`${A}clip_ratio_low`, eps, "derived", "clip_ratio when null");
+  if (c.raw(`${A}clip_ratio_high`) === null)
+    c.derive(`${A}clip_ratio_high`, eps, "derived", "clip_ratio when null");
+  const cDual = c.num(`${A}clip_ratio_c`, { gt: 1 });
+  return { lo, hi, cDual };
+}
+
+/** loss_scale_factor (null: unset), with a warning where the old actor never passes it on. */
+function verlLossScaleFactor(
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
+  warnings: ResolutionWarning[],
+): number | null {
+  const lsf = c.has(`${A}loss_scale_factor`)
+    ? c.num(`${A}loss_scale_factor`, { nullable: true, gt: 0 })
+    : null;
+  if (!era.engine && c.isUser(`${A}loss_scale_factor`))
+    warnings.push({
+      code: "verl-loss-scale-factor-inert",
+      message: `${A}loss_scale_factor is set, but at ${r.ref} the old actor never passes it to agg_loss: seq-mean-token-sum-norm divides by the padded width T whatever it says (the engine, v0.8.0+, uses it)`,
+    });
+  return lsf;
+}
+
+/** The settings resolveVerl reads, in the order it reads them (a bad value fails at its first). */
+interface VerlSettings {
+  readonly mode: string;
+  readonly lossMode: string;
+  readonly lo: number;
+  readonly hi: number;
+  readonly cDual: number;
+  readonly lsf: number | null;
+  readonly useKl: boolean;
+  readonly entCoef: number;
+  readonly mini: number;
+  readonly n: number;
+  readonly epochs: number;
+  readonly micro: number | null;
+  readonly dynamic: boolean;
+  readonly trainBatch: number;
+}
+
+/** Every loss and batch setting of the merged config, validated, in resolveVerl's order. */
+function verlSettings(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
+  warnings: ResolutionWarning[],
+): VerlSettings {
+  const { mode, lossMode } = verlModes(fn, c, era);
+  const { lo, hi, cDual } = verlClip(c);
+  const lsf = verlLossScaleFactor(c, r, era, warnings);
+  return {
+    mode,
+    lossMode,
+    lo,
+    hi,
+    cDual,
+    lsf,
+    useKl: c.bool(`${A}use_kl_loss`),
+    entCoef: c.num(`${A}entropy_coeff`),
+    mini: c.int(`${A}ppo_mini_batch_size`),
+    n: c.int("actor_rollout_ref.rollout.n"),
+    epochs: c.int(`${A}ppo_epochs`),
+    micro: c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true }),
+    dynamic: c.bool(`${A}use_dynamic_bsz`),
+    trainBatch: c.int("data.train_batch_size"),
+  };
+}
+
+/** The aggregation of the policy term (aggregationOf's answer). */
+type VerlAggregation = ReturnType<typeof aggregationOf>;
+
+/**
+ * The loss terms (policy, its aggregation, KL, entropy bonus) before the rollout correction, and
+ * the mode the policy term aggregates with (loss_mode's fixed one, else loss_agg_mode).
+ */
+function verlTerms(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
+  s: VerlSettings,
+  warnings: ResolutionWarning[],
+): { config: PolicyLossConfig; policyMode: string; agg: VerlAggregation } {
+  const { policy, fixedMode } = verlPolicy(fn, c, era, s.lossMode, s.lo, s.hi, s.cDual);
+  if (fixedMode !== null && c.isUser(`${A}loss_agg_mode`) && s.mode !== fixedMode)
+    warnings.push({
+      code: "verl-loss-mode-ignores-aggregation",
+      message: `loss_mode ${s.lossMode} aggregates with ${fixedMode} whatever loss_agg_mode says (${s.mode} is ignored for the policy term)`,
+      deviation: "verl-gspo-ignores-aggregation",
+    });
+  const policyMode = fixedMode ?? s.mode;
+  const agg = aggregationOf(fn, era, policyMode, s.lsf, s.lossMode === "geo_mean");
+
+  const kl = s.useKl
+    ? verlKl(fn, c, r, era, policyMode !== s.mode ? agg.cfg.aggregation : null)
+    : null;
+  const entropyBonus: EntropyBonusConfig | null =
+    s.entCoef === 0 ? null : { coef: s.entCoef, aggregation: agg.cfg.aggregation };
+  const config: PolicyLossConfig = {
+    ...policy,
+    ...agg.cfg,
+    kl,
+    ...(entropyBonus === null ? {} : { entropyBonus }),
+  };
+  return { config, policyMode, agg };
+}
+
+/**
+ * Whether the old actor splits the mini-batch into micro-batches, whether the step is on-policy,
+ * and the rollout correction (refused where its batch normalisation would meet the split).
+ */
+function verlBatching(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
+  s: VerlSettings,
+  warnings: ResolutionWarning[],
+): { split: boolean; onPolicy: boolean; rollout: VerlRollout } {
+  // The old actor's micro-batches (the engine normalises each by global counts: one pass equals them all).
+  const split = !era.engine && s.micro !== null && !s.dynamic;
+  if (!era.engine && s.dynamic)
+    warnings.push({
+      code: "verl-dynamic-bsz-packing",
+      message:
+        "use_dynamic_bsz packs micro-batches by a token budget: each micro-batch's loss is weighted by its rows / B, and token-mean then depends on the packing, which a batch file does not record; evaluated as one micro-batch",
+    });
+  const onPolicy = era.onPolicyShortcut && s.trainBatch === s.mini && s.epochs === 1;
+  const rollout = rolloutCorrectionOf(fn, c, r, warnings);
+  if (rollout.isCorrection?.normalize === true && split && (s.micro as number) > 0)
+    throw bad(
+      fn,
+      "algorithm.rollout_correction.rollout_is_batch_normalize",
+      "false when the old actor splits the mini-batch into micro-batches here (verl normalises the IS weights over the whole batch before the split; polgrad would normalise each micro-batch)",
+      true,
+    );
+  return { split, onPolicy, rollout };
+}
+
+/** The loss plan: the config, its micro-batches and scaling, global normalisers, what a batch stands for. */
+function verlPlan(
+  config: PolicyLossConfig,
+  era: VerlEra,
+  s: VerlSettings,
+  agg: VerlAggregation,
+  split: boolean,
+  onPolicy: boolean,
+): LossPlan {
+  const { micro } = s;
+  return {
+    config,
+    microBatches: split ? { rows: micro as number } : 1,
+    divideBy: split ? "micro_batches" : 1,
+    onPolicy,
+    ...(agg.global === null || agg.global === undefined ? {} : { global: agg.global }),
+    ...(agg.normLenFromWidth === true ? { normLenFromWidth: true } : {}),
+    klInObjective: true,
+    batchMeaning: era.engine
+      ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${s.mini * s.n} in the config), normalised by its global counts`
+      : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ppo_micro_batch_size_per_gpu = ${micro} rows, each micro-batch's loss on its own statistics times 1/K`}`,
+  };
+}
+
 /**
  * Resolve a verl config against a release.
  *
@@ -320,91 +507,17 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
     worldKeys: NO_WORLD,
   });
   const warnings: ResolutionWarning[] = [];
-  const mode = c.str(`${A}loss_agg_mode`, era.aggModes);
-  const lossMode = c.str(`${A}policy_loss.loss_mode`, [...era.lossModes, "clip_cov", "kl_cov"]);
-  if (lossMode === "clip_cov" || lossMode === "kl_cov")
-    throw bad(
-      fn,
-      `${A}policy_loss.loss_mode`,
-      `a loss mode polgrad models (${era.lossModes.join(", ")}); ${lossMode} selects tokens by a covariance ranking, which is not in the algebra`,
-      lossMode,
-    );
-  const eps = c.num(`${A}clip_ratio`, { min: 0 });
-  const lo = c.num(`${A}clip_ratio_low`, { nullable: true, min: 0 }) ?? eps;
-  const hi = c.num(`${A}clip_ratio_high`, { nullable: true, min: 0 }) ?? eps;
-  if (c.raw(`${A}clip_ratio_low`) === null)
-    c.derive(`${A}clip_ratio_low`, eps, "derived", "clip_ratio when null");
-  if (c.raw(`${A}clip_ratio_high`) === null)
-    c.derive(`${A}clip_ratio_high`, eps, "derived", "clip_ratio when null");
-  const cDual = c.num(`${A}clip_ratio_c`, { gt: 1 });
-  const lsf = c.has(`${A}loss_scale_factor`)
-    ? c.num(`${A}loss_scale_factor`, { nullable: true, gt: 0 })
-    : null;
-  if (!era.engine && c.isUser(`${A}loss_scale_factor`))
-    warnings.push({
-      code: "verl-loss-scale-factor-inert",
-      message: `${A}loss_scale_factor is set, but at ${r.ref} the old actor never passes it to agg_loss: seq-mean-token-sum-norm divides by the padded width T whatever it says (the engine, v0.8.0+, uses it)`,
-    });
-  const useKl = c.bool(`${A}use_kl_loss`);
-  const entCoef = c.num(`${A}entropy_coeff`);
-  const mini = c.int(`${A}ppo_mini_batch_size`);
-  const n = c.int("actor_rollout_ref.rollout.n");
-  const epochs = c.int(`${A}ppo_epochs`);
-  const micro = c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true });
-  const dynamic = c.bool(`${A}use_dynamic_bsz`);
-  const trainBatch = c.int("data.train_batch_size");
-
-  const { policy, fixedMode } = verlPolicy(fn, c, era, lossMode, lo, hi, cDual);
-  if (fixedMode !== null && c.isUser(`${A}loss_agg_mode`) && mode !== fixedMode)
-    warnings.push({
-      code: "verl-loss-mode-ignores-aggregation",
-      message: `loss_mode ${lossMode} aggregates with ${fixedMode} whatever loss_agg_mode says (${mode} is ignored for the policy term)`,
-      deviation: "verl-gspo-ignores-aggregation",
-    });
-  const policyMode = fixedMode ?? mode;
-  const agg = aggregationOf(fn, era, policyMode, lsf, lossMode === "geo_mean");
-
-  const kl = useKl ? verlKl(fn, c, r, era, policyMode !== mode ? agg.cfg.aggregation : null) : null;
-  const entropyBonus: EntropyBonusConfig | null =
-    entCoef === 0 ? null : { coef: entCoef, aggregation: agg.cfg.aggregation };
-
-  // The old actor's micro-batches (the engine normalises each by global counts: one pass equals them all).
-  const split = !era.engine && micro !== null && !dynamic;
-  if (!era.engine && dynamic)
-    warnings.push({
-      code: "verl-dynamic-bsz-packing",
-      message:
-        "use_dynamic_bsz packs micro-batches by a token budget: each micro-batch's loss is weighted by its rows / B, and token-mean then depends on the packing, which a batch file does not record; evaluated as one micro-batch",
-    });
-  const onPolicy = era.onPolicyShortcut && trainBatch === mini && epochs === 1;
-  const rollout = rolloutCorrectionOf(fn, c, r, warnings);
-  if (rollout.isCorrection?.normalize === true && split && (micro as number) > 0)
-    throw bad(
-      fn,
-      "algorithm.rollout_correction.rollout_is_batch_normalize",
-      "false when the old actor splits the mini-batch into micro-batches here (verl normalises the IS weights over the whole batch before the split; polgrad would normalise each micro-batch)",
-      true,
-    );
+  const s = verlSettings(fn, c, r, era, warnings);
+  const terms = verlTerms(fn, c, r, era, s, warnings);
+  const { split, onPolicy, rollout } = verlBatching(fn, c, r, era, s, warnings);
   const config: PolicyLossConfig = {
-    ...policy,
-    ...agg.cfg,
-    kl,
-    ...(entropyBonus === null ? {} : { entropyBonus }),
+    ...terms.config,
     ...(rollout.isCorrection === null ? {} : { isCorrection: rollout.isCorrection }),
     ...(rollout.rejection === null ? {} : { rejection: rollout.rejection }),
   };
-  const plan: LossPlan = {
-    config,
-    microBatches: split ? { rows: micro as number } : 1,
-    divideBy: split ? "micro_batches" : 1,
-    onPolicy,
-    ...(agg.global === null || agg.global === undefined ? {} : { global: agg.global }),
-    ...(agg.normLenFromWidth === true ? { normLenFromWidth: true } : {}),
-    klInObjective: true,
-    batchMeaning: era.engine
-      ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${mini * n} in the config), normalised by its global counts`
-      : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ppo_micro_batch_size_per_gpu = ${micro} rows, each micro-batch's loss on its own statistics times 1/K`}`,
-  };
+  const plan = verlPlan(config, era, s, terms.agg, split, onPolicy);
+  const { useKl, lossMode } = s;
+  const { policyMode } = terms;
   const ctx = { c, era, useKl, lossMode, policyMode, split, rollout: rollout.effective };
   const settings: ResolvedSetting[] = Object.keys(ROLE)
     .filter((key) => c.has(key))
@@ -416,7 +529,7 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
     ignored,
     skipped: parsed.skipped,
     plan,
-    algebra: describeVerl(config, era, lossMode, policyMode, mode, onPolicy),
+    algebra: describeVerl(config, era, lossMode, policyMode, s.mode, onPolicy),
     warnings,
   };
 }
@@ -580,6 +693,172 @@ function positive(text: string): number {
   return Number.isFinite(v) && v > 0 ? v : Number.NaN;
 }
 
+/** A comma-separated list's trimmed, non-empty items. */
+function commaList(text: string): string[] {
+  return text
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
+}
+
+/** The rollout correction a config asks for (IS level, rejection spec, the key asking); null: none. */
+function rolloutAsked(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+): { level: ISCorrectionConfig["level"] | null; rs: RecordedValue | null; key: string } | null {
+  if (c.has(`${RC}bypass_mode`) && c.bool(`${RC}bypass_mode`))
+    throw bad(
+      fn,
+      `${RC}bypass_mode`,
+      "false (bypass mode takes old_log_prob from the rollout engine and switches the policy loss by rollout_correction.loss_type; not resolved yet)",
+      true,
+    );
+  const level = c.has(`${RC}rollout_is`)
+    ? c.str(`${RC}rollout_is`, ["token", "sequence"] as const, { nullable: true })
+    : null;
+  const rs = c.has(`${RC}rollout_rs`) ? (c.raw(`${RC}rollout_rs`) ?? null) : null;
+  if (level === null && rs === null) return null;
+  const key = level !== null ? `${RC}rollout_is` : `${RC}rollout_rs`;
+  if (!atOrAfter(r, "v0.7.1"))
+    throw bad(
+      fn,
+      key,
+      "null at this release (before v0.7.1 the rollout correction has other rules: rollout_rs_threshold_lower, rollout_token_veto_threshold; not resolved)",
+      level ?? rs,
+    );
+  return { level, rs, key };
+}
+
+/** rollout_is_threshold's bounds: a number caps; v0.8.0+ also "upper" or "lower_upper" (NaN: bad). */
+function isBounds(t: RecordedValue, r: ReleaseRef): { upper: number; lower: number | null } {
+  if (typeof t === "number") return { upper: t > 0 ? t : Number.NaN, lower: null };
+  if (typeof t !== "string" || !atOrAfter(r, "v0.8.0")) return { upper: Number.NaN, lower: null };
+  const i = t.indexOf("_");
+  if (i < 0) return { upper: positive(t), lower: null };
+  const lower = positive(t.slice(0, i));
+  const upper = positive(t.slice(i + 1));
+  return { upper: lower <= upper ? upper : Number.NaN, lower };
+}
+
+/** The IS weights of rollout_is (null: no threshold, so none), marking the keys that shaped them. */
+function rolloutIsOf(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  level: ISCorrectionConfig["level"],
+  warnings: ResolutionWarning[],
+  effective: Set<string>,
+): ISCorrectionConfig | null {
+  const tk = `${RC}rollout_is_threshold`;
+  const t = c.raw(tk) ?? null;
+  if (t === null) {
+    warnings.push({
+      code: "verl-rollout-is-no-threshold",
+      message: `${RC}rollout_is is ${level} but rollout_is_threshold is null: verl computes no IS weights`,
+    });
+    return null;
+  }
+  const { upper, lower } = isBounds(t, r);
+  if (!Number.isFinite(upper) || (lower !== null && !Number.isFinite(lower)))
+    throw bad(
+      fn,
+      tk,
+      atOrAfter(r, "v0.8.0")
+        ? 'a number > 0, or a "lower_upper" string with 0 < lower ≤ upper'
+        : "a number > 0",
+      t,
+    );
+  const nk = `${RC}rollout_is_batch_normalize`;
+  const normalize = c.has(nk) && c.bool(nk);
+  for (const k of ["rollout_is", "rollout_is_threshold", "rollout_is_batch_normalize"])
+    effective.add(`${RC}${k}`);
+  return {
+    level,
+    cap: upper,
+    lower,
+    mode: lower === null ? "truncate" : "mask",
+    logClamp: 20,
+    ...(normalize ? { normalize: true } : {}),
+  };
+}
+
+/** rollout_rs's options (the rejection statistics), refusing an empty list or an unknown option. */
+function rsOptions(fn: string, rs: RecordedValue): string[] {
+  const options = typeof rs === "string" ? commaList(rs) : [];
+  const unknown = options.filter((o) => !RS_OPTIONS.has(o));
+  if (options.length === 0 || unknown.length > 0)
+    throw bad(
+      fn,
+      `${RC}rollout_rs`,
+      `a comma-separated list of ${[...RS_OPTIONS].join(", ")}${unknown.length > 0 ? ` (unknown: ${unknown.join(", ")})` : ""}`,
+      rs,
+    );
+  return options;
+}
+
+/** rollout_rs_threshold's items: a number is one, a string a comma-separated list (else none). */
+function thresholdTexts(spec: RecordedValue): string[] {
+  if (typeof spec === "number") return [String(spec)];
+  if (typeof spec === "string") return commaList(spec);
+  return [];
+}
+
+/** rollout_rs_threshold's bound text for each option (one for all, or one per option). */
+function rsThresholds(fn: string, c: MergedConfig, options: readonly string[]): string[] {
+  const tk = `${RC}rollout_rs_threshold`;
+  const spec = c.raw(tk) ?? null;
+  if (spec === null) throw bad(fn, tk, "set when rollout_rs is set (verl raises ValueError)", null);
+  const raw = thresholdTexts(spec);
+  if (raw.length === 0 || (raw.length !== 1 && raw.length !== options.length))
+    throw bad(
+      fn,
+      tk,
+      `one threshold for every option or exactly ${options.length} (one per rollout_rs option)`,
+      spec,
+    );
+  return raw.length === 1 ? options.map(() => raw[0] as string) : raw;
+}
+
+/** One rejection rule: option o's statistic and estimator, bounded by its threshold text s. */
+function rejectionRule(fn: string, o: string, s: string): RejectionRule {
+  const tk = `${RC}rollout_rs_threshold`;
+  const estimator = o.slice(-2) as "k1" | "k2" | "k3";
+  const statistic = o.slice(0, -3) as RejectionRule["statistic"];
+  if (estimator === "k1") {
+    const i = s.indexOf("_");
+    const upper = positive(i < 0 ? s : s.slice(i + 1));
+    const lower = i < 0 ? 1 / upper : positive(s.slice(0, i));
+    if (!Number.isFinite(upper) || !Number.isFinite(lower))
+      throw bad(fn, tk, `positive bounds for ${o} ("lower_upper" or one upper u: [1/u, u])`, s);
+    return { statistic, estimator, lower, upper, logClamp: 20 };
+  }
+  const upper = s.includes("_") ? Number.NaN : positive(s);
+  if (!Number.isFinite(upper)) throw bad(fn, tk, `one positive upper bound for ${o} (no "_")`, s);
+  return { statistic, estimator, upper, logClamp: 20 };
+}
+
+/** The rejection rules of rollout_rs at rollout_rs_threshold, marking the keys that shaped them. */
+function rolloutRejectionOf(
+  fn: string,
+  c: MergedConfig,
+  rs: RecordedValue,
+  effective: Set<string>,
+): RejectionRule[] {
+  const options = rsOptions(fn, rs);
+  const specs = rsThresholds(fn, c, options);
+  const rejection = options.map((o, j) => rejectionRule(fn, o, specs[j] as string));
+  effective.add(`${RC}rollout_rs`).add(`${RC}rollout_rs_threshold`);
+  return rejection;
+}
+
+/** The rollout correction's IS weights and rejection rules, and the keys that shaped them. */
+interface VerlRollout {
+  readonly isCorrection: ISCorrectionConfig | null;
+  readonly rejection: RejectionRule[] | null;
+  readonly effective: ReadonlySet<string>;
+}
+
 /**
  * verl's rollout correction (algorithm.rollout_correction, v0.7.1+), computed by the trainer once
  * for the whole batch before the actor update (rollout_corr_helper.py): IS weights
@@ -592,32 +871,11 @@ function rolloutCorrectionOf(
   c: MergedConfig,
   r: ReleaseRef,
   warnings: ResolutionWarning[],
-): {
-  isCorrection: ISCorrectionConfig | null;
-  rejection: RejectionRule[] | null;
-  effective: ReadonlySet<string>;
-} {
+): VerlRollout {
   const none = { isCorrection: null, rejection: null, effective: new Set<string>() };
-  if (c.has(`${RC}bypass_mode`) && c.bool(`${RC}bypass_mode`))
-    throw bad(
-      fn,
-      `${RC}bypass_mode`,
-      "false (bypass mode takes old_log_prob from the rollout engine and switches the policy loss by rollout_correction.loss_type; not resolved yet)",
-      true,
-    );
-  const level = c.has(`${RC}rollout_is`)
-    ? c.str(`${RC}rollout_is`, ["token", "sequence"] as const, { nullable: true })
-    : null;
-  const rs = c.has(`${RC}rollout_rs`) ? (c.raw(`${RC}rollout_rs`) ?? null) : null;
-  if (level === null && rs === null) return none;
-  const key = level !== null ? `${RC}rollout_is` : `${RC}rollout_rs`;
-  if (!atOrAfter(r, "v0.7.1"))
-    throw bad(
-      fn,
-      key,
-      "null at this release (before v0.7.1 the rollout correction has other rules: rollout_rs_threshold_lower, rollout_token_veto_threshold; not resolved)",
-      level ?? rs,
-    );
+  const asked = rolloutAsked(fn, c, r);
+  if (asked === null) return none;
+  const { level, rs, key } = asked;
   const clp = "actor_rollout_ref.rollout.calculate_log_probs";
   if (c.has(clp) && !c.bool(clp)) {
     warnings.push({
@@ -627,115 +885,15 @@ function rolloutCorrectionOf(
     return { ...none, effective: new Set([clp]) };
   }
   const effective = new Set<string>([clp]);
-  let isCorrection: ISCorrectionConfig | null = null;
-  if (level !== null) {
-    const tk = `${RC}rollout_is_threshold`;
-    const t = c.raw(tk) ?? null;
-    let upper = Number.NaN;
-    let lower: number | null = null;
-    if (t === null) {
-      warnings.push({
-        code: "verl-rollout-is-no-threshold",
-        message: `${RC}rollout_is is ${level} but rollout_is_threshold is null: verl computes no IS weights`,
-      });
-    } else if (typeof t === "number") upper = t > 0 ? t : Number.NaN;
-    else if (typeof t === "string" && atOrAfter(r, "v0.8.0")) {
-      const i = t.indexOf("_");
-      if (i < 0) upper = positive(t);
-      else {
-        lower = positive(t.slice(0, i));
-        upper = positive(t.slice(i + 1));
-        if (!(lower <= upper)) upper = Number.NaN;
-      }
-    }
-    if (t !== null && (!Number.isFinite(upper) || (lower !== null && !Number.isFinite(lower))))
-      throw bad(
-        fn,
-        tk,
-        atOrAfter(r, "v0.8.0")
-          ? 'a number > 0, or a "lower_upper" string with 0 < lower ≤ upper'
-          : "a number > 0",
-        t,
-      );
-    if (t !== null) {
-      const nk = `${RC}rollout_is_batch_normalize`;
-      const normalize = c.has(nk) && c.bool(nk);
-      isCorrection = {
-        level,
-        cap: upper,
-        lower,
-        mode: lower === null ? "truncate" : "mask",
-        logClamp: 20,
-        ...(normalize ? { normalize: true } : {}),
-      };
-      for (const k of ["rollout_is", "rollout_is_threshold", "rollout_is_batch_normalize"])
-        effective.add(`${RC}${k}`);
-    }
-  }
-  let rejection: RejectionRule[] | null = null;
-  if (rs !== null) {
-    const rk = `${RC}rollout_rs`;
-    const options =
-      typeof rs === "string"
-        ? rs
-            .split(",")
-            .map((x) => x.trim())
-            .filter((x) => x !== "")
-        : [];
-    const unknown = options.filter((o) => !RS_OPTIONS.has(o));
-    if (options.length === 0 || unknown.length > 0)
-      throw bad(
-        fn,
-        rk,
-        `a comma-separated list of ${[...RS_OPTIONS].join(", ")}${unknown.length > 0 ? ` (unknown: ${unknown.join(", ")})` : ""}`,
-        rs,
-      );
-    const tk = `${RC}rollout_rs_threshold`;
-    const spec = c.raw(tk) ?? null;
-    if (spec === null)
-      throw bad(fn, tk, "set when rollout_rs is set (verl raises ValueError)", null);
-    const raw =
-      typeof spec === "number"
-        ? [String(spec)]
-        : typeof spec === "string"
-          ? spec
-              .split(",")
-              .map((x) => x.trim())
-              .filter((x) => x !== "")
-          : [];
-    if (raw.length === 0 || (raw.length !== 1 && raw.length !== options.length))
-      throw bad(
-        fn,
-        tk,
-        `one threshold for every option or exactly ${options.length} (one per rollout_rs option)`,
-        spec,
-      );
-    const specs = raw.length === 1 ? options.map(() => raw[0] as string) : raw;
-    rejection = options.map((o, j) => {
-      const s = specs[j] as string;
-      const estimator = o.slice(-2) as "k1" | "k2" | "k3";
-      const statistic = o.slice(0, -3) as RejectionRule["statistic"];
-      if (estimator === "k1") {
-        const i = s.indexOf("_");
-        const upper = positive(i < 0 ? s : s.slice(i + 1));
-        const lower = i < 0 ? 1 / upper : positive(s.slice(0, i));
-        if (!Number.isFinite(upper) || !Number.isFinite(lower))
-          throw bad(fn, tk, `positive bounds for ${o} ("lower_upper" or one upper u: [1/u, u])`, s);
-        return { statistic, estimator, lower, upper, logClamp: 20 };
-      }
-      const upper = s.includes("_") ? Number.NaN : positive(s);
-      if (!Number.isFinite(upper))
-        throw bad(fn, tk, `one positive upper bound for ${o} (no "_")`, s);
-      return { statistic, estimator, upper, logClamp: 20 };
-    });
-    effective.add(rk).add(tk);
-    if (isCorrection !== null && (isCorrection.level === "sequence" || isCorrection.normalize))
-      throw bad(
-        fn,
-        rk,
-        "null with sequence-level or batch-normalised IS weights here (verl forms those weights on the mask before rejection; polgrad's kernel forms them on the mask the loss sees)",
-        rs,
-      );
-  }
+  const isCorrection = level === null ? null : rolloutIsOf(fn, c, r, level, warnings, effective);
+  if (rs === null) return { isCorrection, rejection: null, effective };
+  const rejection = rolloutRejectionOf(fn, c, rs, effective);
+  if (isCorrection !== null && (isCorrection.level === "sequence" || isCorrection.normalize))
+    throw bad(
+      fn,
+      `${RC}rollout_rs`,
+      "null with sequence-level or batch-normalised IS weights here (verl forms those weights on the mask before rejection; polgrad's kernel forms them on the mask the loss sees)",
+      rs,
+    );
   return { isCorrection, rejection, effective };
 }
