@@ -2,9 +2,12 @@
 """Record verl release facts: every leaf key of the PPO trainer config, with its default.
 
 Facts only (key names, literal defaults, line numbers, file hashes); no upstream code is copied.
-For each release the recorder reads ONE file at the release's commit:
-  verl/trainer/config/_generated_ppo_trainer.yaml  (the fully expanded config), if present,
-  else verl/trainer/config/ppo_trainer.yaml        (v0.4.1: a flat file with no Hydra defaults list).
+For each release the recorder reads, at the release's commit:
+  verl/trainer/config/_generated_ppo_trainer.yaml  (the fully expanded FSDP config), if present,
+  else verl/trainer/config/ppo_trainer.yaml        (v0.4.1: a flat file with no Hydra defaults list);
+then every other verl/trainer/config/_generated_ppo_<engine>_trainer.yaml (Megatron, VeOmni,
+TorchTitan; sorted by path), whose keys the first file lacks are appended after its keys, each with
+its own file (a key both files hold keeps the FSDP file's default).
 
 Usage:
   /usr/bin/python3 tools/record-releases/verl.py --git DIR --out FILE
@@ -147,13 +150,31 @@ def record_release(gitdir, label, tag, rev):
     stamp = int(git(gitdir, "log", "-1", "--format=%ct", commit).decode().strip())
     path = GENERATED if file_exists(gitdir, commit, GENERATED) else SOURCE
     data = git(gitdir, "show", f"{commit}:{path}")
+    keys = leaf_keys(data.decode("utf-8"), path)
+    files = [{"path": path, "sha256": hashlib.sha256(data).hexdigest()}]
+    # The other engines' expanded configs (Megatron, VeOmni, TorchTitan): their keys that the FSDP
+    # config lacks, appended in file order. A run that selects another engine is refused by the
+    # resolver; these keys are recorded so that they read as the release's own keys (known, not
+    # read by the FSDP loss) rather than as typos.
+    seen = {k["key"] for k in keys}
+    others = sorted(
+        n
+        for n in git(gitdir, "ls-tree", "--name-only", commit, "--", "verl/trainer/config/").decode().split()
+        if re.fullmatch(r"verl/trainer/config/_generated_ppo_\w+_trainer\.yaml", n) and n != GENERATED
+    )
+    for other in others:
+        odata = git(gitdir, "show", f"{commit}:{other}")
+        added = [k for k in leaf_keys(odata.decode("utf-8"), other) if k["key"] not in seen]
+        seen.update(k["key"] for k in added)
+        keys.extend(added)
+        files.append({"path": other, "sha256": hashlib.sha256(odata).hexdigest()})
     release = {
         "label": label,
         "tag": tag,
         "commit": commit,
         "date": date,
-        "files": [{"path": path, "sha256": hashlib.sha256(data).hexdigest()}],
-        "keys": leaf_keys(data.decode("utf-8"), path),
+        "files": files,
+        "keys": keys,
     }
     return stamp, release
 

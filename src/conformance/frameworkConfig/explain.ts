@@ -15,6 +15,7 @@ import {
 } from "../../losses/config.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
+import { classifyKeys, refuseUnmodelled } from "./keyClasses.js";
 import { resolveOpenRlhf } from "./openrlhf.js";
 import {
   type ConfigForm,
@@ -106,7 +107,11 @@ export function resolveFrameworkConfig(
       `a ${parsed.framework} config`,
     );
   checkEntryPoint("resolveFrameworkConfig", parsed);
-  return withCommonWarnings(resolveFor(r, parsed, options));
+  refuseUnmodelled(r.ref, r, parsed);
+  const res = classifyKeys(r.ref, r, parsed, resolveFor(r, parsed, options), {
+    strict: r.framework !== "trl",
+  });
+  return withCommonWarnings(res);
 }
 
 function resolveFor(

@@ -16,7 +16,7 @@
  * YAML scalars (`0.28` a number, `true` a boolean, `null`/`~`/`None` null, `[a, b]` a list).
  * Browser-safe: no `node:` import.
  */
-import { parse as parseYaml, YAMLParseError } from "yaml";
+import { isMap, isScalar, parseDocument, parse as parseYaml, YAMLParseError } from "yaml";
 import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { RecordedValue } from "../releases/types.js";
@@ -34,6 +34,8 @@ export interface ConfigEntry {
   readonly value: RecordedValue;
   /** Where it came from: `mapping` (a YAML/JSON key), `arg` (a command-line token) or `override`. */
   readonly origin: "mapping" | "arg" | "override";
+  /** A verl override written `+key=value` or `++key=value` (Hydra adds the key if it is missing). */
+  readonly plus?: true;
 }
 
 /** A parsed config: its entries in source order (a later entry for a key replaces an earlier one). */
@@ -46,6 +48,8 @@ export interface ParsedFrameworkConfig {
   readonly skipped: readonly string[];
   /** Where the text came from (a file name, `--set`), for messages. */
   readonly source: string;
+  /** What was read leniently, as the framework reads it (a duplicate YAML key), one line each. */
+  readonly warnings?: readonly string[];
 }
 
 const FN = "parseFrameworkConfig";
@@ -373,9 +377,32 @@ function parseOverrides(tokens: readonly string[], source: string): Map<string, 
         `${FN}: ${safeText(source)}: verl overrides must be key=value (Hydra syntax, optionally +key=value); got ${fmtValue(t)}`,
       );
     const key = m[2] as string;
-    addEntry(map, { key, value: scalarOf(m[3] as string, key, source), origin: "override" });
+    addEntry(map, {
+      key,
+      value: scalarOf(m[3] as string, key, source),
+      origin: "override",
+      ...(m[1] === "" ? {} : { plus: true as const }),
+    });
   }
   return map;
+}
+
+/** Every key a mapping (or a mapping inside it) holds twice: "key a.b on lines 3 and 7". */
+function duplicateKeys(node: unknown, prefix: string, text: string): string[] {
+  if (!isMap(node)) return [];
+  const out: string[] = [];
+  const seen = new Map<string, number>();
+  const lineAt = (offset: number) => text.slice(0, offset).split("\n").length;
+  for (const item of node.items) {
+    const k = isScalar(item.key) ? String(item.key.value) : String(item.key);
+    const line = isScalar(item.key) && item.key.range ? lineAt(item.key.range[0]) : 0;
+    const name = prefix === "" ? k : `${prefix}.${k}`;
+    const before = seen.get(k);
+    if (before !== undefined) out.push(`key ${name} on lines ${before} and ${line}`);
+    seen.set(k, line);
+    out.push(...duplicateKeys(item.value, name, text));
+  }
+  return out;
 }
 
 /** Flatten a nested mapping to dotted keys (verl); lists and scalars are leaves. */
@@ -429,8 +456,15 @@ export function parseFrameworkConfig(
       `${FN}: ${safeText(source)} must nest at most ${MAX_DEPTH} levels (brackets or indentation); got ${depth}`,
     );
   let doc: unknown;
+  let duplicates: string[] = [];
   try {
-    doc = parseYaml(text, { strict: true, uniqueKeys: true, maxAliasCount: 100 });
+    // Duplicate keys are read as yaml.safe_load reads them (TRL's config files): the last wins,
+    // and the explanation warns.
+    const d = parseDocument(text, { strict: true, uniqueKeys: false });
+    const first = d.errors[0];
+    if (first !== undefined) throw first;
+    duplicates = duplicateKeys(d.contents, "", text);
+    doc = d.toJS({ maxAliasCount: 100 });
   } catch (e) {
     const why = e instanceof YAMLParseError ? e.message.split("\n")[0] : String(e);
     throw new ConfigError(
@@ -439,6 +473,9 @@ export function parseFrameworkConfig(
       `${FN}: ${safeText(source)} must be YAML or JSON (a mapping) or command-line arguments; got a parse error: ${safeText(why ?? "")}`,
     );
   }
+  const warnings = duplicates.map(
+    (d) => `${safeText(source)}: ${d} (the last value wins, as yaml.safe_load reads it)`,
+  );
   if (doc === null || doc === undefined)
     return { framework, form, entries: [], skipped: [], source };
   if (Array.isArray(doc) && doc.every((x) => typeof x === "string")) {
@@ -467,7 +504,14 @@ export function parseFrameworkConfig(
   } else
     for (const [k, v] of Object.entries(rec))
       addEntry(map, { key: k, value: v, origin: "mapping" });
-  return { framework, form, entries: [...map.values()], skipped: [], source };
+  return {
+    framework,
+    form,
+    entries: [...map.values()],
+    skipped: [],
+    source,
+    ...(warnings.length === 0 ? {} : { warnings }),
+  };
 }
 
 /**

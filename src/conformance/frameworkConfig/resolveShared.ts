@@ -185,6 +185,12 @@ export function mergeConfig(
       user.set(e.key, e);
       continue;
     }
+    // verl's +key=value adds a key the release's config lacks: no code reads it from the config
+    // unless it asks for it by name (listed as ignored, with a warning: keyClasses.ts).
+    if (e.plus === true) {
+      ignored.push({ key: e.key, value: e.value });
+      continue;
+    }
     // A typo of a loss key: within closestNames' edit limit (a third of its length); keys under
     // four characters are never taken for typos.
     const near = closestNames(e.key, lossHere).filter((k) => k !== e.key && e.key.length >= 4);

@@ -61,6 +61,52 @@ describe("explainFrameworkConfig", () => {
     expect(nested.plan.config.ratio).toBe("sequence");
   });
 
+  test("golden: every key is classified: read, recorded but not read (ignored), another engine's (ignored), +added (warned), unknown (refused)", () => {
+    const A = "actor_rollout_ref.actor.";
+    const res = resolveFrameworkConfig(
+      "verl@v0.9.0",
+      `${A}clip_ratio_high=0.28 trainer.save_freq=20 ${A}megatron.param_offload=True +${A}policy_loss.tau_pos=1.0 actor_rollout_ref.rollout.engine_kwargs.vllm.foo=1`,
+      { form: "args" },
+    );
+    expect(res.settings.find((x) => x.key === `${A}clip_ratio_high`)?.value).toBe(0.28);
+    // trainer.save_freq is verl's (recorded) and does not touch the loss; megatron.param_offload is
+    // a key of verl's Megatron config (_generated_ppo_megatron_trainer.yaml), recorded beside the
+    // FSDP one; engine_kwargs.vllm is a recorded open mapping; +tau_pos adds a key verl's config lacks.
+    expect(res.ignored.map((x) => x.key).sort()).toEqual(
+      [
+        "trainer.save_freq",
+        `${A}megatron.param_offload`,
+        `${A}policy_loss.tau_pos`,
+        "actor_rollout_ref.rollout.engine_kwargs.vllm.foo",
+      ].sort(),
+    );
+    expect(res.warnings.map((w) => w.code)).toContain("verl-plus-key-unread");
+    // A key no config of the release has is refused as Hydra refuses it, with did-you-mean.
+    expect(() =>
+      resolveFrameworkConfig("verl@v0.9.0", "trainer.save_frq=20", { form: "args" }),
+    ).toThrow(
+      /trainer\.save_frq in the config is not a key of verl@v0\.9\.0 \(Hydra refuses .*did you mean "trainer\.save_freq"/,
+    );
+    expect(() => resolveFrameworkConfig("openrlhf@v0.11.0", "--actor.num_node 1")).toThrow(
+      /--actor\.num_node .* is not a key of openrlhf@v0\.11\.0 \(OpenRLHF's argparse refuses it\)/,
+    );
+  });
+
+  test("rejects: a key that changes the loss in a way polgrad does not model is refused by name", () => {
+    expect(() =>
+      resolveFrameworkConfig("verl@1dda039b", "model_engine=megatron", { form: "args" }),
+    ).toThrow(/model_engine = "megatron" .*polgrad models the FSDP \(dp\) actor's loss/);
+    expect(() =>
+      resolveFrameworkConfig("verl@1dda039b", "distillation.enabled=true", { form: "args" }),
+    ).toThrow(/distillation\.enabled = true/);
+    // TRL switches to the Liger GRPO loss from v0.25.0 (grpo_trainer.py: self.use_liger_kernel);
+    // before, use_liger_kernel only patches the model's kernels.
+    expect(() => resolveFrameworkConfig("trl@v0.25.0", "--use_liger_kernel true")).toThrow(
+      /use_liger_kernel = true .*Liger's fused linear GRPO loss/,
+    );
+    expect(() => resolveFrameworkConfig("trl@v0.24.0", "--use_liger_kernel true")).not.toThrow();
+  });
+
   test("rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point", () => {
     expect(() =>
       resolveFrameworkConfig(

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { resolveFrameworkConfig } from "../../../src/conformance/frameworkConfig/explain.js";
 import {
   parseFrameworkConfig,
   tokenizeArgs,
@@ -99,7 +100,6 @@ describe("parseFrameworkConfig", () => {
     bad("trl", "- 1\n- 2\n", /must be a mapping/);
     bad("verl", "a.b=1 c", /verl overrides must be key=value/);
     bad("trl", "--epsilon .inf", /must be finite/);
-    bad("trl", "a: 1\na: 2\n", /must be YAML or JSON/);
     // A deeply nested text is refused before the YAML parser could overflow its stack.
     bad(
       "trl",
@@ -112,5 +112,23 @@ describe("parseFrameworkConfig", () => {
     expect(
       parseFrameworkConfig("trl", `loss_type: "${"[".repeat(100)}" # ${"{".repeat(100)}\n`).entries,
     ).toHaveLength(1);
+  });
+
+  test("golden: a duplicate YAML key is read as yaml.safe_load reads it, the last value winning, with a warning naming both lines", () => {
+    // TRL reads its config file with yaml.safe_load, which keeps the last of two equal keys.
+    const p = parseFrameworkConfig("trl", "beta: 0.1\nloss_type: dapo\nbeta: 0.04\n", {
+      source: "grpo.yaml",
+    });
+    expect(p.entries.find((e) => e.key === "beta")?.value).toBe(0.04);
+    expect(p.warnings).toEqual([
+      "grpo.yaml: key beta on lines 1 and 3 (the last value wins, as yaml.safe_load reads it)",
+    ]);
+    const r = resolveFrameworkConfig("trl@v1.9.0", "beta: 0.1\nbeta: 0.04\n");
+    expect(r.warnings.map((w) => w.code)).toContain("config-duplicate-key");
+    // Nested (verl): the dotted path names it.
+    const v = parseFrameworkConfig("verl", "a:\n  b: 1\n  b: 2\n");
+    expect(v.warnings).toEqual([
+      "the config: key a.b on lines 2 and 3 (the last value wins, as yaml.safe_load reads it)",
+    ]);
   });
 });
