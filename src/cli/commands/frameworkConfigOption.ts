@@ -6,6 +6,7 @@
  */
 
 import type { FrameworkResolution } from "../../conformance/frameworkConfig/resolution.js";
+import { fmtValue } from "../../core/message.js";
 import { fail, UsageError } from "../../errors.js";
 import type { CommandIO, OptionSpec, OptionValues } from "../command.js";
 import { intOption } from "../output.js";
@@ -84,11 +85,13 @@ export async function resolveCliFrameworkConfig(
   const path = o.configPath !== undefined ? o.configPath : values[o.configOption];
   const entries = [];
   const skipped: string[] = [];
+  const warnings: string[] = [];
   let source = "the release's defaults";
   if (typeof path === "string") {
     const { text, source: s } = await readConfigText(fn, `--${o.configOption}`, path, io);
     const p = parseFrameworkConfig(r.framework, text, { source: s });
     entries.push(...p.entries);
+    warnings.push(...(p.warnings ?? []));
     skipped.push(...p.skipped);
     source = s;
   }
@@ -105,16 +108,79 @@ export async function resolveCliFrameworkConfig(
     source =
       typeof path === "string" ? `${source} and the arguments after --` : "the arguments after --";
   }
+  if (r.framework === "trl") {
+    const nested = await trlConfigFile(fn, entries, typeof path === "string" ? path : null, io);
+    if (nested !== null) {
+      entries.splice(0, entries.length, ...nested.entries);
+      source = `${source} (with ${nested.source})`;
+      warnings.push(...nested.warnings);
+    }
+  }
   const numProcesses = intOption(values, "num-processes", fn.replace(/^polgrad /, ""));
   const numItems = intOption(values, "num-items-in-batch", fn.replace(/^polgrad /, ""));
   return resolveFrameworkConfig(
     r.ref,
-    { framework: r.framework, form: "args", entries, skipped, source },
+    {
+      framework: r.framework,
+      form: "args",
+      entries,
+      skipped,
+      source,
+      ...(warnings.length === 0 ? {} : { warnings }),
+    },
     {
       ...(numProcesses === undefined || numProcesses === null ? {} : { numProcesses }),
       ...(numItems === undefined || numItems === null ? {} : { numItemsInBatch: numItems }),
     },
   );
+}
+
+/**
+ * TRL's `--config FILE` (`trl grpo --config recipe.yaml`, `accelerate launch … grpo.py --config
+ * FILE`): TRL's parser reads FILE's keys as the defaults and the other arguments override them.
+ * FILE is looked for beside the config that names it, then in the working folder; a missing file
+ * is an error naming both places. Returns the merged entries, or null without `config`.
+ */
+async function trlConfigFile(
+  fn: string,
+  entries: readonly import("../../conformance/frameworkConfig/parse.js").ConfigEntry[],
+  namedIn: string | null,
+  io: CommandIO,
+): Promise<{
+  entries: import("../../conformance/frameworkConfig/parse.js").ConfigEntry[];
+  source: string;
+  warnings: readonly string[];
+} | null> {
+  const e = entries.find((x) => x.key === "config");
+  if (e === undefined) return null;
+  if (typeof e.value !== "string" || e.value === "")
+    throw fail(UsageError, fn, "config", "a file name (TRL's --config FILE)", fmtValue(e.value));
+  const { existsSync } = await import("node:fs");
+  const { dirname, isAbsolute, join } = await import("node:path");
+  const file = e.value;
+  const places =
+    isAbsolute(file) || namedIn === null || namedIn === "-"
+      ? [file]
+      : [join(dirname(namedIn), file), file];
+  const found = places.find((p) => existsSync(p));
+  if (found === undefined)
+    throw fail(
+      UsageError,
+      fn,
+      "config",
+      `a readable file (TRL's --config, looked for ${places.map((p) => fmtValue(p)).join(" and ")})`,
+      "no such file",
+    );
+  const { parseFrameworkConfig } = await import("../../conformance/frameworkConfig/parse.js");
+  const { text, source } = await readConfigText(fn, "config", found, io);
+  const inner = parseFrameworkConfig("trl", text, { source, form: "mapping" });
+  const rest = entries.filter((x) => x.key !== "config");
+  const set = new Set(rest.map((x) => x.key));
+  return {
+    entries: [...inner.entries.filter((x) => !set.has(x.key)), ...rest],
+    source,
+    warnings: inner.warnings ?? [],
+  };
 }
 
 function quote(t: string): string {

@@ -114,19 +114,39 @@ export function resolveFrameworkConfig(
   return withCommonWarnings(res);
 }
 
+/** accelerate's `--num_processes N` (or `=N`) among the launcher's words, or undefined. */
+function launcherProcesses(skipped: readonly string[]): number | undefined {
+  if (!skipped.includes("accelerate")) return undefined;
+  for (let i = 0; i < skipped.length; i++) {
+    const t = skipped[i] as string;
+    const v =
+      t === "--num_processes"
+        ? skipped[i + 1]
+        : t.startsWith("--num_processes=")
+          ? t.slice(16)
+          : undefined;
+    if (v === undefined) continue;
+    const n = Number(v);
+    if (Number.isSafeInteger(n) && n >= 1) return n;
+  }
+  return undefined;
+}
+
 function resolveFor(
   r: ReturnType<typeof findRelease>,
   parsed: ParsedFrameworkConfig,
   options: ResolveOptions,
 ): FrameworkResolution {
   switch (r.framework) {
-    case "trl":
+    case "trl": {
+      const numProcesses = options.numProcesses ?? launcherProcesses(parsed.skipped);
       return resolveTrl(r, parsed, {
-        ...(options.numProcesses === undefined ? {} : { numProcesses: options.numProcesses }),
+        ...(numProcesses === undefined ? {} : { numProcesses }),
         ...(options.numItemsInBatch === undefined
           ? {}
           : { numItemsInBatch: options.numItemsInBatch }),
       });
+    }
     case "verl":
       return resolveVerl(r, parsed);
     case "openrlhf":
