@@ -39,8 +39,14 @@ async function batchFor(
 ): Promise<
   { inputs: PolicyLossInputs; name: string; notes: readonly string[] } | { notEvaluated: string }
 > {
-  if (typeof values.batch === "string")
-    return { inputs: await readCliBatch(fn, values, io), name: values.batch, notes: [] };
+  if (typeof values.batch === "string") {
+    const inputs = await readCliBatch(fn, values, io);
+    const { windowNote } = await import("../../conformance/frameworkConfig/window.js");
+    const lp = inputs.logprobs;
+    const B = Array.isArray(lp) ? lp.length : (lp as { readonly rows: number }).rows;
+    const notes = resolutions.flatMap((r) => windowNote(r, B) ?? []);
+    return { inputs, name: values.batch, notes };
+  }
   const { builtinBatchFor, MAX_FITTED_ROWS } = await import(
     "../../conformance/frameworkConfig/evaluationBatch.js"
   );

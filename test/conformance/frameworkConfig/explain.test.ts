@@ -7,6 +7,7 @@ import {
 } from "../../../src/conformance/frameworkConfig/explain.js";
 import { keyHistory } from "../../../src/conformance/frameworkConfig/history.js";
 import { evaluateResolution } from "../../../src/conformance/frameworkConfig/resolution.js";
+import { windowNote } from "../../../src/conformance/frameworkConfig/window.js";
 import { ConfigError } from "../../../src/errors.js";
 import { BUILTIN_BATCH } from "../../../src/which/index.js";
 import { BUILTIN_WITH_REF } from "./_releaseFixtures.js";
@@ -105,6 +106,35 @@ describe("explainFrameworkConfig", () => {
       /use_liger_kernel = true .*Liger's fused linear GRPO loss/,
     );
     expect(() => resolveFrameworkConfig("trl@v0.24.0", "--use_liger_kernel true")).not.toThrow();
+  });
+
+  test("golden: a batch that is not one optimizer-step window of the configured sizes says so", () => {
+    // verl: ppo_mini_batch_size × rollout.n = 2 × 2 = 4 rows is one window of the built-in batch.
+    const A = "actor_rollout_ref.actor.";
+    const fits = resolveFrameworkConfig(
+      "verl@v0.9.0",
+      `${A}ppo_mini_batch_size=2 actor_rollout_ref.rollout.n=2`,
+      { form: "args" },
+    );
+    expect(windowNote(fits, 4)).toBeNull();
+    // The defaults: 256 × 1 = 256 rows.
+    expect(windowNote(resolveFrameworkConfig("verl@v0.9.0"), 4)).toBe(
+      "the batch has B = 4 rows, but one optimizer-step window of this config is ppo_mini_batch_size × rollout.n = 256 × 1 (one mini-batch, dp 1) = 256 rows: the loss is the one of a window of 4 rows",
+    );
+    // OpenRLHF: train_batch_size rows; TRL: per_device_train_batch_size × steps_per_generation.
+    expect(
+      windowNote(resolveFrameworkConfig("openrlhf@v0.9.0", "--train_batch_size 4"), 4),
+    ).toBeNull();
+    const trl = resolveFrameworkConfig(
+      "trl@v1.9.0",
+      "--per_device_train_batch_size 2 --gradient_accumulation_steps 4",
+    );
+    expect(windowNote(trl, 8)).toBeNull();
+    expect(windowNote(trl, 4)).toContain(
+      "per_device_train_batch_size × steps_per_generation = 2 × 4",
+    );
+    // Without per_device_train_batch_size (TRL's default is taken from TrainingArguments) no window is claimed.
+    expect(windowNote(resolveFrameworkConfig("trl@v1.9.0"), 4)).toBeNull();
   });
 
   test("rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point", () => {
