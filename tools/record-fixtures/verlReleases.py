@@ -1104,6 +1104,21 @@ def case_specs(ld: Loaded, registry: dict, agg_modes: list[str]) -> list[tuple[s
         ("use_kl_loss=true,kl_loss_coef=0.1", {A + "use_kl_loss": True, A + "kl_loss_coef": 0.1}, std),
         ("entropy_coeff=0.01", {A + "entropy_coeff": 0.01}, rnd),
     ]
+    # The KL and entropy terms are aggregated with loss_agg_mode even where the loss mode fixes the
+    # policy term's own aggregation (gspo, sapo) or takes a plain mean (geo_mean): ppo_loss and
+    # update_policy pass config.loss_agg_mode to agg_loss for both (issue 33).
+    for mode in ("gspo", "sapo", "geo_mean"):
+        if mode in registry:
+            specs.append((f"policy_loss.loss_mode={mode},use_kl_loss=true,entropy_coeff=0.01,loss_agg_mode=token-mean",
+                          {A + "policy_loss.loss_mode": mode, A + "use_kl_loss": True, A + "entropy_coeff": 0.01,
+                           A + "loss_agg_mode": "token-mean"}, rnd))
+    if "gspo" in registry and "seq-mean-token-sum-norm" in agg_modes:
+        specs.append(("policy_loss.loss_mode=gspo,use_kl_loss=true,loss_agg_mode=seq-mean-token-sum-norm",
+                      {A + "policy_loss.loss_mode": "gspo", A + "use_kl_loss": True,
+                       A + "loss_agg_mode": "seq-mean-token-sum-norm"}, rnd))
+        specs.append(("policy_loss.loss_mode=gspo,use_kl_loss=true,loss_agg_mode=seq-mean-token-sum-norm,loss_scale_factor=16",
+                      {A + "policy_loss.loss_mode": "gspo", A + "use_kl_loss": True,
+                       A + "loss_agg_mode": "seq-mean-token-sum-norm", A + "loss_scale_factor": 16}, rnd))
     if "sapo" in registry:
         specs.append(("policy_loss.loss_mode=sapo,tau_pos=2.0,tau_neg=3.0",
                       {A + "policy_loss.loss_mode": "sapo", A + "tau_pos": 2.0, A + "tau_neg": 3.0}, std))

@@ -415,18 +415,26 @@ function verlTerms(
   const policyMode = fixedMode ?? s.mode;
   const agg = aggregationOf(fn, era, policyMode, s.lsf, s.lossMode === "geo_mean");
 
-  const kl = s.useKl
-    ? verlKl(fn, c, r, era, policyMode !== s.mode ? agg.cfg.aggregation : null)
-    : null;
+  // ppo_loss (engine) and update_policy (old actor) aggregate the KL and entropy terms with
+  // config.loss_agg_mode, whatever aggregation the loss mode fixes for the policy term (gspo,
+  // sapo) or its plain mean (geo_mean): recorded in verl-releases.json (issue 33).
+  // A seq-mean-token-sum-norm term divides by loss_scale_factor (engine) or the padded width T.
+  const own = policyMode !== s.mode || s.lossMode === "geo_mean";
+  const term = own ? aggregationOf(fn, era, s.mode, s.lsf, false) : agg;
+  const termAgg = term.cfg.aggregation;
+  const termNorm = own && term.cfg.normLen != null ? { normLen: term.cfg.normLen } : {};
+  const kl = s.useKl ? verlKl(fn, c, r, era, own ? termAgg : null) : null;
   const entropyBonus: EntropyBonusConfig | null =
-    s.entCoef === 0 ? null : { coef: s.entCoef, aggregation: agg.cfg.aggregation };
+    s.entCoef === 0 ? null : { coef: s.entCoef, aggregation: termAgg, ...termNorm };
   const config: PolicyLossConfig = {
     ...policy,
     ...agg.cfg,
-    kl,
+    kl: kl === null ? null : { ...kl, ...termNorm },
     ...(entropyBonus === null ? {} : { entropyBonus }),
   };
-  return { config, policyMode, agg };
+  // T from the batch's width reaches the terms through the config's normLen, which they inherit.
+  const width = agg.normLenFromWidth === true || (own && term.normLenFromWidth === true);
+  return { config, policyMode, agg: width ? { ...agg, normLenFromWidth: true } : agg };
 }
 
 /**
@@ -657,7 +665,7 @@ function describeVerl(
       text:
         cfg.kl == null
           ? "none (use_kl_loss false; KL in the reward if algorithm.use_kl_in_reward)"
-          : `+ ${cfg.kl.coef}·agg(${cfg.kl.kind}${cfg.kl.clamp == null ? "" : ", δ clamped ±20, value ±10"}${cfg.kl.gradient === "straight_through" ? ", straight-through gradient" : ""}) with the loss's aggregation`,
+          : `+ ${cfg.kl.coef}·agg(${cfg.kl.kind}${cfg.kl.clamp == null ? "" : ", δ clamped ±20, value ±10"}${cfg.kl.gradient === "straight_through" ? ", straight-through gradient" : ""}) with loss_agg_mode's aggregation${cfg.kl.aggregation == null ? "" : ` (${cfg.kl.aggregation}, not the policy term's)`}`,
     },
     {
       component: "entropy_bonus",
