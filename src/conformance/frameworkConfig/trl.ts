@@ -372,6 +372,11 @@ export function resolveTrl(
     tokenNormalised,
     lossType,
   });
+  if (era.splitsGeneration && spg > G)
+    warnings.push({
+      code: "trl-several-steps-per-generation",
+      message: `steps_per_generation = ${spg} > gradient_accumulation_steps = ${G}: one generation batch feeds ${spg % G === 0 ? spg / G : `${spg}/${G}`} optimizer steps of ${G} micro-batches each; the loss shown is the sum over all ${spg} micro-batches (each divided as TRL divides it), i.e. the sum of those steps' losses, and the gradient their sum, not one step's`,
+    });
   if (era.scaleRewardsInverted && c.has("scale_rewards") && c.raw("scale_rewards") === "group")
     warnings.push({
       code: "trl-scale-rewards-inverted",

@@ -1,6 +1,6 @@
 /**
  * The frameworks' own loss on the launch configs they ship (tools/record-fixtures/verlCorpus.py,
- * openrlhfCorpus.py → test/fixtures/frameworks/corpus/losses-<framework>.json): each case's
+ * openrlhfCorpus.py, trlCorpus.py → test/fixtures/frameworks/corpus/losses-<framework>.json): each case's
  * settings, exactly as polgrad's resolution read them from a shipped launch
  * (corpus/loss-cases.json), resolved at the case's release and evaluated on the recorded ragged
  * batch, against the framework's own loss code at that release. Loss to 1e-12 relative, gradient
@@ -26,13 +26,17 @@ const load = (fw: string) => JSON.parse(readFileSync(path(fw), "utf8")) as Corpu
 
 /** The difference of one case from its recording, or null. */
 function mismatch(fw: ConfigFramework, c: ReleaseCase): string | null {
-  const res = resolveFrameworkConfig(`${fw}@${c.release}`, {
-    framework: fw,
-    form: "args",
-    entries: caseEntries(c),
-    skipped: [],
-    source: c.name,
-  });
+  const world = c.world ?? {};
+  const res = resolveFrameworkConfig(
+    `${fw}@${c.release}`,
+    { framework: fw, form: "args", entries: caseEntries(c), skipped: [], source: c.name },
+    {
+      ...(world.num_processes === undefined ? {} : { numProcesses: world.num_processes }),
+      ...(c.num_items_in_batch === undefined || c.num_items_in_batch === null
+        ? {}
+        : { numItemsInBatch: c.num_items_in_batch }),
+    },
+  );
   const r = evaluateResolution(res, caseInputs(c));
   const want = num(c.loss as number);
   const lossBound = r.terms.reduce((a, t) => a + t.lossBound, 0);
@@ -50,7 +54,7 @@ describe("the frameworks' own loss on their shipped launch configs", () => {
   test("conformance: every recorded launch config's loss and gradient agree with the framework's own code to 1e-12", () => {
     let total = 0;
     const bad: string[] = [];
-    for (const fw of ["verl", "openrlhf"] as const) {
+    for (const fw of ["verl", "openrlhf", "trl"] as const) {
       if (!existsSync(path(fw))) continue;
       const fx = load(fw);
       total += fx.cases.length;
@@ -60,12 +64,12 @@ describe("the frameworks' own loss on their shipped launch configs", () => {
       }
     }
     expect(bad).toEqual([]);
-    // verl 73, OpenRLHF 16 at this recording (the recorders' counts).
+    // verl 73, OpenRLHF 16, TRL 31 at this recording (the recorders' counts).
     expect(total).toBeGreaterThanOrEqual(40);
   });
 
   test("identity: a case a recorder could not run names why (none is dropped silently)", () => {
-    for (const fw of ["verl", "openrlhf"])
+    for (const fw of ["verl", "openrlhf", "trl"])
       if (existsSync(path(fw)))
         for (const s of load(fw).provenance.skipped) expect(s.reason.length).toBeGreaterThan(0);
   });

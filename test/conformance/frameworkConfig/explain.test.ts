@@ -137,6 +137,24 @@ describe("explainFrameworkConfig", () => {
     expect(windowNote(resolveFrameworkConfig("trl@v1.9.0"), 4)).toBeNull();
   });
 
+  test("golden: TRL with steps_per_generation > gradient_accumulation_steps warns that one generation feeds several optimizer steps", () => {
+    // generation_batch_size 8 / (per_device 1 × 1 process) = 8 micro-batches per generation; GA 4:
+    // two optimizer steps (TRL docs' lora_without_regret recipe).
+    const r = resolveFrameworkConfig(
+      "trl@v1.9.0",
+      "--generation_batch_size 8 --gradient_accumulation_steps 4 --per_device_train_batch_size 1",
+    );
+    const w = r.warnings.find((x) => x.code === "trl-several-steps-per-generation");
+    expect(w?.message).toContain(
+      "steps_per_generation = 8 > gradient_accumulation_steps = 4: one generation batch feeds 2 optimizer steps",
+    );
+    expect(
+      resolveFrameworkConfig("trl@v1.9.0", "--gradient_accumulation_steps 4").warnings.map(
+        (x) => x.code,
+      ),
+    ).not.toContain("trl-several-steps-per-generation");
+  });
+
   test("rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point", () => {
     expect(() =>
       resolveFrameworkConfig(
