@@ -106,6 +106,10 @@ describe("npm package", () => {
       "dist/conformance/releases/expand.js",
       "dist/conformance/releases/store.d.ts",
       "dist/conformance/releases/store.js",
+      // TRL's argument names beside GRPOConfig (names only, 35 KB with provenance: a module the
+      // browser-safe resolver imports; tools/record-releases/trlArguments.py).
+      "dist/conformance/releases/trlArgumentKeys.d.ts",
+      "dist/conformance/releases/trlArgumentKeys.js",
       "dist/conformance/releases/types.d.ts",
       "dist/conformance/releases/types.js",
     ]);

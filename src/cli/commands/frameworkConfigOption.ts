@@ -156,13 +156,14 @@ async function trlConfigFile(
   if (typeof e.value !== "string" || e.value === "")
     throw fail(UsageError, fn, "config", "a file name (TRL's --config FILE)", fmtValue(e.value));
   const { existsSync } = await import("node:fs");
+  const { fsPath } = await import("../../platform/fsPath.js");
   const { dirname, isAbsolute, join } = await import("node:path");
   const file = e.value;
   const places =
     isAbsolute(file) || namedIn === null || namedIn === "-"
       ? [file]
       : [join(dirname(namedIn), file), file];
-  const found = places.find((p) => existsSync(p));
+  const found = places.find((p) => existsSync(fsPath(p)));
   if (found === undefined)
     throw fail(
       UsageError,

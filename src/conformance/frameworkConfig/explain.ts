@@ -15,7 +15,12 @@ import {
 } from "../../losses/config.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../registry/registry.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
+import { TRL_ARGUMENT_KEYS } from "../releases/trlArgumentKeys.js";
 import { classifyKeys, refuseUnmodelled } from "./keyClasses.js";
+
+/** TRL's TrainingArguments and CLI dataclass fields (recorded by tools/record-releases/trlArguments.py). */
+const TRL_KNOWN: ReadonlySet<string> = new Set(Object.keys(TRL_ARGUMENT_KEYS));
+
 import { resolveOpenRlhf } from "./openrlhf.js";
 import {
   type ConfigForm,
@@ -109,7 +114,8 @@ export function resolveFrameworkConfig(
   checkEntryPoint("resolveFrameworkConfig", parsed);
   refuseUnmodelled(r.ref, r, parsed);
   const res = classifyKeys(r.ref, r, parsed, resolveFor(r, parsed, options), {
-    strict: r.framework !== "trl",
+    strict: true,
+    ...(r.framework === "trl" ? { known: TRL_KNOWN } : {}),
   });
   return withCommonWarnings(res);
 }

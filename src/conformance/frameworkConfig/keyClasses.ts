@@ -107,8 +107,7 @@ function underOpenMapping(
  * verl's `+key` (ignored, with the warning `verl-plus-key-unread`).
  *
  * @param known - Further keys the framework's parser accepts beside the recorded config.
- * @param strict - Whether a key outside the recorded config and `known` is an error (false for
- *   TRL until its TrainingArguments and CLI keys are recorded: listed as ignored, as before).
+ * @param strict - Whether a key outside the recorded config and `known` is an error.
  * @throws {ConfigError} E_CONFIG naming the unknown key.
  */
 export function classifyKeys(
@@ -138,6 +137,12 @@ export function classifyKeys(
       });
       continue;
     }
+    if (r.framework === "trl" && e.key === "config")
+      throw new ConfigError(
+        fn,
+        "config",
+        `${fn}: config ${fmtValue(e.value)} in ${safeText(parsed.source)} names a file whose keys TRL reads as the defaults; the library cannot read it: give that file (polgrad explain --config reads a config FILE it names, beside it or in the working folder)`,
+      );
     // The framework's own parser refuses it (Hydra's struct config, argparse, HfArgumentParser).
     const all = [...recorded.keys(), ...known];
     const near = closestNames(e.key, all).slice(0, 3);

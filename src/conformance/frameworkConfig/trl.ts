@@ -5,9 +5,11 @@
  * its `shuffle_sequence_dict`), split into `steps_per_generation` micro-batches whose
  * `_compute_loss` values are summed.
  */
+
 import { fmtValue, safeText } from "../../core/message.js";
 import { ConfigError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
+import { TRL_ARGUMENT_KEYS } from "../releases/trlArgumentKeys.js";
 import type { RecordedValue } from "../releases/types.js";
 import { atOrAfter } from "./eras.js";
 import type { ParsedFrameworkConfig } from "./parse.js";
@@ -29,11 +31,17 @@ export interface TrlWorld {
   readonly numItemsInBatch?: number;
 }
 
-/** Keys of TrainingArguments (not recorded in GRPOConfig's body) that the resolution reads. */
-const WORLD_KEYS = new Set([
+/**
+ * Keys kept for the resolution: the world's, and every argument TRL's parser takes beside
+ * GRPOConfig (TrainingArguments, the CLI dataclasses: tools/record-releases/trlArguments.py), so
+ * that a known argument is never taken for a typo of a loss key (keyClasses.ts lists it as
+ * ignored when the loss does not read it).
+ */
+const WORLD_AND_ARGUMENT_KEYS: ReadonlySet<string> = new Set([
   "gradient_accumulation_steps",
   "per_device_train_batch_size",
   "num_processes",
+  ...Object.keys(TRL_ARGUMENT_KEYS),
 ]);
 
 const ROLE: Readonly<Record<string, string>> = {
@@ -245,7 +253,7 @@ export function resolveTrl(
   const { merged: c, ignored } = mergeConfig(fn, r.ref, parsed, rk, {
     lossKeys: LOSS_KEYS,
     anyReleaseLossKeys: anyReleaseKeys(r.facts, LOSS_KEYS),
-    worldKeys: WORLD_KEYS,
+    worldKeys: WORLD_AND_ARGUMENT_KEYS,
   });
   const warnings: ResolutionWarning[] = [];
   const { G, P } = trlWorld(c, rk, world);

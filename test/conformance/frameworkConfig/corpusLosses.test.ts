@@ -64,7 +64,7 @@ describe("the frameworks' own loss on their shipped launch configs", () => {
       }
     }
     expect(bad).toEqual([]);
-    // verl 73, OpenRLHF 16, TRL 31 at this recording (the recorders' counts).
+    // verl 73, OpenRLHF 16, TRL 29 at this recording (the recorders' counts).
     expect(total).toBeGreaterThanOrEqual(40);
   });
 

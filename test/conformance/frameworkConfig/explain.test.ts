@@ -155,6 +155,22 @@ describe("explainFrameworkConfig", () => {
     ).not.toContain("trl-several-steps-per-generation");
   });
 
+  test("golden: TRL's TrainingArguments, CLI dataclass fields and options are known and ignored; a typo is refused with did-you-mean", () => {
+    const r = resolveFrameworkConfig(
+      "trl@v1.9.0",
+      "--output_dir out --per_device_eval_batch_size 4 --use_peft --accelerate_config zero2 --loss_type grpo",
+    );
+    expect(r.ignored.map((x) => x.key).sort()).toEqual(
+      ["accelerate_config", "output_dir", "per_device_eval_batch_size", "use_peft"].sort(),
+    );
+    expect(() => resolveFrameworkConfig("trl@v1.9.0", "--lerning_rate 1e-6")).toThrow(
+      /lerning_rate .* is not a key of trl@v1\.9\.0 \(TRL's argument parser refuses it\) \(did you mean "learning_rate"/,
+    );
+    expect(() => resolveFrameworkConfig("trl@v1.9.0", "trl grpo --config grpo.yaml")).toThrow(
+      /config "grpo\.yaml" .* names a file whose keys TRL reads as the defaults/,
+    );
+  });
+
   test("rejects: a launch through another trainer (a verl recipe's main, trl rloo) is refused by its entry point", () => {
     expect(() =>
       resolveFrameworkConfig(
