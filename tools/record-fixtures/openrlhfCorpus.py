@@ -19,39 +19,20 @@ Output: test/fixtures/frameworks/corpus/losses-openrlhf.json (indent=1, sorted k
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import shlex
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpusCommon as C  # noqa: E402
 import openrlhfReleases as O  # noqa: E402
 
 TOOL_PATH = "tools/record-fixtures/openrlhfCorpus.py"
-CASES = O.REPO_ROOT / "test" / "fixtures" / "frameworks" / "corpus" / "loss-cases.json"
-OUT = O.REPO_ROOT / "test" / "fixtures" / "frameworks" / "corpus" / "losses-openrlhf.json"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--openrlhf-git", default=os.environ.get("OPENRLHF_GIT"))
-    args = parser.parse_args()
-    if not args.openrlhf_git:
-        parser.error("--openrlhf-git (or $OPENRLHF_GIT) is required")
-    git_dir = Path(args.openrlhf_git).resolve()
-    if (git_dir / ".git").is_dir():
-        git_dir = git_dir / ".git"
-    import torch as _torch  # noqa: PLC0415
-
+    git_dir, _torch, command, all_cases = C.start(__doc__, TOOL_PATH, "openrlhf-git", "OPENRLHF_GIT")
     O.torch = _torch
-    _torch.set_num_threads(1)
-    _torch.use_deterministic_algorithms(True)
-    command = shlex.join([sys.executable, TOOL_PATH, *sys.argv[1:]])
     O.check_facts_file()
-
-    all_cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     by_label = {r.label: r for r in O.RELEASES}
     loaded: dict = {}
     recorded, skipped, prov = [], [], {}
@@ -85,17 +66,8 @@ def main() -> None:
             "grad_logprobs": grad.tolist(),
             "micro_batches": [{"rows": m["rows"], "loss": m["loss"]} for m in result["micro_batches"]],
         })
-    payload = {
-        "provenance": {
-            "tool": TOOL_PATH, "command": command, "repo": "OpenRLHF/OpenRLHF", "torch": _torch.__version__,
-            "dtype": "float64", "cases": "test/fixtures/frameworks/corpus/loss-cases.json",
-            "releases": prov, "skipped": skipped,
-        },
-        "cases": recorded,
-    }
-    OUT.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    print(f"{len(recorded)} recorded, {len(skipped)} skipped", file=sys.stderr)
+    C.write("openrlhf", {"tool": TOOL_PATH, "command": command, "repo": "OpenRLHF/OpenRLHF", "torch": _torch.__version__,
+                     "releases": prov}, recorded, skipped)
 
 
 if __name__ == "__main__":

@@ -22,41 +22,22 @@ Output: test/fixtures/frameworks/corpus/losses-trl.json (indent=1, sorted keys, 
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import shlex
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpusCommon as C  # noqa: E402
 import trlReleases as T  # noqa: E402
 
 TOOL_PATH = "tools/record-fixtures/trlCorpus.py"
-CASES = T.REPO_ROOT / "test" / "fixtures" / "frameworks" / "corpus" / "loss-cases.json"
-OUT = T.REPO_ROOT / "test" / "fixtures" / "frameworks" / "corpus" / "losses-trl.json"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trl-git", default=os.environ.get("TRL_GIT"))
-    args = parser.parse_args()
-    if not args.trl_git:
-        parser.error("--trl-git (or $TRL_GIT) is required")
-    git_dir = Path(args.trl_git).resolve()
-    if (git_dir / ".git").is_dir():
-        git_dir = git_dir / ".git"
-    import torch as _torch  # noqa: PLC0415
-
+    git_dir, _torch, command, all_cases = C.start(__doc__, TOOL_PATH, "trl-git", "TRL_GIT")
     T.torch = _torch
     T._verl.torch = _torch
-    _torch.set_num_threads(1)
-    _torch.use_deterministic_algorithms(True)
-    command = shlex.join([sys.executable, TOOL_PATH, *sys.argv[1:]])
     facts = T.check_against_facts(T.read_facts())
-
-    all_cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     by_label = {r.label: r for r in T.RELEASES}
     loaded: dict = {}
     recorded, skipped, prov = [], [], {}
@@ -97,17 +78,8 @@ def main() -> None:
             "loss": T.to_json_floats(result["loss"]), "grad_logprobs": T.to_json_floats(grad.tolist()),
             "micro_batches": [{"rows": m["rows"], "loss": T.to_json_floats(m["loss"])} for m in result["micro"]],
         })
-    payload = {
-        "provenance": {
-            "tool": TOOL_PATH, "command": command, "repo": "huggingface/trl", "torch": _torch.__version__,
-            "dtype": "float64", "cases": "test/fixtures/frameworks/corpus/loss-cases.json",
-            "releases": prov, "skipped": skipped,
-        },
-        "cases": recorded,
-    }
-    OUT.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    print(f"{len(recorded)} recorded, {len(skipped)} skipped", file=sys.stderr)
+    C.write("trl", {"tool": TOOL_PATH, "command": command, "repo": "huggingface/trl", "torch": _torch.__version__,
+                     "releases": prov}, recorded, skipped)
 
 
 if __name__ == "__main__":

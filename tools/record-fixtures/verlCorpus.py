@@ -26,20 +26,15 @@ Output: test/fixtures/frameworks/corpus/losses-verl.json (indent=1, sorted keys,
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import shlex
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpusCommon as C  # noqa: E402
 import verlReleases as V  # noqa: E402
 
 TOOL_PATH = "tools/record-fixtures/verlCorpus.py"
-CASES = V.REPO_ROOT / "test" / "fixtures" / "frameworks" / "corpus" / "loss-cases.json"
-OUT = V.REPO_ROOT / "test" / "fixtures" / "frameworks" / "corpus" / "losses-verl.json"
 
 
 def actor_config(settings: dict) -> tuple[dict, dict]:
@@ -57,22 +52,8 @@ def actor_config(settings: dict) -> tuple[dict, dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--verl-git", default=os.environ.get("VERL_GIT"), required=False)
-    args = parser.parse_args()
-    if not args.verl_git:
-        parser.error("--verl-git (or $VERL_GIT) is required")
-    git_dir = Path(args.verl_git).resolve()
-    if (git_dir / ".git").is_dir():
-        git_dir = git_dir / ".git"
-    import torch as _torch  # noqa: PLC0415
-
+    git_dir, _torch, command, all_cases = C.start(__doc__, TOOL_PATH, "verl-git", "VERL_GIT")
     V.torch = _torch
-    _torch.set_num_threads(1)
-    _torch.use_deterministic_algorithms(True)
-    command = shlex.join([sys.executable, TOOL_PATH, *sys.argv[1:]])
-
-    all_cases = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
     by_label = {r.label: r for r in V.RELEASES}
     loaded: dict = {}
     recorded, skipped, prov = [], [], {}
@@ -107,17 +88,8 @@ def main() -> None:
             "run_with": config, "world": world, "batch": V.batch_json(raw),
             "loss": V.to_json_floats(result["loss"]), "grad_logprobs": V.to_json_floats(grad.tolist()),
         })
-    payload = {
-        "provenance": {
-            "tool": TOOL_PATH, "command": command, "repo": "verl-project/verl", "torch": _torch.__version__,
-            "dtype": "float64", "cases": "test/fixtures/frameworks/corpus/loss-cases.json",
-            "releases": prov, "skipped": skipped,
-        },
-        "cases": recorded,
-    }
-    OUT.write_text(json.dumps(payload, indent=1, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    print(f"{len(recorded)} recorded, {len(skipped)} skipped", file=sys.stderr)
+    C.write("verl", {"tool": TOOL_PATH, "command": command, "repo": "verl-project/verl", "torch": _torch.__version__,
+                     "releases": prov}, recorded, skipped)
 
 
 if __name__ == "__main__":

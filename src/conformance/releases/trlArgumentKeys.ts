@@ -200,738 +200,463 @@ export const TRL_ARGUMENT_PROVENANCE = {
     },
   ],
   trlReleases: [
-    {
-      release: "v0.14.0",
-      commit: "49711efab9e0cc3762d3228c9fd5a8064d489503",
-      files: {
-        "trl/cli.py": "b6d5545fc83a02bc60f2bb150324c0ad2dd962ef1b4f328c071725c9431fb061",
-        "trl/scripts/grpo.py": "dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6",
-        "trl/scripts/utils.py": "ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480",
-        "trl/trainer/model_config.py":
-          "2c6cef3c5a8929905d02077f1ea5dce9efe5e31bfe1d5fa90f39a6ef572890d4",
-      },
-    },
-    {
-      release: "v0.15.0",
-      commit: "00e58893809af89d07c2ff9c582ac5060888363c",
-      files: {
-        "trl/cli.py": "b6d5545fc83a02bc60f2bb150324c0ad2dd962ef1b4f328c071725c9431fb061",
-        "trl/scripts/grpo.py": "dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6",
-        "trl/scripts/utils.py": "ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480",
-        "trl/trainer/model_config.py":
-          "2c6cef3c5a8929905d02077f1ea5dce9efe5e31bfe1d5fa90f39a6ef572890d4",
-      },
-    },
-    {
-      release: "v0.15.1",
-      commit: "38c33c547fc347a85f6a889f86eb82787ae829c9",
-      files: {
-        "trl/cli.py": "b6d5545fc83a02bc60f2bb150324c0ad2dd962ef1b4f328c071725c9431fb061",
-        "trl/scripts/grpo.py": "dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6",
-        "trl/scripts/utils.py": "ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480",
-        "trl/trainer/model_config.py":
-          "2c6cef3c5a8929905d02077f1ea5dce9efe5e31bfe1d5fa90f39a6ef572890d4",
-      },
-    },
-    {
-      release: "v0.15.2",
-      commit: "fc2b041b58f6fbe766dceaec819bc5a8f9d209da",
-      files: {
-        "trl/cli.py": "b6d5545fc83a02bc60f2bb150324c0ad2dd962ef1b4f328c071725c9431fb061",
-        "trl/scripts/grpo.py": "dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6",
-        "trl/scripts/utils.py": "ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480",
-        "trl/trainer/model_config.py":
-          "2c6cef3c5a8929905d02077f1ea5dce9efe5e31bfe1d5fa90f39a6ef572890d4",
-      },
-    },
-    {
-      release: "v0.16.0",
-      commit: "23a635ed61c47609c88fd0fd7bfc7b08c398742d",
-      files: {
-        "trl/cli.py": "8d95741a9ea258bd4152480998c3d9ba841e0d8e76baf0147cb18bc32423d0b3",
-        "trl/scripts/grpo.py": "dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6",
-        "trl/scripts/utils.py": "ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480",
-        "trl/trainer/model_config.py":
-          "e03fe201ed09067c6e19efc9c839447b9bad12fb4c08e3a223efbb571023f5d4",
-      },
-    },
-    {
-      release: "v0.16.1",
-      commit: "2bc182c4fb8180a3cb815c61ca6c528a86559d14",
-      files: {
-        "trl/cli.py": "8d95741a9ea258bd4152480998c3d9ba841e0d8e76baf0147cb18bc32423d0b3",
-        "trl/scripts/grpo.py": "dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6",
-        "trl/scripts/utils.py": "ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480",
-        "trl/trainer/model_config.py":
-          "e03fe201ed09067c6e19efc9c839447b9bad12fb4c08e3a223efbb571023f5d4",
-      },
-    },
-    {
-      release: "v0.17.0",
-      commit: "cd6b3de356dd03025640681aaad7b45a1574d92f",
-      files: {
-        "trl/cli.py": "f449d6b017681cbffc641114737898dcd683dc06972b87a2fbaed253d787613e",
-        "trl/scripts/grpo.py": "3c7848eb3544f44bb6caf14b8b3d93c54dda09d7b7b716c5ec379c16026a0802",
-        "trl/scripts/utils.py": "ab95b27e6b968827fdc0425d14c01cfe233b53b2b66287e13f095c54d4026a4c",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.18.0",
-      commit: "ef4b0b225cf04600332a12a2c83f187623312098",
-      files: {
-        "trl/cli.py": "cdc115be60dd509a385770bf73dd6fa12318fa32fc23a69467a40e3847faa0c4",
-        "trl/scripts/grpo.py": "b306815432a8f3a890abd11823a98707ce9660e02e3e1fe924a86991cdf05ad7",
-        "trl/scripts/utils.py": "6f46c9f60039e8ca3f49f55e2c6d7cc3b08346f295d0eb1c8e9b26eb8a28d41d",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.18.1",
-      commit: "2c49300910e55fd7482ad80019feee4cdaaf272c",
-      files: {
-        "trl/cli.py": "cdc115be60dd509a385770bf73dd6fa12318fa32fc23a69467a40e3847faa0c4",
-        "trl/scripts/grpo.py": "b306815432a8f3a890abd11823a98707ce9660e02e3e1fe924a86991cdf05ad7",
-        "trl/scripts/utils.py": "6f46c9f60039e8ca3f49f55e2c6d7cc3b08346f295d0eb1c8e9b26eb8a28d41d",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.18.2",
-      commit: "a21a925e3095233149185fc50fa406c3b9bedf05",
-      files: {
-        "trl/cli.py": "cdc115be60dd509a385770bf73dd6fa12318fa32fc23a69467a40e3847faa0c4",
-        "trl/scripts/grpo.py": "b306815432a8f3a890abd11823a98707ce9660e02e3e1fe924a86991cdf05ad7",
-        "trl/scripts/utils.py": "6f46c9f60039e8ca3f49f55e2c6d7cc3b08346f295d0eb1c8e9b26eb8a28d41d",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.19.0",
-      commit: "5b3ea9dd43b526f188ef8f63ca16bbe977ec8603",
-      files: {
-        "trl/cli.py": "5b4c9aec45954883bd7b407200829bfc0cd6e1cbf759053d3aa0e954dd9da82f",
-        "trl/scripts/grpo.py": "5d15966642e3216309f1720cb63db99b7414e4b40d2bd92869fc19c2e3b83a06",
-        "trl/scripts/utils.py": "49134ba127c9823593ecb09b62e1c8eae9f328f6e3a02d17f88055e27c2bd8d4",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.19.1",
-      commit: "accf7383a33c618a2edc7205107120b5f32e28a3",
-      files: {
-        "trl/cli.py": "5b4c9aec45954883bd7b407200829bfc0cd6e1cbf759053d3aa0e954dd9da82f",
-        "trl/scripts/grpo.py": "5d15966642e3216309f1720cb63db99b7414e4b40d2bd92869fc19c2e3b83a06",
-        "trl/scripts/utils.py": "49134ba127c9823593ecb09b62e1c8eae9f328f6e3a02d17f88055e27c2bd8d4",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.20.0",
-      commit: "30576d2ddcf2c0e17c399399e2465fbe81446ade",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "cbb342a390e35804112efb256174ae187ee15e471c76890d64e7c178e1ff46c7",
-        "trl/cli.py": "5b4c9aec45954883bd7b407200829bfc0cd6e1cbf759053d3aa0e954dd9da82f",
-        "trl/scripts/grpo.py": "ff411e003c998f383cbea2da25af5fecf60d369508da643cc715240ee1fd1914",
-        "trl/scripts/utils.py": "49134ba127c9823593ecb09b62e1c8eae9f328f6e3a02d17f88055e27c2bd8d4",
-        "trl/trainer/model_config.py":
-          "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415",
-      },
-    },
-    {
-      release: "v0.21.0",
-      commit: "46d09bd2408f17605409fb3ee8ba12705add7faa",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "cbb342a390e35804112efb256174ae187ee15e471c76890d64e7c178e1ff46c7",
-        "trl/cli.py": "5b4c9aec45954883bd7b407200829bfc0cd6e1cbf759053d3aa0e954dd9da82f",
-        "trl/scripts/grpo.py": "ff411e003c998f383cbea2da25af5fecf60d369508da643cc715240ee1fd1914",
-        "trl/scripts/utils.py": "49134ba127c9823593ecb09b62e1c8eae9f328f6e3a02d17f88055e27c2bd8d4",
-        "trl/trainer/model_config.py":
-          "e532877268ffea8b50f27a40eb6478e3e296195fa465538863ef64b4a5fb3969",
-      },
-    },
-    {
-      release: "v0.22.0",
-      commit: "3a6b365c0dc2e117164f51b3d2f324fe16f3c646",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "e4f561f990275dc13fadae1f2116d670bcb9367da0f94a17ffa76ece853f44d0",
-        "trl/cli.py": "cb6733408e5f32899f1629b65ff680b7e887d0de0df21d89c4fff4a8d3cac455",
-        "trl/scripts/grpo.py": "963ae3e6916090fb403d62214d978f22b3b04eaf56fa76d81b016c6d2e30c24c",
-        "trl/scripts/utils.py": "f9544d7eec7570f556ac8db6f482993052e685d3d3eb0807905575a1478dd733",
-        "trl/trainer/model_config.py":
-          "e532877268ffea8b50f27a40eb6478e3e296195fa465538863ef64b4a5fb3969",
-      },
-    },
-    {
-      release: "v0.22.1",
-      commit: "1366bac01168cad5387fd5364bcbdeaa0cbd796d",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "e4f561f990275dc13fadae1f2116d670bcb9367da0f94a17ffa76ece853f44d0",
-        "trl/cli.py": "cb6733408e5f32899f1629b65ff680b7e887d0de0df21d89c4fff4a8d3cac455",
-        "trl/scripts/grpo.py": "963ae3e6916090fb403d62214d978f22b3b04eaf56fa76d81b016c6d2e30c24c",
-        "trl/scripts/utils.py": "f9544d7eec7570f556ac8db6f482993052e685d3d3eb0807905575a1478dd733",
-        "trl/trainer/model_config.py":
-          "e532877268ffea8b50f27a40eb6478e3e296195fa465538863ef64b4a5fb3969",
-      },
-    },
-    {
-      release: "v0.22.2",
-      commit: "2d597e4a188878215a588cb6e8020726e1b1e6be",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "e4f561f990275dc13fadae1f2116d670bcb9367da0f94a17ffa76ece853f44d0",
-        "trl/cli.py": "cb6733408e5f32899f1629b65ff680b7e887d0de0df21d89c4fff4a8d3cac455",
-        "trl/scripts/grpo.py": "963ae3e6916090fb403d62214d978f22b3b04eaf56fa76d81b016c6d2e30c24c",
-        "trl/scripts/utils.py": "f9544d7eec7570f556ac8db6f482993052e685d3d3eb0807905575a1478dd733",
-        "trl/trainer/model_config.py":
-          "e532877268ffea8b50f27a40eb6478e3e296195fa465538863ef64b4a5fb3969",
-      },
-    },
-    {
-      release: "v0.23.0",
-      commit: "6adfd138d895b7ac257c4079eab7d519a0472aaa",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "dd39ed72e376569f8d37035dfc55688403c72f5b087bda13ac4ad8cc0aaa48c5",
-        "trl/cli.py": "cb6733408e5f32899f1629b65ff680b7e887d0de0df21d89c4fff4a8d3cac455",
-        "trl/scripts/grpo.py": "1cc93fa029441ef31943bf133beedca891242e02a28f166edfcb78f7c6e0d111",
-        "trl/scripts/utils.py": "f9544d7eec7570f556ac8db6f482993052e685d3d3eb0807905575a1478dd733",
-        "trl/trainer/model_config.py":
-          "c970ad7eb677d80d40663e059f158f5cb27ff95498d96ea8e55f805f45113ccd",
-      },
-    },
-    {
-      release: "v0.23.1",
-      commit: "4529a1c8b1813480a85b02c9c8e7f75a29085d65",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "dd39ed72e376569f8d37035dfc55688403c72f5b087bda13ac4ad8cc0aaa48c5",
-        "trl/cli.py": "cb6733408e5f32899f1629b65ff680b7e887d0de0df21d89c4fff4a8d3cac455",
-        "trl/scripts/grpo.py": "1cc93fa029441ef31943bf133beedca891242e02a28f166edfcb78f7c6e0d111",
-        "trl/scripts/utils.py": "f9544d7eec7570f556ac8db6f482993052e685d3d3eb0807905575a1478dd733",
-        "trl/trainer/model_config.py":
-          "c970ad7eb677d80d40663e059f158f5cb27ff95498d96ea8e55f805f45113ccd",
-      },
-    },
-    {
-      release: "v0.24.0",
-      commit: "04fd1203af4fc1e629f58e0ac0d0c5bb95f82a45",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "d412f7e1c1e9dd5307495c13fd49da6814bbce1bc26ad962e238eadb9f5314ff",
-        "trl/cli.py": "d07b3b9e122af51fe50b8e917a6a1e69c201d05d4fe4295df198480538d8cdab",
-        "trl/scripts/grpo.py": "c22315e115271867f9471e79655abc00b32f559902f32ddb3932e522b807a506",
-        "trl/scripts/utils.py": "be3dc70190ea3b8cd8b0599abcb1c1d17cf53d0e4faf2115ad0152a55515fc91",
-        "trl/trainer/model_config.py":
-          "90dcf877d13be8769694f4e8393023964eda3bf1780f1b479160e496f67d9c2f",
-      },
-    },
-    {
-      release: "v0.25.0",
-      commit: "55f5433e15cc6203d3c731f9de5247b00878bebd",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "d412f7e1c1e9dd5307495c13fd49da6814bbce1bc26ad962e238eadb9f5314ff",
-        "trl/cli.py": "d07b3b9e122af51fe50b8e917a6a1e69c201d05d4fe4295df198480538d8cdab",
-        "trl/scripts/grpo.py": "ac3c5fc65c7ed5bb155315a726a4f3944c353d0f1ae9790a90f8b0934b7a1f84",
-        "trl/scripts/utils.py": "339fca1c72b954ce71fc571ce898c39329875c950dc82c1da9742fc631c03239",
-        "trl/trainer/model_config.py":
-          "3dc047301ca8e2282f9a559ad39ba8ab3ce7149bc76857f061950ed41a0b41a3",
-      },
-    },
-    {
-      release: "v0.25.1",
-      commit: "1cf8d56c06ce095aeaa92d0853fca68e5834a928",
-      files: {
-        "examples/scripts/grpo_vlm.py":
-          "d412f7e1c1e9dd5307495c13fd49da6814bbce1bc26ad962e238eadb9f5314ff",
-        "trl/cli.py": "714e1b1eeab1fee01d2ef3c34a11e8a5053a048dea095411340930dbcfbf0eb9",
-        "trl/scripts/grpo.py": "ac3c5fc65c7ed5bb155315a726a4f3944c353d0f1ae9790a90f8b0934b7a1f84",
-        "trl/scripts/utils.py": "339fca1c72b954ce71fc571ce898c39329875c950dc82c1da9742fc631c03239",
-        "trl/trainer/model_config.py":
-          "3dc047301ca8e2282f9a559ad39ba8ab3ce7149bc76857f061950ed41a0b41a3",
-      },
-    },
-    {
-      release: "v0.26.0",
-      commit: "84794a7d03c748f3e1518cd3efc9a944b8cdd2bd",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "9db68defc1094d6810a45cddc23aab48bccf4820945d38f17c9d6b3cb3528477",
-        "examples/scripts/grpo_vlm.py":
-          "e9b84855c1385c3233ca95a11c5619bfd7025b6634e1c378341458e2851fc169",
-        "trl/cli.py": "714e1b1eeab1fee01d2ef3c34a11e8a5053a048dea095411340930dbcfbf0eb9",
-        "trl/scripts/grpo.py": "f947e8d06b30f4e05811160fc3ea1727eb81a3f85855f7a1455de9a840af638d",
-        "trl/scripts/utils.py": "339fca1c72b954ce71fc571ce898c39329875c950dc82c1da9742fc631c03239",
-        "trl/trainer/model_config.py":
-          "758d9b7d3261a65126724ff438ea6617bc74bbfaa8345fcd167c7d08cebacb56",
-      },
-    },
-    {
-      release: "v0.26.1",
-      commit: "255a20b888c89866fd54e467addc7f58f74e7631",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "9db68defc1094d6810a45cddc23aab48bccf4820945d38f17c9d6b3cb3528477",
-        "examples/scripts/grpo_vlm.py":
-          "e9b84855c1385c3233ca95a11c5619bfd7025b6634e1c378341458e2851fc169",
-        "trl/cli.py": "714e1b1eeab1fee01d2ef3c34a11e8a5053a048dea095411340930dbcfbf0eb9",
-        "trl/scripts/grpo.py": "f947e8d06b30f4e05811160fc3ea1727eb81a3f85855f7a1455de9a840af638d",
-        "trl/scripts/utils.py": "339fca1c72b954ce71fc571ce898c39329875c950dc82c1da9742fc631c03239",
-        "trl/trainer/model_config.py":
-          "758d9b7d3261a65126724ff438ea6617bc74bbfaa8345fcd167c7d08cebacb56",
-      },
-    },
-    {
-      release: "v0.26.2",
-      commit: "8c26b7d0e5f5ddc0ddea0d6b519ab30e437b8731",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "9db68defc1094d6810a45cddc23aab48bccf4820945d38f17c9d6b3cb3528477",
-        "examples/scripts/grpo_vlm.py":
-          "e9b84855c1385c3233ca95a11c5619bfd7025b6634e1c378341458e2851fc169",
-        "trl/cli.py": "714e1b1eeab1fee01d2ef3c34a11e8a5053a048dea095411340930dbcfbf0eb9",
-        "trl/scripts/grpo.py": "f947e8d06b30f4e05811160fc3ea1727eb81a3f85855f7a1455de9a840af638d",
-        "trl/scripts/utils.py": "339fca1c72b954ce71fc571ce898c39329875c950dc82c1da9742fc631c03239",
-        "trl/trainer/model_config.py":
-          "758d9b7d3261a65126724ff438ea6617bc74bbfaa8345fcd167c7d08cebacb56",
-      },
-    },
-    {
-      release: "v0.27.0",
-      commit: "17acd61f28140243a458d10656a2194af788ff38",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793",
-        "examples/scripts/grpo_vlm.py":
-          "2b93f1adf1eb02808431d37a3ad49ce1ab5741618a4f8006e5e84829cfd42a5a",
-        "trl/cli.py": "8f0819db4a0465183cae426ebb0d91a23e93a11a2da5ccc90ea196c81c0fff6f",
-        "trl/scripts/grpo.py": "e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637",
-        "trl/scripts/utils.py": "bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v0.27.1",
-      commit: "83afcebfff09dd07ad11f5bc2e81624932fbadd5",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793",
-        "examples/scripts/grpo_vlm.py":
-          "2b93f1adf1eb02808431d37a3ad49ce1ab5741618a4f8006e5e84829cfd42a5a",
-        "trl/cli.py": "8f0819db4a0465183cae426ebb0d91a23e93a11a2da5ccc90ea196c81c0fff6f",
-        "trl/scripts/grpo.py": "e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637",
-        "trl/scripts/utils.py": "bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v0.27.2",
-      commit: "1101f8f94896c563639a43a5fa1e7cc69d61cb13",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793",
-        "examples/scripts/grpo_vlm.py":
-          "2b93f1adf1eb02808431d37a3ad49ce1ab5741618a4f8006e5e84829cfd42a5a",
-        "trl/cli.py": "8f0819db4a0465183cae426ebb0d91a23e93a11a2da5ccc90ea196c81c0fff6f",
-        "trl/scripts/grpo.py": "e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637",
-        "trl/scripts/utils.py": "bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v0.28.0",
-      commit: "49ef33428c47235991acb4e185ea599b70c6dab4",
-      files: {
-        "examples/scripts/grpo_agent.py":
-          "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793",
-        "examples/scripts/grpo_vlm.py":
-          "cd2a63614b41bef82ee1d303d490a1a75935c3a9ff04c814c4600487f7be87e7",
-        "trl/cli.py": "8f0819db4a0465183cae426ebb0d91a23e93a11a2da5ccc90ea196c81c0fff6f",
-        "trl/scripts/grpo.py": "e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637",
-        "trl/scripts/utils.py": "bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v0.29.0",
-      commit: "d24e19424da2837d435a7884c0b307b605413829",
-      files: {
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793",
-        "examples/scripts/grpo_vlm.py":
-          "cd2a63614b41bef82ee1d303d490a1a75935c3a9ff04c814c4600487f7be87e7",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "2b0e64268cecf7b7134d4363cf4dcc5d9b3ed92a6e47c5b8e5055770dcb9be14",
-        "trl/scripts/grpo.py": "e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637",
-        "trl/scripts/utils.py": "bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v0.29.1",
-      commit: "617406a4e69551c115c145114497999618d24f3c",
-      files: {
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793",
-        "examples/scripts/grpo_vlm.py":
-          "cd2a63614b41bef82ee1d303d490a1a75935c3a9ff04c814c4600487f7be87e7",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "2b0e64268cecf7b7134d4363cf4dcc5d9b3ed92a6e47c5b8e5055770dcb9be14",
-        "trl/scripts/grpo.py": "e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637",
-        "trl/scripts/utils.py": "bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.0.0",
-      commit: "f3e9ac1005980fded7192682599c70749785fa9b",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "f6595a322f131814e32ab4d23b74aa74beda0411ea0ee66769f109739764361d",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "46ae9d2596d464cc80ecfca126023536aa79d3d8e072ba65b3f6a4bee44de228",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.1.0",
-      commit: "3179965b2d0621c1778f5a561302905837627b60",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "f6595a322f131814e32ab4d23b74aa74beda0411ea0ee66769f109739764361d",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "46ae9d2596d464cc80ecfca126023536aa79d3d8e072ba65b3f6a4bee44de228",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.2.0",
-      commit: "aca45154c8b6b1d9b0c06b674c0fa6bcfd9df051",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "f6595a322f131814e32ab4d23b74aa74beda0411ea0ee66769f109739764361d",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "46ae9d2596d464cc80ecfca126023536aa79d3d8e072ba65b3f6a4bee44de228",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.3.0",
-      commit: "9679645f145a60eec305be4d50aff7111e47fb91",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "46ae9d2596d464cc80ecfca126023536aa79d3d8e072ba65b3f6a4bee44de228",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.4.0",
-      commit: "42d82914fa7cb20ddc49452a88445acba2c72805",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "46ae9d2596d464cc80ecfca126023536aa79d3d8e072ba65b3f6a4bee44de228",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.5.0",
-      commit: "bd1e73f0a86443d40ab8dc82b0cf8f8694246565",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "ced9d3d67f4352a7d52bca7cbd60f560301cefcd0adda0c3963c103538081aab",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.5.1",
-      commit: "32efb4b0dd5a69c9623f831adf4f8d9ed4ff4a23",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "ced9d3d67f4352a7d52bca7cbd60f560301cefcd0adda0c3963c103538081aab",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755",
-      },
-    },
-    {
-      release: "v1.6.0",
-      commit: "0dac440542c2ef9b575f56534f29f6fca1febe4a",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "ced9d3d67f4352a7d52bca7cbd60f560301cefcd0adda0c3963c103538081aab",
-        "trl/scripts/utils.py": "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8",
-        "trl/trainer/model_config.py":
-          "e76da4e859ebe29d6c6a56ed82e157f58dfb1817e333445c5d93b9163ebeda7f",
-      },
-    },
-    {
-      release: "v1.7.0",
-      commit: "06b42c7e205437538d5fe3c39b53fdd911a46785",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_continuous_batching.py":
-          "c8c08762e41c9ed944c64562928afc85268630009d45bc1779fce6b2e9adfa08",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "ec35264c43bf033c2b798fb558df6f5497f33c66bcef25827b2bc28e2b49e846",
-        "trl/scripts/utils.py": "105338a119c1ab8c7d133e1a845ee20b8956691e9a7924146f5cd1a443e36337",
-        "trl/trainer/model_config.py":
-          "638e2b5f3609e306ba9f4b5e652d4ab45583bfeb199e1e474785c95dda1edca0",
-      },
-    },
-    {
-      release: "v1.7.1",
-      commit: "f279c2342c3c795256d382050cc17c928c96db61",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_continuous_batching.py":
-          "c8c08762e41c9ed944c64562928afc85268630009d45bc1779fce6b2e9adfa08",
-        "examples/scripts/grpo_vlm.py":
-          "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "ec35264c43bf033c2b798fb558df6f5497f33c66bcef25827b2bc28e2b49e846",
-        "trl/scripts/utils.py": "105338a119c1ab8c7d133e1a845ee20b8956691e9a7924146f5cd1a443e36337",
-        "trl/trainer/model_config.py":
-          "638e2b5f3609e306ba9f4b5e652d4ab45583bfeb199e1e474785c95dda1edca0",
-      },
-    },
-    {
-      release: "v1.8.0",
-      commit: "95809b942eb5d11d0b06d749510d88be99230b73",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_continuous_batching.py":
-          "c8c08762e41c9ed944c64562928afc85268630009d45bc1779fce6b2e9adfa08",
-        "examples/scripts/grpo_vlm.py":
-          "f1cc00fda72f62cfe8d83ecaf3fce9ecd6b502e3ec221bfcf8da88ab1329a4c9",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "c61448e3661cd0a70a1a35cd307ee83a35823319f4859e35335c0b688ac663ed",
-        "trl/scripts/utils.py": "0becac0a9fbf5fc77b1f5ad924758d703836a42d6a28591f4362dde2b6c202f0",
-        "trl/trainer/model_config.py":
-          "638e2b5f3609e306ba9f4b5e652d4ab45583bfeb199e1e474785c95dda1edca0",
-      },
-    },
-    {
-      release: "v1.9.0",
-      commit: "35def3ee000a87f6839e66f4b7749b06274ed1b3",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_continuous_batching.py":
-          "c8c08762e41c9ed944c64562928afc85268630009d45bc1779fce6b2e9adfa08",
-        "examples/scripts/grpo_vlm.py":
-          "f1cc00fda72f62cfe8d83ecaf3fce9ecd6b502e3ec221bfcf8da88ab1329a4c9",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "c61448e3661cd0a70a1a35cd307ee83a35823319f4859e35335c0b688ac663ed",
-        "trl/scripts/utils.py": "0becac0a9fbf5fc77b1f5ad924758d703836a42d6a28591f4362dde2b6c202f0",
-        "trl/trainer/model_config.py":
-          "638e2b5f3609e306ba9f4b5e652d4ab45583bfeb199e1e474785c95dda1edca0",
-      },
-    },
-    {
-      release: "f2cd5771",
-      commit: "f2cd57710ae345ea6428ae95363267fcf38a3dc8",
-      files: {
-        "examples/scripts/async_grpo.py":
-          "adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af",
-        "examples/scripts/grpo_2048.py":
-          "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1",
-        "examples/scripts/grpo_agent.py":
-          "f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e",
-        "examples/scripts/grpo_continuous_batching.py":
-          "c8c08762e41c9ed944c64562928afc85268630009d45bc1779fce6b2e9adfa08",
-        "examples/scripts/grpo_vlm.py":
-          "f1cc00fda72f62cfe8d83ecaf3fce9ecd6b502e3ec221bfcf8da88ab1329a4c9",
-        "trl/cli/__init__.py": "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67",
-        "trl/cli/accelerate_config.py":
-          "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5",
-        "trl/cli/accelerate_launcher.py":
-          "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7",
-        "trl/cli/main.py": "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3",
-        "trl/scripts/grpo.py": "c61448e3661cd0a70a1a35cd307ee83a35823319f4859e35335c0b688ac663ed",
-        "trl/scripts/utils.py": "0becac0a9fbf5fc77b1f5ad924758d703836a42d6a28591f4362dde2b6c202f0",
-        "trl/trainer/model_config.py":
-          "638e2b5f3609e306ba9f4b5e652d4ab45583bfeb199e1e474785c95dda1edca0",
-      },
-    },
+    "v0.14.0",
+    "v0.15.0",
+    "v0.15.1",
+    "v0.15.2",
+    "v0.16.0",
+    "v0.16.1",
+    "v0.17.0",
+    "v0.18.0",
+    "v0.18.1",
+    "v0.18.2",
+    "v0.19.0",
+    "v0.19.1",
+    "v0.20.0",
+    "v0.21.0",
+    "v0.22.0",
+    "v0.22.1",
+    "v0.22.2",
+    "v0.23.0",
+    "v0.23.1",
+    "v0.24.0",
+    "v0.25.0",
+    "v0.25.1",
+    "v0.26.0",
+    "v0.26.1",
+    "v0.26.2",
+    "v0.27.0",
+    "v0.27.1",
+    "v0.27.2",
+    "v0.28.0",
+    "v0.29.0",
+    "v0.29.1",
+    "v1.0.0",
+    "v1.1.0",
+    "v1.2.0",
+    "v1.3.0",
+    "v1.4.0",
+    "v1.5.0",
+    "v1.5.1",
+    "v1.6.0",
+    "v1.7.0",
+    "v1.7.1",
+    "v1.8.0",
+    "v1.9.0",
+    "f2cd5771",
   ],
+  trlFiles: {
+    "trl/cli.py": {
+      b6d5545fc83a02bc60f2bb150324c0ad2dd962ef1b4f328c071725c9431fb061: [
+        "v0.14.0",
+        "v0.15.0",
+        "v0.15.1",
+        "v0.15.2",
+      ],
+      "8d95741a9ea258bd4152480998c3d9ba841e0d8e76baf0147cb18bc32423d0b3": ["v0.16.0", "v0.16.1"],
+      f449d6b017681cbffc641114737898dcd683dc06972b87a2fbaed253d787613e: ["v0.17.0"],
+      cdc115be60dd509a385770bf73dd6fa12318fa32fc23a69467a40e3847faa0c4: [
+        "v0.18.0",
+        "v0.18.1",
+        "v0.18.2",
+      ],
+      "5b4c9aec45954883bd7b407200829bfc0cd6e1cbf759053d3aa0e954dd9da82f": [
+        "v0.19.0",
+        "v0.19.1",
+        "v0.20.0",
+        "v0.21.0",
+      ],
+      cb6733408e5f32899f1629b65ff680b7e887d0de0df21d89c4fff4a8d3cac455: [
+        "v0.22.0",
+        "v0.22.1",
+        "v0.22.2",
+        "v0.23.0",
+        "v0.23.1",
+      ],
+      d07b3b9e122af51fe50b8e917a6a1e69c201d05d4fe4295df198480538d8cdab: ["v0.24.0", "v0.25.0"],
+      "714e1b1eeab1fee01d2ef3c34a11e8a5053a048dea095411340930dbcfbf0eb9": [
+        "v0.25.1",
+        "v0.26.0",
+        "v0.26.1",
+        "v0.26.2",
+      ],
+      "8f0819db4a0465183cae426ebb0d91a23e93a11a2da5ccc90ea196c81c0fff6f": [
+        "v0.27.0",
+        "v0.27.1",
+        "v0.27.2",
+        "v0.28.0",
+      ],
+    },
+    "trl/scripts/grpo.py": {
+      dc4a4a43f0ebd252b49ed789af6ea927264a0b96ed6b8ad82ed884a2203aaaa6: [
+        "v0.14.0",
+        "v0.15.0",
+        "v0.15.1",
+        "v0.15.2",
+        "v0.16.0",
+        "v0.16.1",
+      ],
+      "3c7848eb3544f44bb6caf14b8b3d93c54dda09d7b7b716c5ec379c16026a0802": ["v0.17.0"],
+      b306815432a8f3a890abd11823a98707ce9660e02e3e1fe924a86991cdf05ad7: [
+        "v0.18.0",
+        "v0.18.1",
+        "v0.18.2",
+      ],
+      "5d15966642e3216309f1720cb63db99b7414e4b40d2bd92869fc19c2e3b83a06": ["v0.19.0", "v0.19.1"],
+      ff411e003c998f383cbea2da25af5fecf60d369508da643cc715240ee1fd1914: ["v0.20.0", "v0.21.0"],
+      "963ae3e6916090fb403d62214d978f22b3b04eaf56fa76d81b016c6d2e30c24c": [
+        "v0.22.0",
+        "v0.22.1",
+        "v0.22.2",
+      ],
+      "1cc93fa029441ef31943bf133beedca891242e02a28f166edfcb78f7c6e0d111": ["v0.23.0", "v0.23.1"],
+      c22315e115271867f9471e79655abc00b32f559902f32ddb3932e522b807a506: ["v0.24.0"],
+      ac3c5fc65c7ed5bb155315a726a4f3944c353d0f1ae9790a90f8b0934b7a1f84: ["v0.25.0", "v0.25.1"],
+      f947e8d06b30f4e05811160fc3ea1727eb81a3f85855f7a1455de9a840af638d: [
+        "v0.26.0",
+        "v0.26.1",
+        "v0.26.2",
+      ],
+      e214cab6e0edc368997bc37e5ceddef313d0260c8d1ed7b6a90d3c30aa1a2637: [
+        "v0.27.0",
+        "v0.27.1",
+        "v0.27.2",
+        "v0.28.0",
+        "v0.29.0",
+        "v0.29.1",
+      ],
+      "46ae9d2596d464cc80ecfca126023536aa79d3d8e072ba65b3f6a4bee44de228": [
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+      ],
+      ced9d3d67f4352a7d52bca7cbd60f560301cefcd0adda0c3963c103538081aab: [
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+      ],
+      ec35264c43bf033c2b798fb558df6f5497f33c66bcef25827b2bc28e2b49e846: ["v1.7.0", "v1.7.1"],
+      c61448e3661cd0a70a1a35cd307ee83a35823319f4859e35335c0b688ac663ed: [
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "trl/scripts/utils.py": {
+      ddb5ef659d851b5b2569c94abcd8faef113b4ce2e729f727028c86d4840b0480: [
+        "v0.14.0",
+        "v0.15.0",
+        "v0.15.1",
+        "v0.15.2",
+        "v0.16.0",
+        "v0.16.1",
+      ],
+      ab95b27e6b968827fdc0425d14c01cfe233b53b2b66287e13f095c54d4026a4c: ["v0.17.0"],
+      "6f46c9f60039e8ca3f49f55e2c6d7cc3b08346f295d0eb1c8e9b26eb8a28d41d": [
+        "v0.18.0",
+        "v0.18.1",
+        "v0.18.2",
+      ],
+      "49134ba127c9823593ecb09b62e1c8eae9f328f6e3a02d17f88055e27c2bd8d4": [
+        "v0.19.0",
+        "v0.19.1",
+        "v0.20.0",
+        "v0.21.0",
+      ],
+      f9544d7eec7570f556ac8db6f482993052e685d3d3eb0807905575a1478dd733: [
+        "v0.22.0",
+        "v0.22.1",
+        "v0.22.2",
+        "v0.23.0",
+        "v0.23.1",
+      ],
+      be3dc70190ea3b8cd8b0599abcb1c1d17cf53d0e4faf2115ad0152a55515fc91: ["v0.24.0"],
+      "339fca1c72b954ce71fc571ce898c39329875c950dc82c1da9742fc631c03239": [
+        "v0.25.0",
+        "v0.25.1",
+        "v0.26.0",
+        "v0.26.1",
+        "v0.26.2",
+      ],
+      bc0751a65edb04c5febc58cd5cf0425d3f1c299c1aab6b5389b1760c41053b35: [
+        "v0.27.0",
+        "v0.27.1",
+        "v0.27.2",
+        "v0.28.0",
+        "v0.29.0",
+        "v0.29.1",
+      ],
+      "2cc167f3863c658c771bb91cdd8f65eb424ed1d77b8d8cfca7c9c2d3c612adc8": [
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+      ],
+      "105338a119c1ab8c7d133e1a845ee20b8956691e9a7924146f5cd1a443e36337": ["v1.7.0", "v1.7.1"],
+      "0becac0a9fbf5fc77b1f5ad924758d703836a42d6a28591f4362dde2b6c202f0": [
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "trl/trainer/model_config.py": {
+      "2c6cef3c5a8929905d02077f1ea5dce9efe5e31bfe1d5fa90f39a6ef572890d4": [
+        "v0.14.0",
+        "v0.15.0",
+        "v0.15.1",
+        "v0.15.2",
+      ],
+      e03fe201ed09067c6e19efc9c839447b9bad12fb4c08e3a223efbb571023f5d4: ["v0.16.0", "v0.16.1"],
+      "5cc264c978627f35ea77593bf865c6a2b42a40f6d192b3d3100c762c08672415": [
+        "v0.17.0",
+        "v0.18.0",
+        "v0.18.1",
+        "v0.18.2",
+        "v0.19.0",
+        "v0.19.1",
+        "v0.20.0",
+      ],
+      e532877268ffea8b50f27a40eb6478e3e296195fa465538863ef64b4a5fb3969: [
+        "v0.21.0",
+        "v0.22.0",
+        "v0.22.1",
+        "v0.22.2",
+      ],
+      c970ad7eb677d80d40663e059f158f5cb27ff95498d96ea8e55f805f45113ccd: ["v0.23.0", "v0.23.1"],
+      "90dcf877d13be8769694f4e8393023964eda3bf1780f1b479160e496f67d9c2f": ["v0.24.0"],
+      "3dc047301ca8e2282f9a559ad39ba8ab3ce7149bc76857f061950ed41a0b41a3": ["v0.25.0", "v0.25.1"],
+      "758d9b7d3261a65126724ff438ea6617bc74bbfaa8345fcd167c7d08cebacb56": [
+        "v0.26.0",
+        "v0.26.1",
+        "v0.26.2",
+      ],
+      ee4dbbb17f86469177b6e9bc9dc7286bd8c75f82d5bbf64b03d8706bac168755: [
+        "v0.27.0",
+        "v0.27.1",
+        "v0.27.2",
+        "v0.28.0",
+        "v0.29.0",
+        "v0.29.1",
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+      ],
+      e76da4e859ebe29d6c6a56ed82e157f58dfb1817e333445c5d93b9163ebeda7f: ["v1.6.0"],
+      "638e2b5f3609e306ba9f4b5e652d4ab45583bfeb199e1e474785c95dda1edca0": [
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "examples/scripts/grpo_vlm.py": {
+      cbb342a390e35804112efb256174ae187ee15e471c76890d64e7c178e1ff46c7: ["v0.20.0", "v0.21.0"],
+      e4f561f990275dc13fadae1f2116d670bcb9367da0f94a17ffa76ece853f44d0: [
+        "v0.22.0",
+        "v0.22.1",
+        "v0.22.2",
+      ],
+      dd39ed72e376569f8d37035dfc55688403c72f5b087bda13ac4ad8cc0aaa48c5: ["v0.23.0", "v0.23.1"],
+      d412f7e1c1e9dd5307495c13fd49da6814bbce1bc26ad962e238eadb9f5314ff: [
+        "v0.24.0",
+        "v0.25.0",
+        "v0.25.1",
+      ],
+      e9b84855c1385c3233ca95a11c5619bfd7025b6634e1c378341458e2851fc169: [
+        "v0.26.0",
+        "v0.26.1",
+        "v0.26.2",
+      ],
+      "2b93f1adf1eb02808431d37a3ad49ce1ab5741618a4f8006e5e84829cfd42a5a": [
+        "v0.27.0",
+        "v0.27.1",
+        "v0.27.2",
+      ],
+      cd2a63614b41bef82ee1d303d490a1a75935c3a9ff04c814c4600487f7be87e7: [
+        "v0.28.0",
+        "v0.29.0",
+        "v0.29.1",
+      ],
+      "040243013f7f09041cb72631505723b6177ad376743404eaafcbbef43215e57d": [
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+      ],
+      f1cc00fda72f62cfe8d83ecaf3fce9ecd6b502e3ec221bfcf8da88ab1329a4c9: [
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "examples/scripts/grpo_agent.py": {
+      "9db68defc1094d6810a45cddc23aab48bccf4820945d38f17c9d6b3cb3528477": [
+        "v0.26.0",
+        "v0.26.1",
+        "v0.26.2",
+      ],
+      "0c426bbd7f149f41ffcd6a95a8ebd035dbcb246eaf3fa6b8f306f96faebd7793": [
+        "v0.27.0",
+        "v0.27.1",
+        "v0.27.2",
+        "v0.28.0",
+        "v0.29.0",
+        "v0.29.1",
+      ],
+      f6fb15b96600152d4181b7534b96ead7a4147250c9bfa5bcb8c13bd05e544b7e: [
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "examples/scripts/grpo_2048.py": {
+      "7919e544b81343f5f89a8563e3f577ef810def81b930e2e8065579d2f082a5f1": [
+        "v0.29.0",
+        "v0.29.1",
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "trl/cli/__init__.py": {
+      "07c3c7eac36fc8f07bd3158c90c1fcb450c33cdd20b6f15fe7c211a4447fde67": [
+        "v0.29.0",
+        "v0.29.1",
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "trl/cli/accelerate_config.py": {
+      "50fd47e6d95d094c8ae603265e0fe1061005dd7696b3266ab7c8551e6a339de5": [
+        "v0.29.0",
+        "v0.29.1",
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "trl/cli/accelerate_launcher.py": {
+      "53462881548a7fbcdc60c43f804c80d8346449b47198f871ec6d4262c55798b7": [
+        "v0.29.0",
+        "v0.29.1",
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "trl/cli/main.py": {
+      "2b0e64268cecf7b7134d4363cf4dcc5d9b3ed92a6e47c5b8e5055770dcb9be14": ["v0.29.0", "v0.29.1"],
+      "02dbc4fdb1ff0720bb94b665cd9bb8e3e8029c5d5b7c89bc8deec07778620ab3": [
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "examples/scripts/async_grpo.py": {
+      f6595a322f131814e32ab4d23b74aa74beda0411ea0ee66769f109739764361d: [
+        "v1.0.0",
+        "v1.1.0",
+        "v1.2.0",
+      ],
+      adef5b9c2ffe634ae33616c54895f4292694abec4c29430797df69ef89ce67af: [
+        "v1.3.0",
+        "v1.4.0",
+        "v1.5.0",
+        "v1.5.1",
+        "v1.6.0",
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+    "examples/scripts/grpo_continuous_batching.py": {
+      c8c08762e41c9ed944c64562928afc85268630009d45bc1779fce6b2e9adfa08: [
+        "v1.7.0",
+        "v1.7.1",
+        "v1.8.0",
+        "v1.9.0",
+        "f2cd5771",
+      ],
+    },
+  },
 } as const;
