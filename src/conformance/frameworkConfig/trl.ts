@@ -256,7 +256,62 @@ export function resolveTrl(
     worldKeys: WORLD_AND_ARGUMENT_KEYS,
   });
   const warnings: ResolutionWarning[] = [];
-  const { G, P } = trlWorld(c, rk, world);
+  const x = trlReads(fn, c, era, trlWorld(c, rk, world));
+  const { config, surrogate } = trlConfig(fn, c, r, era, x, warnings);
+  const plan = trlPlan(config, era, x, world);
+  if (x.onPolicy && (c.isUser("epsilon") || c.isUser("epsilon_high") || c.isUser("delta")))
+    warnings.push({
+      code: "trl-on-policy-clip-inert",
+      message: `old_per_token_logps is not computed (num_iterations = ${x.iters}, steps_per_generation = ${x.spg} divides into gradient_accumulation_steps = ${x.G}, no vLLM IS correction): the ratio is exactly 1, so epsilon, epsilon_high and delta have no effect and the batch's old_logprobs are not read`,
+    });
+  const settings = trlSettings(c, era, {
+    onPolicy: x.onPolicy,
+    surrogate: surrogate.surrogate,
+    beta: x.beta,
+    G: x.G,
+    spg: x.spg,
+    isCorr: x.isCorr,
+    tokenNormalised: x.tokenNormalised,
+    lossType: x.lossType,
+  });
+  trlWarnings(r, c, era, x, config, warnings);
+  return {
+    framework: "trl",
+    ...releaseHeader(r),
+    settings,
+    ignored,
+    skipped: parsed.skipped,
+    plan,
+    algebra: describeTrl(config, plan, x.lossType, x.level, x.onPolicy, x.P, x.G, x.spg),
+    warnings,
+  };
+}
+
+/** What resolveTrl reads from the merged config before it builds the loss. */
+interface TrlReads {
+  readonly G: number;
+  readonly P: number;
+  readonly lossType: string;
+  readonly eps: number;
+  readonly epsHigh: number;
+  readonly beta: number;
+  readonly iters: number;
+  readonly level: "token" | "sequence";
+  readonly spg: number;
+  readonly useVllm: boolean;
+  readonly isCorr: boolean;
+  readonly onPolicy: boolean;
+  readonly tokenNormalised: boolean;
+}
+
+/** The loss type, clip widths, β, iterations, ratio level, micro-batches and the on-policy test. */
+function trlReads(
+  fn: string,
+  c: MergedConfig,
+  era: TrlEra,
+  w: { readonly G: number; readonly P: number },
+): TrlReads {
+  const { G, P } = w;
   const lossType = era.hardCoded ?? c.str("loss_type", era.lossTypes);
   if (c.has("use_liger_loss") && c.raw("use_liger_loss") !== null && c.bool("use_liger_loss"))
     throw configError(
@@ -293,7 +348,6 @@ export function resolveTrl(
     iters,
     vllmIs: isCorr,
   });
-
   if (lossType === "luspo" && level === "token")
     throw configError(
       fn,
@@ -301,26 +355,53 @@ export function resolveTrl(
       '"sequence" with loss_type "luspo" here: at token level TRL averages L_b·ℓ over every [B, T] position, padding included (deviation trl-luspo-token-padding, modelled by trlLuspoTokenLoss, not by this resolver)',
       level,
     );
-  const surrogate = surrogateOf(fn, c, era, lossType, eps, epsHigh, warnings);
-  const aggregation = aggregationOf(lossType);
+  const tokenNormalised = lossType === "dapo" || lossType === "cispo" || lossType === "vespo";
+  return {
+    G,
+    P,
+    lossType,
+    eps,
+    epsHigh,
+    beta,
+    iters,
+    level,
+    spg,
+    useVllm,
+    isCorr,
+    onPolicy,
+    tokenNormalised,
+  };
+}
+
+/** The per-micro-batch loss in polgrad's algebra: surrogate, aggregation, KL, entropy, masks, IS. */
+function trlConfig(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: TrlEra,
+  x: TrlReads,
+  warnings: ResolutionWarning[],
+): { config: PolicyLossConfig; surrogate: ReturnType<typeof surrogateOf> } {
+  const surrogate = surrogateOf(fn, c, era, x.lossType, x.eps, x.epsHigh, warnings);
+  const aggregation = aggregationOf(x.lossType);
   const config: PolicyLossConfig = {
-    ratio: level === "sequence" ? "sequence" : "token",
+    ratio: x.level === "sequence" ? "sequence" : "token",
     ...surrogate,
     aggregation: aggregation.aggregation,
-    ...(lossType === "dr_grpo" ? { normLen: c.int("max_completion_length") } : {}),
+    ...(x.lossType === "dr_grpo" ? { normLen: c.int("max_completion_length") } : {}),
     // Before v0.17 the row and token divisors are not clamped: an empty row divides by 0 (NaN upstream).
     emptyRows: era.clampedDivisors ? "count" : "reject",
     kl:
-      beta === 0
+      x.beta === 0
         ? null
         : {
             kind: "k3",
-            coef: beta,
+            coef: x.beta,
             ...(c.has("use_bias_correction_kl") && c.bool("use_bias_correction_kl")
               ? { weight: "ratio" as const }
               : {}),
           },
-    ...entropyTerms(c, lossType, warnings),
+    ...entropyTerms(c, x.lossType, warnings),
     ...(c.has("off_policy_mask_threshold") &&
     c.num("off_policy_mask_threshold", { nullable: true }) !== null
       ? {
@@ -329,24 +410,29 @@ export function resolveTrl(
             // From v0.28 vLLM's sampling logprobs reach _compute_loss whenever vLLM generates (IS
             // correction or not) and OPSM prefers them; before, or without vLLM, the old logprobs.
             sampling:
-              (useVllm && atOrAfter(r, "v0.28.0")) || isCorr
+              (x.useVllm && atOrAfter(r, "v0.28.0")) || x.isCorr
                 ? ("rollout" as const)
                 : ("old" as const),
           },
         }
       : {}),
-    ...(isCorr ? { isCorrection: isCorrectionOf(c, era) } : {}),
+    ...(x.isCorr ? { isCorrection: isCorrectionOf(c, era) } : {}),
   };
-  const tokenNormalised = lossType === "dapo" || lossType === "cispo" || lossType === "vespo";
+  return { config, surrogate };
+}
+
+/** The trainer plumbing: micro-batches, the divisor, num_items_in_batch, what the batch stands for. */
+function trlPlan(config: PolicyLossConfig, era: TrlEra, x: TrlReads, world: TrlWorld): LossPlan {
+  const { G, P, spg } = x;
   const items = (whole: { readonly N: number }) => world.numItemsInBatch ?? P * whole.N;
-  const plan: LossPlan = {
+  return {
     config,
     microBatches: spg,
     // Up to v0.21 transformers' Trainer divides every loss by the accumulation; from v0.22 TRL
     // divides the row-normalised types itself and normalises dapo/cispo/vespo by num_items_in_batch.
-    divideBy: era.accumulation === "trainer" || !tokenNormalised ? G : 1,
-    onPolicy,
-    ...(tokenNormalised
+    divideBy: era.accumulation === "trainer" || !x.tokenNormalised ? G : 1,
+    onPolicy: x.onPolicy,
+    ...(x.tokenNormalised
       ? {
           global: (whole) => ({
             tokens: era.numItemsClamped ? Math.max(items(whole), 1) : items(whole),
@@ -356,7 +442,7 @@ export function resolveTrl(
             ? {}
             : { divisor: (_m, whole) => ({ value: items(whole), name: "num_items_in_batch" }) }),
         }
-      : lossType === "token_mean_clipped" && !era.clampedDivisors
+      : x.lossType === "token_mean_clipped" && !era.clampedDivisors
         ? { divisor: (m) => ({ value: m.N, name: "Σ completion_mask of the micro-batch" }) }
         : {}),
     klInObjective: true,
@@ -365,21 +451,18 @@ export function resolveTrl(
       `split into steps_per_generation = ${spg} micro-batch${spg === 1 ? "" : "es"} of B/${spg} contiguous rows whose _compute_loss values are summed; ` +
       `${P} process${P === 1 ? "" : "es"}, every process's batch alike`,
   };
-  if (onPolicy && (c.isUser("epsilon") || c.isUser("epsilon_high") || c.isUser("delta")))
-    warnings.push({
-      code: "trl-on-policy-clip-inert",
-      message: `old_per_token_logps is not computed (num_iterations = ${iters}, steps_per_generation = ${spg} divides into gradient_accumulation_steps = ${G}, no vLLM IS correction): the ratio is exactly 1, so epsilon, epsilon_high and delta have no effect and the batch's old_logprobs are not read`,
-    });
-  const settings = trlSettings(c, era, {
-    onPolicy,
-    surrogate: surrogate.surrogate,
-    beta,
-    G,
-    spg,
-    isCorr,
-    tokenNormalised,
-    lossType,
-  });
+}
+
+/** The warnings about the generation window, the rewards, the entropy mask and num_items_in_batch. */
+function trlWarnings(
+  r: ReleaseRef,
+  c: MergedConfig,
+  era: TrlEra,
+  x: TrlReads,
+  config: PolicyLossConfig,
+  warnings: ResolutionWarning[],
+): void {
+  const { G, P, spg } = x;
   if (era.splitsGeneration && spg > G)
     warnings.push({
       code: "trl-several-steps-per-generation",
@@ -395,29 +478,18 @@ export function resolveTrl(
       code: "trl-entropy-quantile-processes",
       message: `top_entropy_quantile's threshold is gathered over all ${P} processes upstream; it is evaluated here over this batch's micro-batch alone`,
     });
-  if (lossType === "dapo" || lossType === "cispo" || lossType === "vespo") {
-    if (
-      c.has("mask_truncated_completions") &&
-      c.bool("mask_truncated_completions") &&
-      era.numItemsBeforeTruncationMask
-    )
-      warnings.push({
-        code: "trl-num-items-counts-masked",
-        message:
-          "num_items_in_batch is counted before mask_truncated_completions zeroes truncated completions: the divisor counts tokens that the loss then masks",
-        deviation: "trl-dapo-generation-batch-normaliser",
-      });
-  }
-  return {
-    framework: "trl",
-    ...releaseHeader(r),
-    settings,
-    ignored,
-    skipped: parsed.skipped,
-    plan,
-    algebra: describeTrl(config, plan, lossType, level, onPolicy, P, G, spg),
-    warnings,
-  };
+  if (
+    x.tokenNormalised &&
+    c.has("mask_truncated_completions") &&
+    c.bool("mask_truncated_completions") &&
+    era.numItemsBeforeTruncationMask
+  )
+    warnings.push({
+      code: "trl-num-items-counts-masked",
+      message:
+        "num_items_in_batch is counted before mask_truncated_completions zeroes truncated completions: the divisor counts tokens that the loss then masks",
+      deviation: "trl-dapo-generation-batch-normaliser",
+    });
 }
 
 function configError(fn: string, key: string, rule: string, got: RecordedValue): ConfigError {
