@@ -256,6 +256,53 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   });
   const has = (concept: string) => c.has(flag(concept));
   const warnings: ResolutionWarning[] = [];
+  const x = orlReads(fn, c, r, flag, has);
+  const { pair, useKl, isCorrection, gspo, isRolloutRatio, lo, hi, dual } = x;
+  const { sampleMean, exactWindow, dynamic, klCoef, klKind } = x;
+  const config = orlConfig(x, at);
+  const { plan, split, klTerm } = orlPlan(config, x, at, warnings);
+  const settings: ResolvedSetting[] = [];
+  for (const concept of CONCEPTS) {
+    const key = flag(concept);
+    if (!c.has(key)) continue;
+    const eff = conceptEffective(concept, { pair, useKl, isCorrection, split });
+    settings.push(c.setting(key, (FLAGS[concept] as { role: string }).role, eff));
+  }
+  return {
+    framework: "openrlhf",
+    ...releaseHeader(r),
+    settings,
+    ignored,
+    skipped: parsed.skipped,
+    plan,
+    algebra: describeOpenRlhf(r, config, {
+      gspo,
+      isRolloutRatio,
+      lo,
+      hi,
+      dual,
+      sampleMean,
+      exactWindow,
+      dynamic,
+      useKl,
+      klTerm,
+      klCoef,
+      klKind,
+      isCorrection,
+    }),
+    warnings,
+  };
+}
+
+/** What resolveOpenRlhf reads: the loss type, clip, dual clip, KL, entropy, micro-batching, IS. */
+function orlReads(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  flag: (concept: string) => string,
+  has: (concept: string) => boolean,
+) {
+  const at = (l: string) => atOrAfter(r, l);
   const type = has("policy_loss_type")
     ? c.str(flag("policy_loss_type"), ["ppo", "gspo"] as const)
     : "ppo";
@@ -305,7 +352,35 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   const isOn = has("is_enable") && c.bool(flag("is_enable"));
   const isRolloutRatio = isOn && gspo && at("v0.8.10");
   const isCorrection = isRolloutRatio ? null : isCorrectionOf(fn, c, r, flag, has);
-  const config: PolicyLossConfig = {
+  return {
+    type,
+    eps,
+    pair,
+    lo,
+    hi,
+    dual,
+    useKl,
+    klCoef,
+    klKind,
+    ent,
+    dynamic,
+    micro,
+    exactWindow,
+    gspo,
+    sampleMean,
+    isOn,
+    isRolloutRatio,
+    isCorrection,
+  };
+}
+
+/** The OpenRLHF reads of one resolution. */
+type OrlReads = ReturnType<typeof orlReads>;
+
+/** The per-micro-batch loss in polgrad's algebra. */
+function orlConfig(x: OrlReads, at: (l: string) => boolean): PolicyLossConfig {
+  const { gspo, sampleMean, lo, hi, dual, isCorrection, ent } = x;
+  return {
     ratio: gspo ? "sequence" : "token",
     surrogate: "pg_clip",
     clip: { epsLow: lo, epsHigh: hi, ratioCap: dual },
@@ -324,6 +399,17 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
           },
         }),
   };
+}
+
+/** The window, its micro-batches and their normalisers, the float32 KL term, and the micro-batch-one warning. */
+function orlPlan(
+  config: PolicyLossConfig,
+  x: OrlReads,
+  at: (l: string) => boolean,
+  warnings: ResolutionWarning[],
+): { plan: LossPlan; split: boolean; klTerm: ReturnType<typeof openRlhfKlTerm> | null } {
+  const { dynamic, micro, exactWindow, gspo, sampleMean, useKl, klCoef, klKind, isRolloutRatio } =
+    x;
   // The micro-batches of micro_train_batch_size rows (dynamic batching packs by tokens instead,
   // which a batch file does not record: evaluated as one window).
   const split = !dynamic && micro > 0;
@@ -366,37 +452,7 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
         ? "one optimizer-step window on one rank (train_batch_size rows, dp 1), normalised by the window's tokens (GSPO: non-empty samples)"
         : `one optimizer-step window on one rank, split into micro-batches of micro_train_batch_size = ${micro} rows, each its own mean, the window the mean of the micro-batch means`,
   };
-  const settings: ResolvedSetting[] = [];
-  for (const concept of CONCEPTS) {
-    const key = flag(concept);
-    if (!c.has(key)) continue;
-    const eff = conceptEffective(concept, { pair, useKl, isCorrection, split });
-    settings.push(c.setting(key, (FLAGS[concept] as { role: string }).role, eff));
-  }
-  return {
-    framework: "openrlhf",
-    ...releaseHeader(r),
-    settings,
-    ignored,
-    skipped: parsed.skipped,
-    plan,
-    algebra: describeOpenRlhf(r, config, {
-      gspo,
-      isRolloutRatio,
-      lo,
-      hi,
-      dual,
-      sampleMean,
-      exactWindow,
-      dynamic,
-      useKl,
-      klTerm,
-      klCoef,
-      klKind,
-      isCorrection,
-    }),
-    warnings,
-  };
+  return { plan, split, klTerm };
 }
 
 function isCorrectionOf(
