@@ -129,6 +129,7 @@ def main():
         "/** The argument names a TRL GRPO launch accepts beside GRPOConfig's fields, by declaring class. */\n"
         f"export const TRL_ARGUMENT_KEYS: Readonly<Record<string, readonly string[]>> = {{\n{body},\n}};\n\n"
         "/** Where the names were read. */\n"
+        "// biome-ignore format: generated data, one line\n"
         f"export const TRL_ARGUMENT_PROVENANCE = {json.dumps(prov)} as const;\n"
     )
     with open(os.path.join(root, OUT), "w") as f:
