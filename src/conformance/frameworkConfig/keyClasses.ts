@@ -144,7 +144,7 @@ export function classifyKeys(
         `${fn}: config ${fmtValue(e.value)} in ${safeText(parsed.source)} names a file whose keys TRL reads as the defaults; the library cannot read it: give that file (polgrad explain --config reads a config FILE it names, beside it or in the working folder)`,
       );
     // The framework's own parser refuses it (Hydra's struct config, argparse, HfArgumentParser).
-    const all = [...recorded.keys(), ...known];
+    const all = [...new Set([...recorded.keys(), ...known])];
     const near = closestNames(e.key, all).slice(0, 3);
     throw new ConfigError(
       fn,

@@ -164,7 +164,7 @@ describe("explainFrameworkConfig", () => {
       ["accelerate_config", "output_dir", "per_device_eval_batch_size", "use_peft"].sort(),
     );
     expect(() => resolveFrameworkConfig("trl@v1.9.0", "--lerning_rate 1e-6")).toThrow(
-      /lerning_rate .* is not a key of trl@v1\.9\.0 \(TRL's argument parser refuses it\) \(did you mean "learning_rate"/,
+      /lerning_rate .* is not a key of trl@v1\.9\.0 \(TRL's argument parser refuses it\) \(did you mean "learning_rate"\?\)$/,
     );
     expect(() => resolveFrameworkConfig("trl@v1.9.0", "trl grpo --config grpo.yaml")).toThrow(
       /config "grpo\.yaml" .* names a file whose keys TRL reads as the defaults/,
