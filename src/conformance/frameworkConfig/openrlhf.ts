@@ -163,6 +163,32 @@ function conceptEffective(
   }
 }
 
+/** The KL component in words: none (in the reward, or a zero coefficient), else the float32 term. */
+function orlKlText(
+  r: ReleaseRef,
+  x: {
+    readonly useKl: boolean;
+    readonly klTerm: unknown;
+    readonly klCoef: number;
+    readonly klKind: string;
+  },
+): string {
+  if (!x.useKl)
+    return "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)";
+  if (x.klTerm === null) return "init_kl_coef = 0: none";
+  return `+ ${x.klCoef}·mean(${x.klKind}(lp − ref))${atOrAfter(r, "v0.8.6") ? " clamped to ±10" : ""}, in float32 (compute_approx_kl casts both streams), with the policy term's normaliser`;
+}
+
+/** The vLLM IS correction in words: its mode and bounds, and the geometric-mean row mask if any. */
+function orlIsCorrectionText(isCorrection: ISCorrectionConfig): string {
+  const { mode, lower, cap, rowMask } = isCorrection;
+  const mask =
+    rowMask == null
+      ? ""
+      : `, rows masked when their geometric-mean weight leaves [${rowMask.lower}, ${rowMask.cap}]`;
+  return `vLLM IS weight exp(old − rollout), ${mode ?? "truncate"} to [${lower ?? "−"}, ${cap ?? "∞"}]${mask}, as data`;
+}
+
 /** The loss in words, component by component. */
 function describeOpenRlhf(
   r: ReleaseRef,
@@ -185,7 +211,7 @@ function describeOpenRlhf(
 ): FrameworkResolution["algebra"] {
   const at = (l: string) => atOrAfter(r, l);
   const { gspo, isRolloutRatio, lo, hi, dual, sampleMean, exactWindow, dynamic } = x;
-  const { useKl, klTerm, klCoef, klKind, isCorrection } = x;
+  const { isCorrection } = x;
   return [
     {
       component: "ratio",
@@ -201,22 +227,10 @@ function describeOpenRlhf(
       component: "aggregation",
       text: `${sampleMean ? "mean over non-empty samples of Σ_t m·ℓ / L_b" : "Σ m·ℓ / Σ m"} ${exactWindow || dynamic ? "over the window" : "per micro-batch, then the mean of the micro-batch means"}`,
     },
-    {
-      component: "kl",
-      text: !useKl
-        ? "none in the loss (in the reward: −kl_ctl·KL per token, reflected in the batch's advantages)"
-        : klTerm === null
-          ? "init_kl_coef = 0: none"
-          : `+ ${klCoef}·mean(${klKind}(lp − ref))${at("v0.8.6") ? " clamped to ±10" : ""}, in float32 (compute_approx_kl casts both streams), with the policy term's normaliser`,
-    },
+    { component: "kl", text: orlKlText(r, x) },
     ...(isCorrection === null
       ? []
-      : [
-          {
-            component: "is_correction",
-            text: `vLLM IS weight exp(old − rollout), ${isCorrection.mode ?? "truncate"} to [${isCorrection.lower ?? "−"}, ${isCorrection.cap ?? "∞"}]${isCorrection.rowMask == null ? "" : `, rows masked when their geometric-mean weight leaves [${isCorrection.rowMask.lower}, ${isCorrection.rowMask.cap}]`}, as data`,
-          },
-        ]),
+      : [{ component: "is_correction", text: orlIsCorrectionText(isCorrection) }]),
     {
       component: "entropy_bonus",
       text: config.entropyBonus == null ? "none" : `− ${config.entropyBonus.coef}·mean entropy`,
@@ -294,18 +308,13 @@ export function resolveOpenRlhf(r: ReleaseRef, parsed: ParsedFrameworkConfig): F
   };
 }
 
-/** What resolveOpenRlhf reads: the loss type, clip, dual clip, KL, entropy, micro-batching, IS. */
-function orlReads(
+/** The clip: ε (eps_clip), its ε_low ε_high pair (derived from ε when None), and the dual clip's c. */
+function orlClip(
   fn: string,
   c: MergedConfig,
-  r: ReleaseRef,
   flag: (concept: string) => string,
   has: (concept: string) => boolean,
-) {
-  const at = (l: string) => atOrAfter(r, l);
-  const type = has("policy_loss_type")
-    ? c.str(flag("policy_loss_type"), ["ppo", "gspo"] as const)
-    : "ppo";
+): { eps: number; pair: RecordedValue | undefined; lo: number; hi: number; dual: number | null } {
   const eps = c.num(flag("eps_clip"), { min: 0 });
   const pair = has("eps_clip_low_high") ? c.raw(flag("eps_clip_low_high")) : null;
   let lo = eps;
@@ -321,6 +330,16 @@ function orlReads(
   } else if (has("eps_clip_low_high"))
     c.derive(flag("eps_clip_low_high"), [eps, eps], "derived", "(eps_clip, eps_clip) when None");
   const dual = has("dual_clip") ? c.num(flag("dual_clip"), { nullable: true, gt: 1 }) : null;
+  return { eps, pair, lo, hi, dual };
+}
+
+/** The KL loss: whether it is on, its coefficient (finite in float32 when on) and its estimator. */
+function orlKl(
+  fn: string,
+  c: MergedConfig,
+  flag: (concept: string) => string,
+  has: (concept: string) => boolean,
+): { useKl: boolean; klCoef: number; klKind: "k1" | "k2" | "k3" } {
   const useKl = has("use_kl_loss") && c.bool(flag("use_kl_loss"));
   const klCoef = has("init_kl_coef") ? c.num(flag("init_kl_coef"), { min: 0 }) : 0;
   // kl_loss · kl_ctl is a float32 product upstream: a coefficient past float32's range is inf there.
@@ -334,7 +353,18 @@ function orlReads(
   const klKind = has("kl_estimator")
     ? c.str(flag("kl_estimator"), ["k1", "k2", "k3"] as const)
     : "k1";
-  const ent = has("entropy_coef") ? c.num(flag("entropy_coef"), { nullable: true }) : null;
+  return { useKl, klCoef, klKind };
+}
+
+/** The batching: dynamic batching (refused before v0.10.3), the micro-batch rows, the exact window. */
+function orlBatching(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  flag: (concept: string) => string,
+  has: (concept: string) => boolean,
+): { dynamic: boolean; micro: number; exactWindow: boolean } {
+  const at = (l: string) => atOrAfter(r, l);
   const dynamic = has("dynamic_batch") && c.bool(flag("dynamic_batch"));
   const micro = c.int(flag("micro_train_batch_size"));
   // The window: v0.10.4+ one exact mean over the optimizer step; before, a mean of micro-batch means.
@@ -346,6 +376,25 @@ function orlReads(
       "off before v0.10.3 (each micro-batch is weighted by its share of the window's samples, a packing the batch file does not record)",
       true,
     );
+  return { dynamic, micro, exactWindow };
+}
+
+/** What resolveOpenRlhf reads: the loss type, clip, dual clip, KL, entropy, micro-batching, IS. */
+function orlReads(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  flag: (concept: string) => string,
+  has: (concept: string) => boolean,
+) {
+  const at = (l: string) => atOrAfter(r, l);
+  const type = has("policy_loss_type")
+    ? c.str(flag("policy_loss_type"), ["ppo", "gspo"] as const)
+    : "ppo";
+  const { eps, pair, lo, hi, dual } = orlClip(fn, c, flag, has);
+  const { useKl, klCoef, klKind } = orlKl(fn, c, flag, has);
+  const ent = has("entropy_coef") ? c.num(flag("entropy_coef"), { nullable: true }) : null;
+  const { dynamic, micro, exactWindow } = orlBatching(fn, c, r, flag, has);
   const gspo = type === "gspo";
   const sampleMean = gspo && at("v0.8.9");
   // From v0.8.10 the vLLM IS correction weighs ppo only; GSPO takes its ratio against the rollout.
@@ -455,6 +504,7 @@ function orlPlan(
   return { plan, split, klTerm };
 }
 
+/** The vLLM IS correction the flags ask for (null: off), its threshold checked for the release. */
 function isCorrectionOf(
   fn: string,
   c: MergedConfig,
