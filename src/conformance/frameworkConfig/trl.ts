@@ -162,70 +162,114 @@ function stepsPerGeneration(
   return spg;
 }
 
-/** The recorded keys of the resolution, each marked by whether it shaped the loss here. */
-function trlSettings(
-  c: MergedConfig,
-  era: TrlEra,
-  x: {
-    readonly onPolicy: boolean;
-    readonly surrogate: string;
-    readonly beta: number;
-    readonly G: number;
-    readonly spg: number;
-    readonly isCorr: boolean;
-    readonly tokenNormalised: boolean;
-    readonly lossType: string;
-  },
-): ResolvedSetting[] {
-  const { onPolicy, beta, G, spg, isCorr, tokenNormalised, lossType } = x;
-  const surrogate = { surrogate: x.surrogate };
-  const settings: ResolvedSetting[] = [];
-  const push = (key: string, effective = true) => {
-    if (c.has(key) || c.isUser(key)) settings.push(c.setting(key, ROLE[key] ?? "", effective));
-  };
-  push("loss_type");
-  push("epsilon", !onPolicy && surrogate.surrogate === "pg_clip");
-  push(
-    "epsilon_high",
-    !onPolicy && (surrogate.surrogate === "pg_clip" || surrogate.surrogate === "cispo"),
-  );
-  push("delta", !onPolicy && surrogate.surrogate === "pg_clip");
-  push("beta");
-  push("use_bias_correction_kl", beta !== 0);
-  push("importance_sampling_level");
-  // num_iterations matters only where it decides whether the old logprobs are real.
+/** The recorded keys a TRL resolution lists, in the order it lists them. */
+const SETTING_KEYS: readonly string[] = [
+  "loss_type",
+  "epsilon",
+  "epsilon_high",
+  "delta",
+  "beta",
+  "use_bias_correction_kl",
+  "importance_sampling_level",
+  "num_iterations",
+  "gradient_accumulation_steps",
+  "steps_per_generation",
+  "generation_batch_size",
+  "per_device_train_batch_size",
+  "num_processes",
+  "max_completion_length",
+  "sapo_temperature_pos",
+  "sapo_temperature_neg",
+  "vespo_k_pos",
+  "vespo_lambda_pos",
+  "vespo_k_neg",
+  "vespo_lambda_neg",
+  "top_entropy_quantile",
+  "entropy_coef",
+  "use_adaptive_entropy",
+  "off_policy_mask_threshold",
+  "use_vllm",
+  "vllm_importance_sampling_correction",
+  "vllm_importance_sampling_mode",
+  "vllm_importance_sampling_clip_max",
+  "vllm_importance_sampling_clip_min",
+  "vllm_importance_sampling_cap",
+  "mask_truncated_completions",
+  "scale_rewards",
+  "num_generations",
+];
+
+/** What decides whether a recorded key shaped the loss (trlSettings' facts). */
+interface TrlSettingFacts {
+  readonly onPolicy: boolean;
+  readonly surrogate: string;
+  readonly beta: number;
+  readonly G: number;
+  readonly spg: number;
+  readonly isCorr: boolean;
+  readonly tokenNormalised: boolean;
+  readonly lossType: string;
+}
+
+/** Whether num_iterations decides here whether the old logprobs are real. */
+function numIterationsMatters(era: TrlEra, x: TrlSettingFacts): boolean {
   const onPolicyAtOneIteration = !oldLogpsComputed(era, {
-    G,
-    spg: era.splitsGeneration ? spg : G,
+    G: x.G,
+    spg: era.splitsGeneration ? x.spg : x.G,
     iters: 1,
-    vllmIs: isCorr,
+    vllmIs: x.isCorr,
   });
-  push("num_iterations", onPolicyAtOneIteration !== onPolicy);
-  push("gradient_accumulation_steps");
-  push("steps_per_generation");
-  push("generation_batch_size", false);
-  push("per_device_train_batch_size", false);
-  push("num_processes", tokenNormalised);
-  push("max_completion_length", lossType === "dr_grpo");
-  for (const k of ["sapo_temperature_pos", "sapo_temperature_neg"]) push(k, lossType === "sapo");
-  for (const k of ["vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg"])
-    push(k, lossType === "vespo");
-  push("top_entropy_quantile");
-  push("entropy_coef");
-  push("use_adaptive_entropy");
-  push("off_policy_mask_threshold");
-  push("use_vllm");
-  for (const k of [
-    "vllm_importance_sampling_correction",
-    "vllm_importance_sampling_mode",
-    "vllm_importance_sampling_clip_max",
-    "vllm_importance_sampling_clip_min",
-    "vllm_importance_sampling_cap",
-  ])
-    push(k, isCorr);
-  push("mask_truncated_completions", false);
-  push("scale_rewards", false);
-  push("num_generations", false);
+  return onPolicyAtOneIteration !== x.onPolicy;
+}
+
+/** Whether a recorded key shaped this resolution (false: listed, but it changed nothing here). */
+function trlSettingEffective(key: string, era: TrlEra, x: TrlSettingFacts): boolean {
+  switch (key) {
+    case "epsilon":
+    case "delta":
+      return !x.onPolicy && x.surrogate === "pg_clip";
+    case "epsilon_high":
+      return !x.onPolicy && (x.surrogate === "pg_clip" || x.surrogate === "cispo");
+    case "use_bias_correction_kl":
+      return x.beta !== 0;
+    case "num_iterations":
+      // num_iterations matters only where it decides whether the old logprobs are real.
+      return numIterationsMatters(era, x);
+    case "num_processes":
+      return x.tokenNormalised;
+    case "max_completion_length":
+      return x.lossType === "dr_grpo";
+    case "sapo_temperature_pos":
+    case "sapo_temperature_neg":
+      return x.lossType === "sapo";
+    case "vespo_k_pos":
+    case "vespo_lambda_pos":
+    case "vespo_k_neg":
+    case "vespo_lambda_neg":
+      return x.lossType === "vespo";
+    case "vllm_importance_sampling_correction":
+    case "vllm_importance_sampling_mode":
+    case "vllm_importance_sampling_clip_max":
+    case "vllm_importance_sampling_clip_min":
+    case "vllm_importance_sampling_cap":
+      return x.isCorr;
+    case "generation_batch_size":
+    case "per_device_train_batch_size":
+    case "mask_truncated_completions":
+    case "scale_rewards":
+    case "num_generations":
+      return false;
+    default:
+      return true;
+  }
+}
+
+/** The recorded keys of the resolution, each marked by whether it shaped the loss here. */
+function trlSettings(c: MergedConfig, era: TrlEra, x: TrlSettingFacts): ResolvedSetting[] {
+  const settings: ResolvedSetting[] = [];
+  for (const key of SETTING_KEYS)
+    if (c.has(key) || c.isUser(key))
+      settings.push(c.setting(key, ROLE[key] ?? "", trlSettingEffective(key, era, x)));
   return settings;
 }
 
@@ -304,6 +348,27 @@ interface TrlReads {
   readonly tokenNormalised: boolean;
 }
 
+/** The clip's ε_low and ε_high (epsilon where epsilon_high is None, recorded as derived). */
+function trlClip(c: MergedConfig): { eps: number; epsHigh: number } {
+  // v0.14–v0.15 have no clip (and no epsilon key).
+  const eps = c.has("epsilon") ? c.num("epsilon", { min: 0 }) : 0.2;
+  if (!c.has("epsilon_high")) return { eps, epsHigh: eps };
+  const h = c.num("epsilon_high", { nullable: true, min: 0 });
+  if (h === null) c.derive("epsilon_high", eps, "derived", "epsilon_high = epsilon when None");
+  return { eps, epsHigh: h ?? eps };
+}
+
+/** Whether vLLM generates, and whether its importance-sampling correction applies at this release. */
+function trlVllm(c: MergedConfig, era: TrlEra): { useVllm: boolean; isCorr: boolean } {
+  const useVllm = c.has("use_vllm") ? c.bool("use_vllm") : false;
+  const isCorr =
+    era.vllmIs !== "none" &&
+    useVllm &&
+    c.has("vllm_importance_sampling_correction") &&
+    c.bool("vllm_importance_sampling_correction");
+  return { useVllm, isCorr };
+}
+
 /** The loss type, clip widths, β, iterations, ratio level, micro-batches and the on-policy test. */
 function trlReads(
   fn: string,
@@ -320,26 +385,14 @@ function trlReads(
       "false (the Liger fused loss path is not resolved by polgrad)",
       true,
     );
-  // v0.14–v0.15 have no clip (and no epsilon key).
-  const eps = c.has("epsilon") ? c.num("epsilon", { min: 0 }) : 0.2;
-  let epsHigh = eps;
-  if (c.has("epsilon_high")) {
-    const h = c.num("epsilon_high", { nullable: true, min: 0 });
-    if (h === null) c.derive("epsilon_high", eps, "derived", "epsilon_high = epsilon when None");
-    epsHigh = h ?? eps;
-  }
+  const { eps, epsHigh } = trlClip(c);
   const beta = c.num("beta", { min: 0 });
   const iters = c.has("num_iterations") ? c.int("num_iterations") : 1;
   const level = c.has("importance_sampling_level")
     ? c.str("importance_sampling_level", ["token", "sequence"] as const)
     : "token";
   const spg = stepsPerGeneration(fn, c, era, G, P);
-  const useVllm = c.has("use_vllm") ? c.bool("use_vllm") : false;
-  const isCorr =
-    era.vllmIs !== "none" &&
-    useVllm &&
-    c.has("vllm_importance_sampling_correction") &&
-    c.bool("vllm_importance_sampling_correction");
+  const { useVllm, isCorr } = trlVllm(c, era);
   // old_per_token_logps is computed only when generation and optimisation are misaligned (or for
   // vLLM's IS correction); otherwise per_token_logps.detach() stands in: ratio 1, on-policy.
   const onPolicy = !oldLogpsComputed(era, {
@@ -492,10 +545,12 @@ function trlWarnings(
     });
 }
 
+/** The E_CONFIG error for a key whose value breaks a rule: "<fn>: <key> must be <rule>; got <value>". */
 function configError(fn: string, key: string, rule: string, got: RecordedValue): ConfigError {
   return new ConfigError(fn, key, `${fn}: ${safeText(key)} must be ${rule}; got ${fmtValue(got)}`);
 }
 
+/** The surrogate of a loss type: its per-token term, clip or cap, and their parameters. */
 function surrogateOf(
   fn: string,
   c: MergedConfig,
@@ -538,24 +593,34 @@ function surrogateOf(
           lambdaNeg: c.num("vespo_lambda_neg"),
         },
       };
-    default: {
-      const delta = c.has("delta") ? c.num("delta", { nullable: true }) : null;
-      if (delta !== null && delta <= 1 + epsHigh)
-        throw configError(
-          fn,
-          "delta",
-          `> 1 + epsilon_high = ${1 + epsHigh} (polgrad models delta as the dual clip min(r, δ) of the unclipped branch, exact when δ > 1 + ε_high; TRL's documentation recommends δ > 1 + ε)`,
-          delta,
-        );
+    default:
       void era;
-      return {
-        surrogate: "pg_clip",
-        clip: { epsLow: eps, epsHigh, ...(delta === null ? {} : { ratioCap: delta }) },
-      };
-    }
+      return pgClipOf(fn, c, eps, epsHigh);
   }
 }
 
+/** The clipped surrogate, with delta as the cap of its unclipped branch (refused unless δ > 1 + ε_high). */
+function pgClipOf(
+  fn: string,
+  c: MergedConfig,
+  eps: number,
+  epsHigh: number,
+): Pick<PolicyLossConfig, "surrogate" | "clip"> {
+  const delta = c.has("delta") ? c.num("delta", { nullable: true }) : null;
+  if (delta !== null && delta <= 1 + epsHigh)
+    throw configError(
+      fn,
+      "delta",
+      `> 1 + epsilon_high = ${1 + epsHigh} (polgrad models delta as the dual clip min(r, δ) of the unclipped branch, exact when δ > 1 + ε_high; TRL's documentation recommends δ > 1 + ε)`,
+      delta,
+    );
+  return {
+    surrogate: "pg_clip",
+    clip: { epsLow: eps, epsHigh, ...(delta === null ? {} : { ratioCap: delta }) },
+  };
+}
+
+/** The aggregation a loss type normalises its per-token terms with. */
 function aggregationOf(lossType: string): Pick<PolicyLossConfig, "aggregation"> {
   switch (lossType) {
     case "grpo":
@@ -577,6 +642,7 @@ function aggregationOf(lossType: string): Pick<PolicyLossConfig, "aggregation"> 
   }
 }
 
+/** The entropy mask (top_entropy_quantile < 1) and the entropy bonus (a fixed, non-zero coef). */
 function entropyTerms(
   c: MergedConfig,
   lossType: string,
@@ -605,6 +671,7 @@ function entropyTerms(
   return out;
 }
 
+/** vLLM's importance-sampling correction: its level, truncate or mask, and its bounds. */
 function isCorrectionOf(
   c: MergedConfig,
   era: TrlEra,
@@ -649,6 +716,50 @@ function isCorrectionOf(
   };
 }
 
+/** The ratio's formula: 1 on-policy, else GSPO's sequence ratio or the token ratio. */
+function ratioText(onPolicy: boolean, level: string): string {
+  if (onPolicy)
+    return "r = exp(lp − sg[lp]) = 1 (old_per_token_logps not computed: per_token_logps.detach() stands in)";
+  if (level === "sequence")
+    return "s_b = exp(Σ_t m·(lp − old) / max(L_b, 1)) (GSPO's sequence ratio)";
+  return "r = exp(lp − old) per token, no log-ratio clamp";
+}
+
+/** The surrogate's formula, with its clip, cap or temperatures. */
+function surrogateText(cfg: PolicyLossConfig): string {
+  const clip = cfg.clip;
+  if (cfg.surrogate === "pg_clip" && clip !== null)
+    return `ℓ = −min(r·A, clamp(r, 1 − ${clip.epsLow}, 1 + ${clip.epsHigh})·A)${clip.ratioCap != null ? `, the unclipped r capped at δ = ${clip.ratioCap}` : ""}`;
+  if (cfg.surrogate === "pg") return "ℓ = −r·A, no clip";
+  if (cfg.surrogate === "cispo")
+    return `ℓ = −sg[min(r, ${cfg.cispo?.cap})]·A·lp (CISPO, absolute cap)`;
+  if (cfg.surrogate === "sapo")
+    return `ℓ = −σ(τ(r − 1))·4/τ·A, τ+ = ${cfg.sapo?.tauPos}, τ− = ${cfg.sapo?.tauNeg} (float32)`;
+  return `ℓ = −sg[φ]·A·lp (VESPO gamma weights)`;
+}
+
+/** The aggregation's formula: its divisor, and whether an empty row or micro-batch divides by 0. */
+function aggregationText(cfg: PolicyLossConfig, lossType: string, P: number): string {
+  switch (cfg.aggregation) {
+    case "seq_mean_token_mean":
+      if (cfg.emptyRows === "reject")
+        return "mean over all B rows of Σ_t m·ℓ / L_b (seq_mean_token_mean; no clamp: an empty row divides by 0)";
+      return "mean over all B rows of Σ_t m·ℓ / max(L_b, 1) (seq_mean_token_mean; empty rows count)";
+    case "token_mean":
+      if (lossType === "bnpo") return "Σ m·ℓ / max(Σ m, 1) over the micro-batch (token_mean)";
+      if (lossType === "token_mean_clipped")
+        return "Σ m·ℓ / Σ m over the micro-batch (token_mean; no clamp: an empty micro-batch divides by 0)";
+      return `Σ m·ℓ / (num_items_in_batch / num_processes), num_items_in_batch the generation batch's tokens over all processes (${P}) (token_mean with a global normaliser)`;
+    case "token_sum_norm":
+      return `Σ m·ℓ / (B·max_completion_length), max_completion_length = ${cfg.normLen} (token_sum_norm)`;
+    case "seq_mean_token_sum":
+      return "mean over rows of L_b·ℓ_b (seq_mean_token_sum; LUSPO)";
+    default:
+      return cfg.aggregation;
+  }
+}
+
+/** The explanation's components, one formula each, in the order explain prints them. */
 function describeTrl(
   cfg: PolicyLossConfig,
   plan: LossPlan,
@@ -660,43 +771,9 @@ function describeTrl(
   spg: number,
 ): { component: string; text: string }[] {
   const out: { component: string; text: string }[] = [];
-  out.push({
-    component: "ratio",
-    text: onPolicy
-      ? "r = exp(lp − sg[lp]) = 1 (old_per_token_logps not computed: per_token_logps.detach() stands in)"
-      : level === "sequence"
-        ? "s_b = exp(Σ_t m·(lp − old) / max(L_b, 1)) (GSPO's sequence ratio)"
-        : "r = exp(lp − old) per token, no log-ratio clamp",
-  });
-  const clip = cfg.clip;
-  out.push({
-    component: "surrogate",
-    text:
-      cfg.surrogate === "pg_clip" && clip !== null
-        ? `ℓ = −min(r·A, clamp(r, 1 − ${clip.epsLow}, 1 + ${clip.epsHigh})·A)${clip.ratioCap != null ? `, the unclipped r capped at δ = ${clip.ratioCap}` : ""}`
-        : cfg.surrogate === "pg"
-          ? "ℓ = −r·A, no clip"
-          : cfg.surrogate === "cispo"
-            ? `ℓ = −sg[min(r, ${cfg.cispo?.cap})]·A·lp (CISPO, absolute cap)`
-            : cfg.surrogate === "sapo"
-              ? `ℓ = −σ(τ(r − 1))·4/τ·A, τ+ = ${cfg.sapo?.tauPos}, τ− = ${cfg.sapo?.tauNeg} (float32)`
-              : `ℓ = −sg[φ]·A·lp (VESPO gamma weights)`,
-  });
-  const agg: Record<string, string> = {
-    seq_mean_token_mean:
-      cfg.emptyRows === "reject"
-        ? "mean over all B rows of Σ_t m·ℓ / L_b (seq_mean_token_mean; no clamp: an empty row divides by 0)"
-        : "mean over all B rows of Σ_t m·ℓ / max(L_b, 1) (seq_mean_token_mean; empty rows count)",
-    token_mean:
-      lossType === "bnpo"
-        ? "Σ m·ℓ / max(Σ m, 1) over the micro-batch (token_mean)"
-        : lossType === "token_mean_clipped"
-          ? "Σ m·ℓ / Σ m over the micro-batch (token_mean; no clamp: an empty micro-batch divides by 0)"
-          : `Σ m·ℓ / (num_items_in_batch / num_processes), num_items_in_batch the generation batch's tokens over all processes (${P}) (token_mean with a global normaliser)`,
-    token_sum_norm: `Σ m·ℓ / (B·max_completion_length), max_completion_length = ${cfg.normLen} (token_sum_norm)`,
-    seq_mean_token_sum: "mean over rows of L_b·ℓ_b (seq_mean_token_sum; LUSPO)",
-  };
-  out.push({ component: "aggregation", text: agg[cfg.aggregation] ?? cfg.aggregation });
+  out.push({ component: "ratio", text: ratioText(onPolicy, level) });
+  out.push({ component: "surrogate", text: surrogateText(cfg) });
+  out.push({ component: "aggregation", text: aggregationText(cfg, lossType, P) });
   out.push({
     component: "accumulation",
     text: `${spg} micro-batch${spg === 1 ? "" : "es"} per generation batch, summed${plan.divideBy === 1 ? "" : `, each divided by gradient_accumulation_steps = ${G}`}`,
