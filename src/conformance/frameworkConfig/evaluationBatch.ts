@@ -6,7 +6,7 @@
  * Browser-safe.
  */
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
-import { readsRollout } from "../frameworks/onAlgebra.js";
+import { readsEntropies, readsRollout } from "../frameworks/onAlgebra.js";
 import type { FrameworkResolution } from "./resolution.js";
 
 /** A batch to evaluate on, what it is, and how it was completed (one line each). */
@@ -41,8 +41,7 @@ function needsRolloutStream(res: FrameworkResolution): boolean {
 }
 
 function needsEntropyStream(res: FrameworkResolution): boolean {
-  const c = res.plan.config;
-  return (c.topEntropyQuantile ?? null) !== null || (c.entropyBonus ?? null) !== null;
+  return readsEntropies(res.plan.config);
 }
 
 /** Row i of the tiled batch is built-in row i mod 4. */

@@ -18,7 +18,7 @@ import { ConfigError, fail, MaskError } from "../../errors.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PolicyLossInputs } from "../../losses/policyLoss.js";
 import { type FrameworkBatch, prepareBatch } from "../frameworks/batch.js";
-import { evaluateOnAlgebra, readsRollout } from "../frameworks/onAlgebra.js";
+import { evaluateOnAlgebra, readsEntropies, readsRollout } from "../frameworks/onAlgebra.js";
 import type { RecordedRelease, RecordedValue } from "../releases/types.js";
 import type { ConfigFramework } from "./parse.js";
 
@@ -371,7 +371,7 @@ function entropiesOf(
   cfg: PolicyLossConfig,
   batch: FrameworkBatch,
 ): Float64Array | null {
-  if ((cfg.topEntropyQuantile ?? null) === null && (cfg.entropyBonus ?? null) === null) return null;
+  if (!readsEntropies(cfg)) return null;
   if (inputs.entropies === null || inputs.entropies === undefined)
     throw new ConfigError(
       fn,

@@ -30,6 +30,11 @@ export function readsRollout(config: PolicyLossConfig): boolean {
   );
 }
 
+/** Whether a config reads the entropies (a top-entropy mask or an entropy bonus). @internal */
+export function readsEntropies(config: PolicyLossConfig): boolean {
+  return (config.topEntropyQuantile ?? null) !== null || (config.entropyBonus ?? null) !== null;
+}
+
 /**
  * Evaluate `config` on the validated batch under the model's id. With `klInObjective` the
  * per-token KL term (coef·k, the config's clamps) is added to `perTokenObjective`, as frameworks
