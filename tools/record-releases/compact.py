@@ -95,9 +95,22 @@ def canonical_releases(releases):
                 }
                 for k in r["keys"]
             ],
+            **canonical_configs(r),
         }
         for r in releases
     ]
+
+
+def canonical_configs(r):
+    """A release's named configs (verl's --config-name), only where the recorder gives them."""
+    if "configs" not in r:
+        return {}
+    return {
+        "configs": [
+            {"name": c["name"], "file": c["file"], "values": [{"key": v["key"], "default": v["default"]} for v in c["values"]]}
+            for c in r["configs"]
+        ]
+    }
 
 
 def expanded_provenance(releases):
@@ -160,6 +173,7 @@ def compact(obj):
                 "keyFile": files[0] if files and all(f == files[0] for f in files) else (0 if not files else files),
                 "keyRanges": ranges,
                 "keyLines": [k["at"]["line"] for k in r["keys"]],
+                **canonical_configs(r),
             }
         )
     return {
@@ -207,7 +221,7 @@ def expand(c):
             keys.append({"key": c["keys"][ki]["key"], **values[ki][ri],
                          "at": {"path": r["files"][fi]["path"], "line": r["keyLines"][j]}})
         releases.append({"label": r["label"], "tag": r["tag"], "commit": r["commit"], "date": r["date"],
-                         "files": r["files"], "keys": keys})
+                         "files": r["files"], "keys": keys, **canonical_configs(r)})
     return {"framework": c["framework"], "repo": c["repo"], "recordedBy": c["recordedBy"], "releases": releases}
 
 

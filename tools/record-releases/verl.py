@@ -7,7 +7,13 @@ For each release the recorder reads, at the release's commit:
   else verl/trainer/config/ppo_trainer.yaml        (v0.4.1: a flat file with no Hydra defaults list);
 then every other verl/trainer/config/_generated_ppo_<engine>_trainer.yaml (Megatron, VeOmni,
 TorchTitan; sorted by path), whose keys the first file lacks are appended after its keys, each with
-its own file (a key both files hold keeps the FSDP file's default).
+its own file (a key both files hold keeps the FSDP file's default). v0.4.1 has no generated files:
+its flat verl/trainer/config/ppo_megatron_trainer.yaml stands for the Megatron config.
+
+It also records the PPO trainer configs a run can name with Hydra's `--config-name` (main_ppo's
+config folder, verl/trainer/config): `ppo_trainer` (the default, no values of its own) and
+`ppo_megatron_trainer` (its expanded file), each with the file it is read from and the keys whose
+value differs from the FSDP config's, in file order (`configs`, docs/conformance/releases.md).
 
 Usage:
   /usr/bin/python3 tools/record-releases/verl.py --git DIR --out FILE
@@ -43,6 +49,9 @@ RELEASES = [
 
 GENERATED = "verl/trainer/config/_generated_ppo_trainer.yaml"
 SOURCE = "verl/trainer/config/ppo_trainer.yaml"
+# The Megatron config a run names with --config-name ppo_megatron_trainer: expanded from v0.5.0,
+# a flat file at v0.4.1.
+MEGATRON = ("verl/trainer/config/_generated_ppo_megatron_trainer.yaml", "verl/trainer/config/ppo_megatron_trainer.yaml")
 
 # OmegaConf (which Hydra uses to load these files) reads `1e-6` as a float; plain YAML 1.1 reads it
 # as a string because it has no dot. Apply the OmegaConf reading to plain (unquoted) scalars only.
@@ -157,17 +166,26 @@ def record_release(gitdir, label, tag, rev):
     # resolver; these keys are recorded so that they read as the release's own keys (known, not
     # read by the FSDP loss) rather than as typos.
     seen = {k["key"] for k in keys}
+    fsdp = {k["key"]: k["default"] for k in keys}
     others = sorted(
         n
         for n in git(gitdir, "ls-tree", "--name-only", commit, "--", "verl/trainer/config/").decode().split()
         if re.fullmatch(r"verl/trainer/config/_generated_ppo_\w+_trainer\.yaml", n) and n != GENERATED
     )
+    if path == SOURCE and file_exists(gitdir, commit, MEGATRON[1]):
+        others.append(MEGATRON[1])
+    configs = [{"name": "ppo_trainer", "file": 0, "values": []}]
     for other in others:
         odata = git(gitdir, "show", f"{commit}:{other}")
-        added = [k for k in leaf_keys(odata.decode("utf-8"), other) if k["key"] not in seen]
+        okeys = leaf_keys(odata.decode("utf-8"), other)
+        added = [k for k in okeys if k["key"] not in seen]
         seen.update(k["key"] for k in added)
         keys.extend(added)
         files.append({"path": other, "sha256": hashlib.sha256(odata).hexdigest()})
+        if other in MEGATRON:
+            differ = [{"key": k["key"], "default": k["default"]} for k in okeys
+                      if k["key"] in fsdp and repr(k["default"]) != repr(fsdp[k["key"]])]
+            configs.append({"name": "ppo_megatron_trainer", "file": len(files) - 1, "values": differ})
     release = {
         "label": label,
         "tag": tag,
@@ -175,6 +193,7 @@ def record_release(gitdir, label, tag, rev):
         "date": date,
         "files": files,
         "keys": keys,
+        "configs": configs,
     }
     return stamp, release
 

@@ -86,6 +86,7 @@ export async function resolveCliFrameworkConfig(
   const entries = [];
   const skipped: string[] = [];
   const warnings: string[] = [];
+  let configName: string | undefined;
   let source = "the release's defaults";
   if (typeof path === "string") {
     const { text, source: s } = await readConfigText(fn, `--${o.configOption}`, path, io);
@@ -93,6 +94,7 @@ export async function resolveCliFrameworkConfig(
     entries.push(...p.entries);
     warnings.push(...(p.warnings ?? []));
     skipped.push(...p.skipped);
+    configName = p.configName;
     source = s;
   }
   if (positionals.length > 0) {
@@ -105,6 +107,7 @@ export async function resolveCliFrameworkConfig(
     entries.length = 0;
     entries.push(...kept, ...p.entries);
     skipped.push(...p.skipped);
+    configName = p.configName ?? configName;
     source =
       typeof path === "string" ? `${source} and the arguments after --` : "the arguments after --";
   }
@@ -127,6 +130,7 @@ export async function resolveCliFrameworkConfig(
       skipped,
       source,
       ...(warnings.length === 0 ? {} : { warnings }),
+      ...(configName === undefined ? {} : { configName }),
     },
     {
       ...(numProcesses === undefined || numProcesses === null ? {} : { numProcesses }),

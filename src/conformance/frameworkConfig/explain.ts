@@ -28,7 +28,7 @@ import {
   type ParsedFrameworkConfig,
   parseFrameworkConfig,
 } from "./parse.js";
-import { findRelease } from "./releases.js";
+import { findRelease, withNamedConfig } from "./releases.js";
 import type { FrameworkResolution } from "./resolution.js";
 import { checkResolution } from "./resolution.js";
 import { resolveTrl } from "./trl.js";
@@ -95,23 +95,24 @@ export function resolveFrameworkConfig(
   config: string | ParsedFrameworkConfig = "",
   options: ResolveOptions = {},
 ): FrameworkResolution {
-  const r = findRelease(ref, "resolveFrameworkConfig", "ref");
+  const found = findRelease(ref, "resolveFrameworkConfig", "ref");
   const parsed =
     typeof config === "string"
-      ? parseFrameworkConfig(r.framework, config, {
+      ? parseFrameworkConfig(found.framework, config, {
           ...(options.source === undefined ? {} : { source: options.source }),
           ...(options.form === undefined ? {} : { form: options.form }),
         })
       : config;
-  if (parsed.framework !== r.framework)
+  if (parsed.framework !== found.framework)
     throw fail(
       ConfigError,
       "resolveFrameworkConfig",
       "config",
-      `a ${r.framework} config (the release is ${r.ref})`,
+      `a ${found.framework} config (the release is ${found.ref})`,
       `a ${parsed.framework} config`,
     );
   checkEntryPoint("resolveFrameworkConfig", parsed);
+  const r = withNamedConfig(found.ref, found, parsed.configName);
   refuseUnmodelled(r.ref, r, parsed);
   const res = classifyKeys(r.ref, r, parsed, resolveFor(r, parsed, options), {
     strict: true,

@@ -76,14 +76,22 @@ function indexOf(r: ReleaseRef, label: string): number {
  * @throws {ConfigError} E_CONFIG naming the framework's key.
  */
 export function refuseUnmodelled(fn: string, r: ReleaseRef, parsed: ParsedFrameworkConfig): void {
+  const defaults = keysOf(r.release);
   for (const u of UNMODELLED[r.framework]) {
     if (u.from !== undefined && r.index < indexOf(r, u.from)) continue;
     const e = parsed.entries.find((x) => x.key === u.key);
-    if (e === undefined || !u.when(e.value)) continue;
+    // A named config's default counts as the run's own (verl --config-name ppo_megatron_trainer).
+    const d = e === undefined ? defaults.get(u.key) : undefined;
+    const value = e !== undefined ? e.value : d?.default;
+    if (value === undefined || !u.when(value)) continue;
+    const where =
+      e !== undefined
+        ? `in ${safeText(parsed.source)}`
+        : `(the default of --config-name ${safeText(parsed.configName ?? "")}, in ${safeText(parsed.source)})`;
     throw new ConfigError(
       fn,
       u.key,
-      `${fn}: ${safeText(u.key)} = ${fmtValue(e.value)} in ${safeText(parsed.source)}: ${u.why}, so it cannot say which loss this run computes at ${r.ref}`,
+      `${fn}: ${safeText(u.key)} = ${fmtValue(value)} ${where}: ${u.why}, so it cannot say which loss this run computes at ${r.ref}`,
     );
   }
 }

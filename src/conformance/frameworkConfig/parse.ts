@@ -50,6 +50,8 @@ export interface ParsedFrameworkConfig {
   readonly source: string;
   /** What was read leniently, as the framework reads it (a duplicate YAML key), one line each. */
   readonly warnings?: readonly string[];
+  /** verl: the config `--config-name` names (`.yaml` dropped); absent: the default, ppo_trainer. */
+  readonly configName?: string;
 }
 
 const FN = "parseFrameworkConfig";
@@ -326,21 +328,43 @@ function parseFlagArgs(
 }
 
 /**
- * Hydra's own options and the override forms that select or delete config (`--config-path`,
- * `--config-name`, `-cp`, `-cn`, `group@package=option`, `~key`): polgrad resolves verl's default
- * `ppo_trainer` config with its default groups, so each is refused by name (the explanation would
- * otherwise be of a config the run does not load).
+ * Whether a `--config-path` is verl.trainer.main_ppo's own config folder (verl/trainer/config):
+ * Hydra reads a relative path from the folder of main_ppo.py (`config`, `./config`), an absolute
+ * one as it is; `pkg://verl.trainer.config` names the package.
  */
-function refuseHydraSelection(t: string, next: string | undefined, source: string): void {
-  const opt = /^(--config-path|--config-name|--config-dir|-cp|-cn|-cd)(=(.*))?$/.exec(t);
+function isMainPpoConfigFolder(path: string): boolean {
+  const p = path.replace(/\/+$/, "");
+  if (p === "config" || p === "./config" || p === "pkg://verl.trainer.config") return true;
+  return /^(\/|~\/)(.*\/)?verl\/trainer\/config$/.test(p);
+}
+
+/**
+ * Hydra's own options and the override forms that select or delete config. `--config-name` /
+ * `-cn` names a config of main_ppo's folder (returned; the resolver reads the release's recorded
+ * config of that name or refuses naming it), and `--config-path` / `-cp` may name that folder;
+ * another folder (`--config-path`, `--config-dir`), `group@package=option` and `~key` are refused
+ * by name: polgrad resolves the configs verl ships with their default groups, so the explanation
+ * would otherwise be of a config the run does not load.
+ *
+ * @returns The option's value and how many tokens it took (0: not a Hydra option).
+ */
+function hydraOption(
+  t: string,
+  next: string | undefined,
+  source: string,
+): { name: string | null; took: number } {
+  const opt = /^(--config-path|--config-name|--config-dir|-cp|-cn|-cd)(=(.*))?$/s.exec(t);
   if (opt !== null) {
     const value = opt[3] ?? next ?? "";
-    const name = opt[1] === "-cn" || opt[1] === "--config-name";
-    if (name && value === "ppo_trainer") return;
+    const took = opt[2] === undefined ? 2 : 1;
+    if (opt[1] === "-cn" || opt[1] === "--config-name")
+      return { name: value.replace(/\.yaml$/, ""), took };
+    if ((opt[1] === "-cp" || opt[1] === "--config-path") && isMainPpoConfigFolder(value))
+      return { name: null, took };
     throw new ConfigError(
       FN,
       opt[1] as string,
-      `${FN}: ${safeText(source)}: ${opt[1]} ${fmtValue(value)} makes verl load ${name ? "another config than ppo_trainer" : "its config from another folder"}; polgrad resolves verl.trainer.main_ppo's default ppo_trainer config (verl/trainer/config), so it cannot say which loss this run computes`,
+      `${FN}: ${safeText(source)}: ${opt[1]} ${fmtValue(value)} makes verl load its config from ${opt[1] === "--config-dir" || opt[1] === "-cd" ? "a further folder" : "another folder"}; polgrad resolves the configs verl.trainer.main_ppo ships (verl/trainer/config), so it cannot say which loss this run computes`,
     );
   }
   const group = /^([+]{0,2})([A-Za-z_][\w./]*)@([\w.]+)=(.*)$/s.exec(t);
@@ -356,19 +380,24 @@ function refuseHydraSelection(t: string, next: string | undefined, source: strin
       t,
       `${FN}: ${safeText(source)}: ${fmtValue(t)} deletes a key from verl's config; polgrad resolves the recorded config with every key present, so it cannot say which loss this run computes`,
     );
+  return { name: null, took: 0 };
 }
 
-/** Parse Hydra overrides `key=value`, `+key=value`, `++key=value` (verl). */
-function parseOverrides(tokens: readonly string[], source: string): Map<string, ConfigEntry> {
+/** Parse Hydra overrides `key=value`, `+key=value`, `++key=value` (verl), and the config name. */
+function parseOverrides(
+  tokens: readonly string[],
+  source: string,
+): { map: Map<string, ConfigEntry>; configName: string | null } {
   const map = new Map<string, ConfigEntry>();
+  let configName: string | null = null;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as string;
-    refuseHydraSelection(t, tokens[i + 1], source);
-    if (/^(--config-name|-cn)$/.test(t)) {
-      i++;
+    const hydra = hydraOption(t, tokens[i + 1], source);
+    if (hydra.took > 0) {
+      if (hydra.name !== null) configName = hydra.name;
+      i += hydra.took - 1;
       continue;
     }
-    if (/^(--config-name|-cn)=/.test(t)) continue;
     const m = /^([+]{0,2})([A-Za-z_][\w.\-/]*)=(.*)$/s.exec(t);
     if (m === null)
       throw new ConfigError(
@@ -384,7 +413,7 @@ function parseOverrides(tokens: readonly string[], source: string): Map<string, 
       ...(m[1] === "" ? {} : { plus: true as const }),
     });
   }
-  return map;
+  return { map, configName };
 }
 
 /** Every key a mapping (or a mapping inside it) holds twice: "key a.b on lines 3 and 7". */
@@ -536,14 +565,22 @@ export function parseFrameworkArgs(
   const source = options.source ?? "the arguments";
   const start = skipLauncher(words, framework);
   const rest = words.slice(start);
-  const map =
-    framework === "verl" ? parseOverrides(rest, source) : parseFlagArgs(rest, framework, source);
+  if (framework !== "verl")
+    return {
+      framework,
+      form: "args",
+      entries: [...parseFlagArgs(rest, framework, source).values()],
+      skipped: words.slice(0, start),
+      source,
+    };
+  const { map, configName } = parseOverrides(rest, source);
   return {
     framework,
     form: "args",
     entries: [...map.values()],
     skipped: words.slice(0, start),
     source,
+    ...(configName === null ? {} : { configName }),
   };
 }
 

@@ -5,9 +5,14 @@
  */
 import { fmtValue, mustBe } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
-import { IoError, UnknownNameError } from "../../errors.js";
+import { ConfigError, IoError, UnknownNameError } from "../../errors.js";
 import { releaseFacts } from "../releases/store.js";
-import type { RecordedKey, RecordedRelease, RecordedReleaseFacts } from "../releases/types.js";
+import type {
+  RecordedKey,
+  RecordedRelease,
+  RecordedReleaseFacts,
+  RecordedValue,
+} from "../releases/types.js";
 import type { ConfigFramework } from "./parse.js";
 
 /**
@@ -141,4 +146,35 @@ export function releaseHeader(r: ReleaseRef): {
 } {
   const { label, tag, commit, date } = r.release;
   return { ref: r.ref, release: { label, tag, commit, date }, repo: r.facts.repo };
+}
+
+/**
+ * The release as a run that names a config sees it (verl `--config-name ppo_megatron_trainer`):
+ * its keys with that config's recorded defaults. The default config (`ppo_trainer`, or no name)
+ * is the release itself; a name the release does not ship is refused, listing the names it ships.
+ *
+ * @param fn - The public function named by errors.
+ * @param name - The config name, or undefined for the default.
+ * @throws {ConfigError} E_CONFIG naming `--config-name` and the configs the release ships.
+ */
+export function withNamedConfig(fn: string, r: ReleaseRef, name: string | undefined): ReleaseRef {
+  const configs = r.release.configs ?? [];
+  if (name === undefined || name === configs[0]?.name) return r;
+  const named = configs.find((c) => c.name === name);
+  if (named === undefined)
+    throw new ConfigError(
+      fn,
+      "--config-name",
+      `${fn}: --config-name ${fmtValue(name)} is not a config verl.trainer.main_ppo ships at ${r.ref} (verl/trainer/config has ${configs.map((c) => c.name).join(", ") || "no recorded configs"}), so polgrad cannot say which loss this run computes${didYouMean(
+        closestNames(
+          name,
+          configs.map((c) => c.name),
+        ),
+      )}`,
+    );
+  const own = new Map(named.values.map((v) => [v.key, v.default]));
+  const keys = r.release.keys.map((k) =>
+    own.has(k.key) ? { ...k, default: own.get(k.key) as RecordedValue } : k,
+  );
+  return { ...r, release: { ...r.release, keys } };
 }

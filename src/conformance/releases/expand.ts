@@ -11,8 +11,10 @@ import {
   type CompactRelease,
   type CompactReleaseFacts,
   type RecordedKey,
+  type RecordedNamedConfig,
   type RecordedRelease,
   type RecordedReleaseFacts,
+  type RecordedValue,
 } from "./types.js";
 
 const FRAMEWORKS = ["trl", "verl", "openrlhf"];
@@ -131,5 +133,41 @@ function expandRelease(
     date: r.date,
     files: r.files.map((f) => ({ path: f.path, sha256: f.sha256 })),
     keys,
+    ...(r.configs === undefined
+      ? {}
+      : { configs: namedConfigs(r, keys, `${where}.configs`, fail) }),
   };
+}
+
+/** A release's named configs, checked: distinct names, a recorded file, values of recorded keys. */
+function namedConfigs(
+  r: CompactRelease,
+  keys: readonly RecordedKey[],
+  where: string,
+  fail: (where: string, rule: string, got: unknown) => IoError,
+): RecordedNamedConfig[] {
+  if (!Array.isArray(r.configs)) throw fail(where, "a list of named configs", r.configs);
+  const known = new Set(keys.map((k) => k.key));
+  const names = new Set<string>();
+  return r.configs.map((raw: unknown, i) => {
+    const c = isObj(raw) ? raw : {};
+    const values = Array.isArray(c.values) ? (c.values as unknown[]) : null;
+    const name = c.name;
+    const ok =
+      typeof name === "string" &&
+      !names.has(name) &&
+      isIndex(c.file, r.files.length) &&
+      values !== null &&
+      values.every((v) => isObj(v) && typeof v.key === "string" && known.has(v.key));
+    if (!ok) throw fail(`${where}[${i}]`, "{ name, file, values } of recorded keys", raw);
+    names.add(name);
+    return {
+      name,
+      file: c.file as number,
+      values: (values as Obj[]).map((v) => ({
+        key: v.key as string,
+        default: v.default as RecordedValue,
+      })),
+    };
+  });
 }

@@ -57,6 +57,21 @@ export interface RecordedRelease {
   readonly files: readonly RecordedFile[];
   /** Every config key defined at this release, in source order. */
   readonly keys: readonly RecordedKey[];
+  /**
+   * The configs a run can name (verl's `--config-name`, in main_ppo's config folder), where the
+   * recorder gives them: each with the index in `files` it is read from and the keys whose default
+   * differs from `keys`' (docs/conformance/releases.md#named-configs).
+   */
+  readonly configs?: readonly RecordedNamedConfig[];
+}
+
+/** A config a run names (verl `--config-name ppo_megatron_trainer`): its file and its own defaults. */
+export interface RecordedNamedConfig {
+  readonly name: string;
+  /** The index in the release's `files` of the file it is read from. */
+  readonly file: number;
+  /** The keys whose default in this config differs from the release's `keys`, in file order. */
+  readonly values: readonly { readonly key: string; readonly default: RecordedValue }[];
 }
 
 /**
@@ -107,6 +122,8 @@ export interface CompactRelease {
   readonly keyRanges: readonly (readonly [number, number])[];
   /** Each key's declaration line, in the same order. */
   readonly keyLines: readonly number[];
+  /** The named configs, as in the expanded view (verl only). */
+  readonly configs?: readonly RecordedNamedConfig[];
 }
 
 /**

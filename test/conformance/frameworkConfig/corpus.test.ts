@@ -174,7 +174,10 @@ describe("the launch configs the frameworks ship", () => {
       if (/config\.[a-z]+\.[a-zA-Z]+|config\.[a-zA-Z]+ must/.test(o.message)) return true;
       let keys: string[] = [];
       try {
-        keys = parsedOf(r.framework, r.launch).entries.map((e) => e.key);
+        const p = parsedOf(r.framework, r.launch);
+        keys = p.entries.map((e) => e.key);
+        // A named config's value is named with the option that selected it.
+        if (p.configName !== undefined) keys.push(`--config-name ${p.configName}`);
       } catch {
         // The words do not parse: the message must name the word it stopped at.
         // (A word as a whole, quoted as the message quotes it, or a word's key.)

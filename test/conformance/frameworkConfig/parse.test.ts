@@ -131,4 +131,49 @@ describe("parseFrameworkConfig", () => {
       "the config: key a.b on lines 2 and 3 (the last value wins, as yaml.safe_load reads it)",
     ]);
   });
+
+  test("golden: verl's --config-name names a config main_ppo ships (read from the release's facts); another folder is refused by name", () => {
+    const launch = (opts: string) =>
+      `python3 -m verl.trainer.main_ppo ${opts} actor_rollout_ref.actor.clip_ratio_high=0.28`;
+    // main_ppo's own folder, spelled as verl's examples spell it; the name with or without .yaml.
+    for (const opts of [
+      "--config-path=config --config-name=ppo_megatron_trainer.yaml",
+      "--config-path ./config --config-name ppo_megatron_trainer",
+      "-cp /home/u/verl/verl/trainer/config -cn ppo_megatron_trainer",
+    ]) {
+      const p = parseFrameworkConfig("verl", launch(opts));
+      expect(p.configName, opts).toBe("ppo_megatron_trainer");
+      expect(kv(p), opts).toEqual({ "actor_rollout_ref.actor.clip_ratio_high": 0.28 });
+    }
+    // The default config is the release itself: explained as without the option.
+    const plain = resolveFrameworkConfig("verl@v0.7.1", launch(""));
+    const named = resolveFrameworkConfig("verl@v0.7.1", launch("--config-name=ppo_trainer"));
+    expect(named.algebra).toEqual(plain.algebra);
+    // ppo_megatron_trainer's recorded default actor.strategy is megatron (its expanded file at
+    // v0.7.1, the flat file at v0.4.1): refused naming the key and the option that chose it.
+    for (const rel of ["verl@v0.4.1", "verl@v0.7.1", "verl@1dda039b"])
+      expect(() =>
+        resolveFrameworkConfig(rel, launch("--config-name ppo_megatron_trainer")),
+      ).toThrow(
+        /actor_rollout_ref\.actor\.strategy = "megatron" \(the default of --config-name ppo_megatron_trainer, in the config\): selects another actor engine/,
+      );
+    // A name the release does not ship, with did-you-mean.
+    expect(() => resolveFrameworkConfig("verl@v0.7.1", launch("--config-name ppo_trainr"))).toThrow(
+      /--config-name "ppo_trainr" is not a config verl\.trainer\.main_ppo ships at verl@v0\.7\.1 \(verl\/trainer\/config has ppo_trainer, ppo_megatron_trainer\).*did you mean "ppo_trainer"/,
+    );
+    // Another folder, a further search folder, a group selection and a deletion: refused by name.
+    for (const [opts, re] of [
+      [
+        "--config-path=./examples/sglang_multiturn/config",
+        /--config-path "\.\/examples\/sglang_multiturn\/config" makes verl load its config from another folder/,
+      ],
+      ["--config-dir /x", /--config-dir "\/x" makes verl load its config from a further folder/],
+      [
+        "actor@actor_rollout_ref.actor=megatron_actor",
+        /selects option "megatron_actor" of config group actor/,
+      ],
+      ["~actor_rollout_ref.actor.clip_ratio_c", /deletes a key from verl's config/],
+    ] as const)
+      expect(() => parseFrameworkConfig("verl", launch(opts)), opts).toThrow(re);
+  });
 });

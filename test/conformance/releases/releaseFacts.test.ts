@@ -33,8 +33,12 @@ describe("expandReleaseFacts", () => {
     }
     // The release lists of docs/conformance/releases.md.
     expect(FRAMEWORKS.map((fw) => compact(fw).releases.length)).toEqual([44, 10, 30]);
-    // The recorders' counts (verl: the FSDP config's keys and the other engines' keys it lacks).
-    expect(rows).toEqual({ trl: 2396, verl: 8353, openrlhf: 4258 });
+    // verl names its configs (--config-name): the default and the Megatron one at every release.
+    for (const r of expandReleaseFacts(compact("verl")).releases)
+      expect(r.configs?.map((x) => x.name)).toEqual(["ppo_trainer", "ppo_megatron_trainer"]);
+    // The recorders' counts (verl: the FSDP config's keys and the other engines' keys it lacks;
+    // v0.4.1's flat ppo_megatron_trainer.yaml adds 112).
+    expect(rows).toEqual({ trl: 2396, verl: 8465, openrlhf: 4258 });
   });
 
   test("identity: each key's value is recorded once per run of releases where it holds", () => {
@@ -80,6 +84,17 @@ describe("expandReleaseFacts", () => {
         ...c,
         releases: c.releases.map((r, i) => (i === 0 ? { ...r, keyLines: r.keyLines.slice(1) } : r)),
       },
+      // A named config whose value is no key of the release, whose file is not recorded, or twice.
+      ...[
+        { name: "x", file: 0, values: [{ key: "no.such.key", default: 1 }] },
+        { name: "x", file: 99, values: [] },
+        { name: "ppo_trainer", file: 0, values: [] },
+      ].map((bad) => ({
+        ...c,
+        releases: c.releases.map((r, i) =>
+          i === 0 ? { ...r, configs: [...(r.configs ?? []), bad] } : r,
+        ),
+      })),
     ];
     for (const data of bad) {
       const run = () => expandReleaseFacts(data);
