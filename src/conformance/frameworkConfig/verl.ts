@@ -49,6 +49,10 @@ const ROLE: Readonly<Record<string, string>> = {
     "prompts per mini-batch (global_batch_size = ppo_mini_batch_size × rollout.n)",
   [`${A}ppo_micro_batch_size_per_gpu`]:
     "rows per micro-batch (old actor: each micro-batch's loss times 1/K)",
+  [`${A}ppo_micro_batch_size`]:
+    "the deprecated global micro-batch size (old actor: // (n_gpus // ulysses_sequence_parallel_size) rows per GPU)",
+  [`${A}ulysses_sequence_parallel_size`]:
+    "sequence-parallel size (n_gpus // it ranks share the global micro-batch size)",
   [`${A}use_dynamic_bsz`]: "micro-batches packed by a token budget",
   [`${A}ppo_epochs`]: "passes over the mini-batch (1 with one mini-batch: on-policy in v0.6–v0.7)",
   "data.train_batch_size": "prompts per step (train_batch_size / ppo_mini_batch_size mini-batches)",
@@ -269,6 +273,8 @@ function settingEffective(
     readonly lossMode: string;
     readonly policyMode: string;
     readonly split: boolean;
+    /** Whether the micro-batch rows come from the global ppo_micro_batch_size. */
+    readonly fromGlobal: boolean;
     readonly rollout: ReadonlySet<string>;
   },
 ): boolean {
@@ -282,7 +288,15 @@ function settingEffective(
     key === "actor_rollout_ref.rollout.calculate_log_probs"
   )
     return x.rollout.has(key);
-  if (key.endsWith("ppo_micro_batch_size_per_gpu")) return x.split;
+  if (key === `${A}ppo_micro_batch_size_per_gpu`) return x.split && !x.fromGlobal;
+  // The global size and what divides it (n_gpus, the sequence-parallel size), where converted.
+  if (
+    key === `${A}ppo_micro_batch_size` ||
+    key === `${A}ulysses_sequence_parallel_size` ||
+    key === "trainer.n_gpus_per_node" ||
+    key === "trainer.nnodes"
+  )
+    return x.split && x.fromGlobal;
   if (key.endsWith("use_dynamic_bsz")) return !x.era.engine;
   if (key.endsWith("ppo_epochs")) return x.era.onPolicyShortcut;
   if (key === `${A}clip_ratio`)
@@ -356,7 +370,12 @@ interface VerlSettings {
   readonly mini: number;
   readonly n: number;
   readonly epochs: number;
+  /** Rows per micro-batch per GPU (null: unset). */
   readonly micro: number | null;
+  /** The global ppo_micro_batch_size it was converted from (null: given per GPU, or unset). */
+  readonly globalMicro: number | null;
+  /** How the global size was converted, for the plan (`16 // (8 // 1) = 2`). */
+  readonly microFrom: string | null;
   readonly dynamic: boolean;
   readonly trainBatch: number;
 }
@@ -372,6 +391,8 @@ function verlSettings(
   const { mode, lossMode } = verlModes(fn, c, era);
   const { lo, hi, cDual } = verlClip(c);
   const lsf = verlLossScaleFactor(c, r, era, warnings);
+  const dynamic = c.bool(`${A}use_dynamic_bsz`);
+  const { micro, globalMicro, microFrom } = verlMicro(fn, c, dynamic, warnings);
   return {
     mode,
     lossMode,
@@ -384,10 +405,68 @@ function verlSettings(
     mini: c.int(`${A}ppo_mini_batch_size`),
     n: c.int("actor_rollout_ref.rollout.n"),
     epochs: c.int(`${A}ppo_epochs`),
-    micro: c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true }),
-    dynamic: c.bool(`${A}use_dynamic_bsz`),
+    micro,
+    globalMicro,
+    microFrom,
+    dynamic,
     trainBatch: c.int("data.train_batch_size"),
   };
+}
+
+/**
+ * The rows per micro-batch on one GPU, validated as verl validates them (v0.4.1–v0.5.0
+ * ray_trainer's _validate_config, v0.6.0+ ActorConfig's __post_init__ and validate; skipped with
+ * use_dynamic_bsz): `ppo_micro_batch_size_per_gpu`, or the deprecated global
+ * `ppo_micro_batch_size` converted as the FSDP worker converts it (fsdp_workers.py, "normalize
+ * config"): global // (n_gpus // ulysses_sequence_parallel_size), n_gpus = n_gpus_per_node × nnodes.
+ * Both set is verl's ValueError; neither set is verl's too, evaluated as one micro-batch with the
+ * warning `verl-micro-batch-unset`.
+ */
+function verlMicro(
+  fn: string,
+  c: MergedConfig,
+  dynamic: boolean,
+  warnings: ResolutionWarning[],
+): { micro: number | null; globalMicro: number | null; microFrom: string | null } {
+  const G = `${A}ppo_micro_batch_size`;
+  const perGpu = c.int(`${A}ppo_micro_batch_size_per_gpu`, { nullable: true });
+  const global = c.has(G) ? c.int(G, { nullable: true }) : null;
+  if (dynamic) return { micro: perGpu, globalMicro: null, microFrom: null };
+  if (global !== null && perGpu !== null)
+    throw bad(
+      fn,
+      G,
+      "null when ppo_micro_batch_size_per_gpu is set (verl raises ValueError: \"You have set both 'actor.ppo_micro_batch_size' AND 'actor.ppo_micro_batch_size_per_gpu'. Please remove 'actor.ppo_micro_batch_size'\")",
+      global,
+    );
+  if (global === null) {
+    if (perGpu === null)
+      warnings.push({
+        code: "verl-micro-batch-unset",
+        message: `neither ${A}ppo_micro_batch_size_per_gpu nor the global ppo_micro_batch_size is set with use_dynamic_bsz off, which verl refuses ("Please set at least one of 'actor.ppo_micro_batch_size' or 'actor.ppo_micro_batch_size_per_gpu'"); evaluated as one micro-batch`,
+      });
+    return { micro: perGpu, globalMicro: null, microFrom: null };
+  }
+  const mini = c.int(`${A}ppo_mini_batch_size`);
+  const sp = c.int(`${A}ulysses_sequence_parallel_size`);
+  const nGpus = c.int("trainer.n_gpus_per_node") * c.int("trainer.nnodes");
+  if (mini % global !== 0)
+    throw bad(
+      fn,
+      G,
+      `a divisor of ppo_mini_batch_size (${mini}) (verl: "ppo_mini_batch_size must be divisible by ppo_micro_batch_size")`,
+      global,
+    );
+  if (global * sp < nGpus)
+    throw bad(
+      fn,
+      G,
+      `at least n_gpus / ulysses_sequence_parallel_size = ${nGpus} / ${sp} (verl: "ppo_micro_batch_size * ulysses_sequence_parallel_size must be >= n_gpus")`,
+      global,
+    );
+  const ranks = Math.floor(nGpus / sp);
+  const micro = Math.floor(global / ranks);
+  return { micro, globalMicro: global, microFrom: `${global} // (${nGpus} // ${sp}) = ${micro}` };
 }
 
 /** The aggregation of the policy term (aggregationOf's answer). */
@@ -489,8 +568,15 @@ function verlPlan(
     klInObjective: true,
     batchMeaning: era.engine
       ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${s.mini * s.n} in the config), normalised by its global counts`
-      : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ppo_micro_batch_size_per_gpu = ${micro} rows, each micro-batch's loss on its own statistics times 1/K`}`,
+      : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ${microText(s)} rows, each micro-batch's loss on its own statistics times 1/K`}`,
   };
+}
+
+/** Where the rows per micro-batch come from, for the plan's text. */
+function microText(s: VerlSettings): string {
+  return s.globalMicro === null
+    ? `ppo_micro_batch_size_per_gpu = ${s.micro}`
+    : `ppo_micro_batch_size // (n_gpus // ulysses_sequence_parallel_size) = ${s.microFrom}`;
 }
 
 /**
@@ -526,7 +612,8 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
   const plan = verlPlan(config, era, s, terms.agg, split, onPolicy);
   const { useKl, lossMode } = s;
   const { policyMode } = terms;
-  const ctx = { c, era, useKl, lossMode, policyMode, split, rollout: rollout.effective };
+  const fromGlobal = s.globalMicro !== null;
+  const ctx = { c, era, useKl, lossMode, policyMode, split, fromGlobal, rollout: rollout.effective };
   const settings: ResolvedSetting[] = Object.keys(ROLE)
     .filter((key) => c.has(key))
     .map((key) => c.setting(key, ROLE[key] ?? "", settingEffective(key, ctx)));

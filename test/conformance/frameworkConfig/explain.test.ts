@@ -251,6 +251,50 @@ describe("explainFrameworkConfig", () => {
     expect(engine.plan.config.normLen).toBe(16);
   });
 
+  test("golden: verl's deprecated global ppo_micro_batch_size is converted as the FSDP worker converts it (old actor), validated as verl validates it", () => {
+    const A = "actor_rollout_ref.actor.";
+    const world = `${A}ppo_mini_batch_size=32 actor_rollout_ref.rollout.n=4 trainer.n_gpus_per_node=4 trainer.nnodes=2`;
+    const cfg = (micro: string) =>
+      resolveFrameworkConfig("verl@v0.7.1", `${world} ${micro}`, { form: "args" });
+    // fsdp_workers.py: ppo_micro_batch_size //= n_gpus // ulysses_sequence_parallel_size:
+    // 16 // (4·2 // 1) = 2 rows per GPU; with sequence parallelism 2, 16 // (8 // 2) = 4.
+    const global = cfg(`${A}ppo_micro_batch_size=16`);
+    expect(global.plan.microBatches).toEqual({ rows: 2 });
+    expect(global.plan.batchMeaning).toContain("16 // (8 // 1) = 2 rows");
+    expect(
+      cfg(`${A}ppo_micro_batch_size=16 ${A}ulysses_sequence_parallel_size=2`).plan.microBatches,
+    ).toEqual({ rows: 4 });
+    // The same loss as the per-GPU key it becomes, on a batch the split divides.
+    const perGpu = cfg(`${A}ppo_micro_batch_size_per_gpu=2`);
+    expect(perGpu.plan.microBatches).toEqual({ rows: 2 });
+    const batch = builtinBatchFor(BUILTIN_WITH_REF, [global]).inputs;
+    expect(evaluateResolution(global, batch).loss).toBe(evaluateResolution(perGpu, batch).loss);
+    // The key was listed as ignored before (issue 33): it is a setting now, and effective.
+    expect(global.ignored.map((x) => x.key)).not.toContain(`${A}ppo_micro_batch_size`);
+    expect(global.settings.find((x) => x.key === `${A}ppo_micro_batch_size`)?.effective).toBe(true);
+    // The engine (v0.8.0+) normalises by global counts: the split does not change the loss.
+    const engine = resolveFrameworkConfig("verl@v0.8.0", `${world} ${A}ppo_micro_batch_size=16`, {
+      form: "args",
+    });
+    expect(engine.plan.microBatches).toBe(1);
+    // verl's own refusals, quoted: both keys, mini % micro, micro·sp < n_gpus.
+    for (const [micro, re] of [
+      [`${A}ppo_micro_batch_size=16 ${A}ppo_micro_batch_size_per_gpu=2`, /You have set both/],
+      [`${A}ppo_micro_batch_size=12`, /must be a divisor of ppo_mini_batch_size \(32\).*got 12/],
+      [
+        `${A}ppo_micro_batch_size=4`,
+        /at least n_gpus \/ ulysses_sequence_parallel_size = 8 \/ 1 .*got 4/,
+      ],
+    ] as const)
+      expect(() => cfg(micro), micro).toThrow(re);
+    // Neither set: verl refuses; polgrad evaluates one micro-batch and says so.
+    expect(cfg("").warnings.map((w) => w.code)).toContain("verl-micro-batch-unset");
+    // use_dynamic_bsz skips the checks (verl's own condition).
+    expect(cfg(`${A}use_dynamic_bsz=true`).warnings.map((w) => w.code)).not.toContain(
+      "verl-micro-batch-unset",
+    );
+  });
+
   test("rejects: an unknown loss key with did-you-mean, a wrong type, an unmodelled mode", () => {
     expect(() => explainFrameworkConfig("trl@v1.9.0", "--epsilon_hgh 0.3")).toThrow(
       /did you mean "epsilon_high"/,
