@@ -556,19 +556,25 @@ function verlPlan(
   agg: VerlAggregation,
   split: boolean,
   onPolicy: boolean,
+  bypass: boolean,
 ): LossPlan {
   const { micro } = s;
+  // The old actor's on-policy shortcut (old := log_prob.detach()) wins over bypass's old := rollout.
+  const fromRollout = bypass && !onPolicy;
   return {
     config,
     microBatches: split ? { rows: micro as number } : 1,
     divideBy: split ? "micro_batches" : 1,
+    ...(fromRollout ? { oldStream: "rollout" as const } : {}),
     onPolicy,
     ...(agg.global === null || agg.global === undefined ? {} : { global: agg.global }),
     ...(agg.normLenFromWidth === true ? { normLenFromWidth: true } : {}),
     klInObjective: true,
-    batchMeaning: era.engine
-      ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${s.mini * s.n} in the config), normalised by its global counts`
-      : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ${microText(s)} rows, each micro-batch's loss on its own statistics times 1/K`}`,
+    batchMeaning: `${
+      era.engine
+        ? `one whole mini-batch on one rank (dp_size 1, global_batch_size = B rows, emptied rows counted; ppo_mini_batch_size × rollout.n = ${s.mini * s.n} in the config), normalised by its global counts`
+        : `one whole mini-batch on one rank${micro === null ? ", one micro-batch (ppo_micro_batch_size_per_gpu unset)" : `, split into micro-batches of ${microText(s)} rows, each micro-batch's loss on its own statistics times 1/K`}`
+    }${fromRollout ? "; old_log_probs are the rollout engine's (bypass_mode)" : ""}`,
   };
 }
 
@@ -609,11 +615,20 @@ export function resolveVerl(r: ReleaseRef, parsed: ParsedFrameworkConfig): Frame
     ...(rollout.isCorrection === null ? {} : { isCorrection: rollout.isCorrection }),
     ...(rollout.rejection === null ? {} : { rejection: rollout.rejection }),
   };
-  const plan = verlPlan(config, era, s, terms.agg, split, onPolicy);
+  const plan = verlPlan(config, era, s, terms.agg, split, onPolicy, rollout.bypass === true);
   const { useKl, lossMode } = s;
   const { policyMode } = terms;
   const fromGlobal = s.globalMicro !== null;
-  const ctx = { c, era, useKl, lossMode, policyMode, split, fromGlobal, rollout: rollout.effective };
+  const ctx = {
+    c,
+    era,
+    useKl,
+    lossMode,
+    policyMode,
+    split,
+    fromGlobal,
+    rollout: rollout.effective,
+  };
   const settings: ResolvedSetting[] = Object.keys(ROLE)
     .filter((key) => c.has(key))
     .map((key) => c.setting(key, ROLE[key] ?? "", settingEffective(key, ctx)));
@@ -802,13 +817,6 @@ function rolloutAsked(
   c: MergedConfig,
   r: ReleaseRef,
 ): { level: ISCorrectionConfig["level"] | null; rs: RecordedValue | null; key: string } | null {
-  if (c.has(`${RC}bypass_mode`) && c.bool(`${RC}bypass_mode`))
-    throw bad(
-      fn,
-      `${RC}bypass_mode`,
-      "false (bypass mode takes old_log_prob from the rollout engine and switches the policy loss by rollout_correction.loss_type; not resolved yet)",
-      true,
-    );
   const level = c.has(`${RC}rollout_is`)
     ? c.str(`${RC}rollout_is`, ["token", "sequence"] as const, { nullable: true })
     : null;
@@ -952,6 +960,49 @@ interface VerlRollout {
   readonly isCorrection: ISCorrectionConfig | null;
   readonly rejection: RejectionRule[] | null;
   readonly effective: ReadonlySet<string>;
+  /** bypass_mode: the batch's old_log_probs are the rollout's (the policy ratio is against them). */
+  readonly bypass?: true;
+}
+
+/**
+ * verl's bypass mode (`algorithm.rollout_correction.bypass_mode: true`, v0.6.1+), as the Ray
+ * trainer runs it: ray_trainer.py sets the batch's old_log_probs := rollout_log_probs
+ * (apply_bypass_mode; apply_rollout_correction at v0.6.1; a ValueError without rollout logprobs)
+ * and skips compute_rollout_correction_and_add_to_batch. apply_bypass_mode also writes
+ * `loss_mode = "bypass_mode"` (and the rollout_correction section) into the driver's
+ * `actor.policy_loss`, but only after init_workers has created the actor workers with their own
+ * copy of the config, so the workers compute their configured loss_mode: rollout_is, rollout_rs,
+ * loss_type (use_policy_gradient at v0.6.1) do not reach the loss, which a warning says.
+ */
+function bypassOf(c: MergedConfig, fn: string, warnings: ResolutionWarning[]): VerlRollout {
+  const clp = "actor_rollout_ref.rollout.calculate_log_probs";
+  if (!c.bool(clp))
+    throw bad(
+      fn,
+      clp,
+      `true when ${RC}bypass_mode is true (apply_bypass_mode raises ValueError: "bypass_mode=True requires rollout_log_probs in batch")`,
+      c.raw(clp) ?? null,
+    );
+  const unread = [
+    ["rollout_is", null],
+    ["rollout_rs", null],
+    ["loss_type", "ppo_clip"],
+    ["use_policy_gradient", false],
+  ]
+    .map(([k, none]) => [`${RC}${k}`, none] as const)
+    .filter(([k, none]) => c.has(k) && c.raw(k) !== none && c.raw(k) !== undefined)
+    .map(([k]) => `${k} = ${fmtValue(c.raw(k) ?? null)}`);
+  const lossMode = c.raw(`${A}policy_loss.loss_mode`);
+  warnings.push({
+    code: "verl-bypass-correction-unread",
+    message: `bypass_mode: the trainer takes old_log_probs from the rollout engine and skips the rollout correction; apply_bypass_mode sets loss_mode "bypass_mode" in the driver's copy of actor.policy_loss after the actor workers were created with theirs, so they compute loss_mode ${fmtValue(lossMode ?? null)} against the rollout's logprobs${unread.length > 0 ? `, and ${unread.join(", ")} do not reach the loss` : ""}`,
+  });
+  return {
+    isCorrection: null,
+    rejection: null,
+    effective: new Set([`${RC}bypass_mode`, clp]),
+    bypass: true,
+  };
 }
 
 /**
@@ -968,6 +1019,7 @@ function rolloutCorrectionOf(
   warnings: ResolutionWarning[],
 ): VerlRollout {
   const none = { isCorrection: null, rejection: null, effective: new Set<string>() };
+  if (c.has(`${RC}bypass_mode`) && c.bool(`${RC}bypass_mode`)) return bypassOf(c, fn, warnings);
   const asked = rolloutAsked(fn, c, r);
   if (asked === null) return none;
   const { level, rs, key } = asked;

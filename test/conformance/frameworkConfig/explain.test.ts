@@ -267,8 +267,11 @@ describe("explainFrameworkConfig", () => {
     // The same loss as the per-GPU key it becomes, on a batch the split divides.
     const perGpu = cfg(`${A}ppo_micro_batch_size_per_gpu=2`);
     expect(perGpu.plan.microBatches).toEqual({ rows: 2 });
-    const batch = builtinBatchFor(BUILTIN_WITH_REF, [global]).inputs;
-    expect(evaluateResolution(global, batch).loss).toBe(evaluateResolution(perGpu, batch).loss);
+    const fitted = builtinBatchFor(BUILTIN_WITH_REF, [global]);
+    if ("tooLarge" in fitted) throw new Error("fits");
+    expect(evaluateResolution(global, fitted.inputs).loss).toBe(
+      evaluateResolution(perGpu, fitted.inputs).loss,
+    );
     // The key was listed as ignored before (issue 33): it is a setting now, and effective.
     expect(global.ignored.map((x) => x.key)).not.toContain(`${A}ppo_micro_batch_size`);
     expect(global.settings.find((x) => x.key === `${A}ppo_micro_batch_size`)?.effective).toBe(true);
@@ -292,6 +295,48 @@ describe("explainFrameworkConfig", () => {
     // use_dynamic_bsz skips the checks (verl's own condition).
     expect(cfg(`${A}use_dynamic_bsz=true`).warnings.map((w) => w.code)).not.toContain(
       "verl-micro-batch-unset",
+    );
+  });
+
+  test("golden: verl's bypass_mode is the configured loss against the rollout's logprobs; the correction keys that do not reach the workers are warned", () => {
+    const RC = "algorithm.rollout_correction.";
+    const A = "actor_rollout_ref.actor.";
+    const base = `${A}ppo_micro_batch_size_per_gpu=2 data.train_batch_size=512 actor_rollout_ref.rollout.calculate_log_probs=true`;
+    const bypass = resolveFrameworkConfig(
+      "verl@v0.7.1",
+      `${base} ${RC}bypass_mode=true ${RC}rollout_is=token ${RC}loss_type=reinforce`,
+      { form: "args" },
+    );
+    expect(bypass.plan.oldStream).toBe("rollout");
+    expect(bypass.plan.config.isCorrection ?? null).toBeNull();
+    const w = bypass.warnings.find((x) => x.code === "verl-bypass-correction-unread");
+    expect(w?.message).toContain('compute loss_mode "vanilla" against the rollout\'s logprobs');
+    expect(w?.message).toContain(
+      `${RC}rollout_is = "token", ${RC}loss_type = "reinforce" do not reach the loss`,
+    );
+    // The same loss as plain vanilla on a batch whose old logprobs are the rollout's.
+    const plain = resolveFrameworkConfig("verl@v0.7.1", base, { form: "args" });
+    const fitted = builtinBatchFor(BUILTIN_WITH_REF, [bypass]);
+    if ("tooLarge" in fitted) throw new Error("fits");
+    const inputs = fitted.inputs;
+    const swapped = { ...inputs, oldLogprobs: inputs.rolloutLogprobs as number[][] };
+    expect(evaluateResolution(bypass, inputs).loss).toBe(evaluateResolution(plain, swapped).loss);
+    expect(evaluateResolution(bypass, inputs).loss).not.toBe(
+      evaluateResolution(plain, inputs).loss,
+    );
+    // One mini-batch and one epoch: the old actor's on-policy shortcut (ratio 1) wins.
+    const onPolicy = resolveFrameworkConfig(
+      "verl@v0.7.1",
+      `${base.replace("=512", "=256")} ${RC}bypass_mode=true`,
+      { form: "args" },
+    );
+    expect(onPolicy.plan.onPolicy).toBe(true);
+    expect(onPolicy.plan.oldStream).toBeUndefined();
+    // Without the rollout's logprobs verl raises; so does polgrad, naming the key.
+    expect(() =>
+      resolveFrameworkConfig("verl@v0.8.0", `${RC}bypass_mode=true`, { form: "args" }),
+    ).toThrow(
+      /actor_rollout_ref\.rollout\.calculate_log_probs must be true when algorithm\.rollout_correction\.bypass_mode is true/,
     );
   });
 
