@@ -189,7 +189,9 @@ function evaluate(
   const n = plan.B * plan.T;
   const given = callerOutputs(fn, opts.out, n, planned.reads);
   const runner = rowBlockRunner();
-  const threads = Math.min(plan.B, opts.threads ?? 1);
+  // IS weights formed on the mask before rejection (plan.isRows) run on one thread: the shared
+  // plan the workers read carries the mask the loss sees only.
+  const threads = plan.isRows === null ? Math.min(plan.B, opts.threads ?? 1) : 1;
   if (runner === null || threads <= 1) {
     const out = given ?? allocOutputs(n, false);
     return finish(fn, cfg, planned, out, runRows(fn, cfg, planned, out));

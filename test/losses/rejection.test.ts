@@ -129,6 +129,55 @@ describe("rejection sampling", () => {
     expect(r.ratio.data[1]).toBe(1);
   });
 
+  it("golden: IS weights are formed on the mask as given, before rejection (verl's order), at the sequence level and under normalize", () => {
+    // Row 0: lr = [0.1, 1.0]; the token k1 rule [ln 0.5, ln 2] takes token 1 out. Row 1: lr = [0, 0].
+    // Sequence IS (no cap): row 0's weight is exp(0.1 + 1.0) = exp(1.1), its sum over the mask as
+    // given (after rejection it would be exp(0.1)); row 1's is exp(0) = 1.
+    const rule = [{ statistic: "token", estimator: "k1", lower: 0.5, upper: 2 }] as const;
+    const b = batch([
+      [0.1, 1.0],
+      [0, 0],
+    ]);
+    const seq = policyLoss({ ...pg(rule), isCorrection: { level: "sequence", cap: null } }, b);
+    // seq_mean_token_mean, each kept objective −w: (1/2)(−e^1.1) + (1/2)(−1).
+    expect(seq.loss).toBe(0.5 * -Math.exp(1.1) + 0.5 * -1);
+    // normalize: token weights e^0.1, e^1.0, 1, 1 over the four tokens as given; mean m =
+    // (e^0.1 + e + 2)/4; kept objectives −e^0.1/m (row 0) and −1/m (row 1).
+    const tok = policyLoss(
+      { ...pg(rule), isCorrection: { level: "token", cap: null, normalize: true } },
+      b,
+    );
+    const m = (Math.exp(0.1) + Math.exp(1.0) + 1 + 1) / 4;
+    expect(tok.loss).toBeCloseTo(0.5 * (-Math.exp(0.1) / m) + 0.5 * (-1 / m), 15);
+    // The reference agrees (it forms them the same way), to the bit here.
+    const ref = policyLossRef({ ...pg(rule), isCorrection: { level: "sequence", cap: null } }, b);
+    expect(ref.loss).toBe(seq.loss);
+  });
+
+  it("gradient: closed form equals the reference with IS weights at every level, normalised or not, under rejection", () => {
+    const rules = RULES[0] as readonly RejectionRule[];
+    for (const level of ["token", "sequence", "geometric"] as const)
+      for (const normalize of [false, true])
+        fc.assert(
+          fc.property(logprobBatches(), (raw) => {
+            const T = raw.responseMask[0].length;
+            const config = withRejection(
+              {
+                ...buildConfig("token", RATIO_SURROGATE_PAIRS[0][1], "token_mean", T),
+                isCorrection: { level, cap: 3, normalize, logClamp: 20 },
+              },
+              rules,
+            );
+            const inputs = { ...policyInputs(config, raw), rolloutLogprobs: raw.rolloutLogprobs };
+            const got = policyLoss(config, inputs);
+            const ref = policyLossRef(config, inputs);
+            expectNormwiseClose(got.loss, ref.loss, 1e-13, `${level} ${normalize}: loss`);
+            expectNormwiseClose(got.gradLogprobs, ref.grad, 1e-13, `${level} ${normalize}: grad`);
+          }),
+          { ...FC_PARAMS, numRuns: Math.max(1, Math.ceil(FC_PARAMS.numRuns / 4)) },
+        );
+  });
+
   it("golden: verl's geometric RS (seq_mean k1 in [0.999, 1.001]) drops a row from B under emptyRows drop, and is a MaskError under the default", () => {
     // Row 0: mean lr = 0.01 → k1 = −0.01 < ln 0.999 = −0.0010005: rejected. Row 1: lr = 0: kept.
     const rule = [{ statistic: "seq_mean", estimator: "k1", lower: 0.999, upper: 1.001 }] as const;

@@ -1034,13 +1034,7 @@ function rolloutCorrectionOf(
   const effective = new Set<string>([clp]);
   const isCorrection = level === null ? null : rolloutIsOf(fn, c, r, level, warnings, effective);
   if (rs === null) return { isCorrection, rejection: null, effective };
+  // The kernel forms the IS weights on the mask before rejection, as verl does.
   const rejection = rolloutRejectionOf(fn, c, rs, effective);
-  if (isCorrection !== null && (isCorrection.level === "sequence" || isCorrection.normalize))
-    throw bad(
-      fn,
-      `${RC}rollout_rs`,
-      "null with sequence-level or batch-normalised IS weights here (verl forms those weights on the mask before rejection; polgrad's kernel forms them on the mask the loss sees)",
-      rs,
-    );
   return { isCorrection, rejection, effective };
 }

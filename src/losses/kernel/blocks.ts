@@ -12,7 +12,14 @@
 import type { ResolvedPolicyLossConfig } from "../config.js";
 import { outputs, type PolicyOutputs } from "./outputs.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
-import { klPlan, type PolicyPlan, processRow, ROW_OK, RowScratch } from "./policyRows.js";
+import {
+  type ISRows,
+  klPlan,
+  type PolicyPlan,
+  processRow,
+  ROW_OK,
+  RowScratch,
+} from "./policyRows.js";
 
 /** Slots per block in the events array: ev, at, mz, p, ell, klAt, klValue, klDelta, gradAt. */
 export const EVENT_SLOTS = 9;
@@ -74,6 +81,8 @@ export function planOf(s: SharedPlan): PolicyPlan {
     params: surrogateParams(s.cfg),
     w: s.w,
     tis: s.cfg.isCorrection,
+    // Calls whose IS weights are formed before rejection run on one thread (policyLoss.ts).
+    isRows: null,
     kl: s.cfg.kl === null || s.klW === null ? null : klPlan(s.cfg.kl, s.klW),
     rclamp: s.cfg.ratioClamp,
     vespo: s.cfg.vespo,
@@ -128,6 +137,7 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
     params: plan.params,
     w: plan.w.subarray(b0, b1),
     tis: plan.tis,
+    isRows: plan.isRows === null ? null : isRowsOf(plan.isRows, lo, hi, b0, b1),
     kl: plan.kl === null ? null : klPlan(plan.kl, plan.kl.w.subarray(b0, b1)),
     rclamp: plan.rclamp,
     vespo: plan.vespo,
@@ -139,6 +149,17 @@ export function rowsOf(plan: PolicyPlan, b0: number, b1: number): PolicyPlan {
     entThreshold: plan.entThreshold,
     entMask: plan.entMask,
   };
+}
+
+/** Rows [b0, b1) of the rows IS weights are formed on, as rowsOf takes the plan's own. */
+function isRowsOf(g: ISRows, lo: number, hi: number, b0: number, b1: number): ISRows {
+  const first = new Int32Array(b1 - b0);
+  const end = new Int32Array(b1 - b0);
+  for (let b = b0; b < b1; b++) {
+    first[b - b0] = (g.first[b] as number) - lo;
+    end[b - b0] = (g.end[b] as number) - lo;
+  }
+  return { m: g.m.subarray(lo, hi), first, end, L: g.L.subarray(b0, b1) };
 }
 
 /** The outputs of a shared plan. @internal */

@@ -32,7 +32,7 @@ import { checkEntropiesAt, entropyThreshold } from "../entropyMask.js";
 import { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "../inputs.js";
 import type { InputScratch } from "./inputScratch.js";
 import { surrogateParams, surrogatePoint } from "./points.js";
-import { klPlan, meanISWeight, type PolicyPlan } from "./policyRows.js";
+import { type ISRows, klPlan, meanISWeight, type PolicyPlan } from "./policyRows.js";
 import { rejectedMask } from "./rejection.js";
 
 /** Finiteness checks postponed to the kernel, replayed in order when it stops. @internal */
@@ -295,15 +295,19 @@ function keptTokens(
   rows: MaskedRows,
   old: Matrix,
   s: Streams,
-): { readonly m: Uint8Array; readonly N: number; readonly entThreshold: number } {
+): Kept {
   const { mask, first, end, L } = rows;
   const { rows: B, cols: T } = mask;
   // Rejection sampling takes tokens and rows out of the mask before anything is aggregated: the
   // streams are checked finite first (a rejected position is still a response position given).
   let mk = mask.data;
   let Nk = rows.N;
+  let isRows: ISRows | null = null;
   if (cfg.rejection !== null) {
     s.deferred.run();
+    // IS weights are formed on the mask as given, as verl forms them before it rejects.
+    if (cfg.isCorrection !== null)
+      isRows = { m: mask.data, first: first.slice(), end: end.slice(), L: L.slice() };
     mk = rejectedMask(
       cfg.rejection,
       mask.data,
@@ -323,7 +327,15 @@ function keptTokens(
     s.deferred.run();
     entThreshold = entropyThreshold((s.ent as Matrix).data, mk, cfg.topEntropyQuantile);
   }
-  return { m: mk, N: Nk, entThreshold };
+  return { m: mk, N: Nk, entThreshold, isRows };
+}
+
+/** The tokens the loss sees, their entropy threshold, and the rows IS weights are formed on. */
+interface Kept {
+  readonly m: Uint8Array;
+  readonly N: number;
+  readonly entThreshold: number;
+  readonly isRows: ISRows | null;
 }
 
 /** The normalisers' global context (options.global, or the rows emptyRows counts) and its source. */
@@ -355,7 +367,7 @@ function buildPlan(
   lp: Matrix,
   old: Matrix,
   s: Streams,
-  kept: { readonly m: Uint8Array; readonly N: number; readonly entThreshold: number },
+  kept: Kept,
   g: ResolvedGlobal | undefined,
 ): PolicyPlan {
   const { first, end, L } = rows;
@@ -379,6 +391,7 @@ function buildPlan(
     params: surrogateParams(cfg),
     w: rowTokenWeights(cfg.aggregation, cfg.normLen, L, Nk, g, cfg.rowEpsilon),
     tis: cfg.isCorrection,
+    isRows: kept.isRows,
     kl:
       cfg.kl === null
         ? null

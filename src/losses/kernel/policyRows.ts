@@ -26,6 +26,14 @@ import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
 import type { SurrogateParams, SurrogatePoint } from "./points.js";
 
+/** A mask with its row spans and lengths (the rows IS weights are formed on). @internal */
+export interface ISRows {
+  readonly m: Uint8Array;
+  readonly first: Int32Array;
+  readonly end: Int32Array;
+  readonly L: Int32Array;
+}
+
 /** Everything the kernel reads, validated; `[B, T]` arrays are row-major. @internal */
 export interface PolicyPlan {
   readonly B: number;
@@ -51,6 +59,12 @@ export interface PolicyPlan {
   readonly w: Float64Array;
   /** The IS correction, resolved (absent bounds constrain nothing), or null. */
   readonly tis: ResolvedISCorrection | null;
+  /**
+   * The rows the IS weights are formed on when rejection took tokens out of `m`: the response
+   * mask as given, with its spans (docs/derivations/losses.md#rejection-sampling; verl forms the
+   * weights before it rejects). Null: `m` itself.
+   */
+  readonly isRows: ISRows | null;
   readonly kl: KLPlan | null;
   /** The log-ratio clamp (docs/derivations/losses.md#ratio-clamps), or null. */
   readonly rclamp: ResolvedPolicyLossConfig["ratioClamp"];
@@ -372,14 +386,18 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
   const roll = plan.rollout as Float64Array;
   const { lower, cap, logClamp, div } = tis;
   const mask = tis.mode === "mask";
-  // The row's Σ_t log ρ_t, read once for whatever needs it (a row level, the row filter).
+  // The row's Σ_t log ρ_t over the rows the weights are formed on (before rejection), read once
+  // for whatever needs it (a row level, the row filter).
+  const g = plan.isRows ?? plan;
+  const gf = g.first[b] as number;
+  const ge = g.end[b] as number;
   const rm = tis.rowMask;
-  const sum = tis.level !== "token" || rm !== null ? rowLogSum(plan, f, e) : 0;
+  const sum = tis.level !== "token" || rm !== null ? rowLogSum(plan, g.m, gf, ge) : 0;
   if (Number.isNaN(sum)) return ROW_BAD_INPUT;
   // The row filter: the row's product or geometric-mean weight (unclamped) inside its bounds.
   let rowIn = true;
   if (rm !== null) {
-    const w = Math.exp(rowLevel(plan, b, f, e, sum, rm.level));
+    const w = Math.exp(rowLevel(plan, g, b, gf, ge, sum, rm.level));
     rowIn = w >= rm.lower && w <= rm.cap;
   }
   if (tis.level === "token") {
@@ -394,7 +412,7 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
     }
     return ROW_OK;
   }
-  const level = rowLevel(plan, b, f, e, sum, tis.level);
+  const level = rowLevel(plan, g, b, gf, ge, sum, tis.level);
   const x = Math.min(Math.max(level, -logClamp), logClamp);
   sc.rhoRow = rowIn ? isWeight(Math.exp(x), lower, cap, mask) / div : 0;
   return ROW_OK;
@@ -404,8 +422,8 @@ function tisStage(plan: PolicyPlan, b: number, f: number, e: number, sc: RowScra
  * The compensated Σ_t (old − rollout) over the span's response tokens; NaN when a rollout
  * logprob there is not finite (a sum of finite terms is never NaN).
  */
-function rowLogSum(plan: PolicyPlan, f: number, e: number): number {
-  const { m, old } = plan;
+function rowLogSum(plan: PolicyPlan, m: Uint8Array, f: number, e: number): number {
+  const { old } = plan;
   const roll = plan.rollout as Float64Array;
   let s = 0;
   let c = 0;
@@ -428,6 +446,7 @@ function rowLogSum(plan: PolicyPlan, f: number, e: number): number {
  */
 function rowLevel(
   plan: PolicyPlan,
+  g: ISRows,
   b: number,
   f: number,
   e: number,
@@ -435,9 +454,10 @@ function rowLevel(
   level: "sequence" | "geometric",
 ): number {
   if (level === "sequence") return sum;
-  const Lb = plan.L[b] as number;
+  const Lb = g.L[b] as number;
   if (Number.isFinite(sum)) return sum / Lb;
-  const { m, old } = plan;
+  const { m } = g;
+  const { old } = plan;
   const roll = plan.rollout as Float64Array;
   return robustSum(
     Lb,
@@ -452,7 +472,10 @@ function rowLevel(
  * for the row levels, compensated in row-major order. NaN when a rollout logprob is not finite
  * (the kernel then stops there and names it). @internal
  */
-export function meanISWeight(plan: PolicyPlan): number {
+export function meanISWeight(planned: PolicyPlan): number {
+  // Over the rows the weights are formed on (the mask as given when rejection took tokens out).
+  const g = planned.isRows;
+  const plan = g === null ? planned : { ...planned, m: g.m, first: g.first, end: g.end, L: g.L };
   const sc = new RowScratch(plan.T);
   const token = (plan.tis as ResolvedISCorrection).level === "token";
   let s = 0;

@@ -75,7 +75,7 @@ export interface PolicyLossReference extends ReferenceResult {
  * ratio r = e^z (token); s_b = exp(Σ_t z / L_b) (sequence); sg[s_b]·r/sg[r] (sequence_token).
  * ℓ = −min(r·A, clamp(r, lo, hi)·A), then −max(−ℓ, c·A) when A < 0 and ratio_cap c is set
  * (pg_clip); −r·A (pg); −A·lp (reinforce); −sg[ŵ]·A·lp with ŵ = min(r, hi) one-sided or
- * clamp(r, lo, hi) two-sided (cispo). TIS multiplies ℓ by sg[min(exp(old − rollout), cap)] (token)
+ * clamp(r, lo, hi) two-sided (cispo). TIS (formed on the mask as given, before rejection) multiplies ℓ by sg[min(exp(old − rollout), cap)] (token)
  * or sg[min(exp(Σ_t (old − rollout)), cap)] (sequence, un-normalised sum). Loss = Σ w·ℓ, plus
  * coef·Σ w_kl·k(ref − lp) when `kl` is set (aggregation and normLen inherited when null).
  * Gradient / stop-gradient: ∂loss/∂logprobs by reverse-mode autodiff; sg[·] as marked.
@@ -100,8 +100,10 @@ export function policyLossRef(
   const old = rowsOf(inputs.oldLogprobs);
   const A = advantageAt(inputs.advantages);
   const rollout = inputs.rolloutLogprobs == null ? null : rowsOf(inputs.rolloutLogprobs);
-  // Rejection sampling first: the tokens and rows it takes out are padding from here on.
-  const mask = rejectRef(config, maskRowsOf(inputs.responseMask), old, rollout);
+  // Rejection sampling first: the tokens and rows it takes out are padding from here on, except
+  // for the IS weights, which are formed on the mask as given (verl forms them before rejecting).
+  const given = maskRowsOf(inputs.responseMask);
+  const mask = rejectRef(config, given, old, rollout);
   const ref = inputs.refLogprobs == null ? null : rowsOf(inputs.refLogprobs);
   const B = mask.length;
   const L = mask.map((row) => row.filter(Boolean).length);
@@ -178,21 +180,24 @@ export function policyLossRef(
     const rowIn: number[] = [];
     if (rollout !== null && tis !== null) {
       for (let b = 0; b < B; b++) {
-        const gap = sum(cols(b).map((t) => sub(old[b][t], rollout[b][t])));
+        const givenCols = given[b].flatMap((x, t) => (x ? [t] : []));
+        const gap = sum(givenCols.map((t) => sub(old[b][t], rollout[b][t])));
+        const Lg = givenCols.length;
         // sg[w]: the IS weight corrects the sampler; a constant.
-        const level = tis.level === "geometric" ? div(gap, L[b]) : gap;
+        const level = tis.level === "geometric" ? div(gap, Lg) : gap;
         seqTis.push(sg(isWeightRef(level, tis)));
         const rm = tis.rowMask ?? null;
         if (rm === null) rowIn.push(1);
         else {
-          const w = Math.exp(sg(rm.level === "geometric" ? div(gap, L[b]) : gap));
+          const w = Math.exp(sg(rm.level === "geometric" ? div(gap, Lg) : gap));
           const inside = (rm.lower == null || w >= rm.lower) && (rm.cap === null || w <= rm.cap);
           rowIn.push(inside ? 1 : 0);
         }
       }
     }
     // verl's batch normalisation: the weights' mean over the response tokens (token level) or over
-    // the rows with a token (row levels), divided out only when it exceeds 1e-8.
+    // the rows with a token (row levels), of the mask as given, divided out only when it exceeds
+    // 1e-8.
     const weightAt = (b: number, t: number): number => {
       if (tis === null || rollout === null) return 1;
       const w =
@@ -203,8 +208,8 @@ export function policyLossRef(
     if (tis !== null && rollout !== null && tis.normalize === true) {
       const xs =
         tis.level === "token"
-          ? pos.map(([b, t]) => weightAt(b, t))
-          : mask.flatMap((row, b) => (row.some(Boolean) ? [rowIn[b] === 1 ? seqTis[b] : 0] : []));
+          ? responsePositions(given).map(([b, t]) => weightAt(b, t))
+          : given.flatMap((row, b) => (row.some(Boolean) ? [rowIn[b] === 1 ? seqTis[b] : 0] : []));
       const mean = xs.reduce((a, x) => a + x, 0) / xs.length;
       if (mean > 1e-8) isDiv = mean;
     }
