@@ -44,8 +44,12 @@ export interface ClipReport {
   readonly fracNegAdvClippedLow: number;
   /** `[B, T]`: true where the exact PG_CLIP gradient is zero; false at padding. */
   readonly gradientKilledMask: Mask;
-  /** Share of response tokens whose gradient is killed. */
+  /** Share of response tokens whose gradient is killed: clipKilledFrac + zeroAdvantageFrac. */
   readonly gradientKilledFrac: number;
+  /** Share killed by the clip: A ≠ 0 and the clamp binds, or A < 0 above the dual-clip cap. */
+  readonly clipKilledFrac: number;
+  /** Share with A = 0: no gradient whatever the ratio (not the clip's doing). */
+  readonly zeroAdvantageFrac: number;
 }
 
 function isSet(x: unknown): boolean {
@@ -88,6 +92,7 @@ const POS_LOW = 2;
 const NEG_HIGH = 4;
 const NEG_LOW = 8;
 const KILLED = 16;
+const ZERO_ADV = 32;
 
 /**
  * One response token's census bits: the quadrant it falls in (A > 0 or A < 0, above 1 + ε_hi or
@@ -106,6 +111,7 @@ function classify(x: number, a: number, lo: number, hi: number, cap: number | nu
     if (below) bits |= NEG_LOW;
   }
   if (gradientKilled(x, a, lo, hi, cap)) bits |= KILLED;
+  if (a === 0) bits |= ZERO_ADV;
   return bits;
 }
 
@@ -141,10 +147,12 @@ function fractions(
     fracNegAdvClippedHigh: (c[2] as number) / n,
     fracNegAdvClippedLow: (c[3] as number) / n,
     gradientKilledFrac: (c[4] as number) / n,
+    clipKilledFrac: ((c[4] as number) - (c[5] as number)) / n,
+    zeroAdvantageFrac: (c[5] as number) / n,
   };
 }
 
-/** Add a token's bits to the five counts. */
+/** Add a token's bits to the six counts (the quadrants, killed, zero advantage). */
 function count(c: Int32Array, bits: number): void {
   if (bits === 0) return;
   if ((bits & POS_HIGH) !== 0) c[0] = (c[0] as number) + 1;
@@ -152,6 +160,7 @@ function count(c: Int32Array, bits: number): void {
   if ((bits & NEG_HIGH) !== 0) c[2] = (c[2] as number) + 1;
   if ((bits & NEG_LOW) !== 0) c[3] = (c[3] as number) + 1;
   if ((bits & KILLED) !== 0) c[4] = (c[4] as number) + 1;
+  if ((bits & ZERO_ADV) !== 0) c[5] = (c[5] as number) + 1;
 }
 
 /**
@@ -187,7 +196,7 @@ export function clipCensusOfLogprobs(
     for (let b = 0; b < B; b++) if (!Number.isFinite(advRow[b] as number)) return null;
   const lo = 1 - epsLow;
   const hi = 1 + epsHigh;
-  const c = new Int32Array(5);
+  const c = new Int32Array(6);
   let n = 0;
   const lpd = lp.data;
   const od = old.data;
@@ -269,7 +278,7 @@ export function clipReport(
   const lo = 1 - epsLow;
   const hi = 1 + epsHigh;
   const killed = new Uint8Array(m.length);
-  const c = new Int32Array(5);
+  const c = new Int32Array(6);
   let n = 0;
   for (let i = 0; i < m.length; i++) {
     if (m[i] !== 1) continue;
@@ -289,5 +298,7 @@ export function clipReport(
     fracNegAdvClippedLow: f.fracNegAdvClippedLow,
     gradientKilledMask: { rows: r.rows, cols: r.cols, data: killed },
     gradientKilledFrac: f.gradientKilledFrac,
+    clipKilledFrac: f.clipKilledFrac,
+    zeroAdvantageFrac: f.zeroAdvantageFrac,
   };
 }

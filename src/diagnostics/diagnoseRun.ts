@@ -75,6 +75,7 @@ export interface RunDiagnosis {
     readonly mismatchGapStd: SeriesSummary | null;
     readonly entropy: SeriesSummary | null;
     readonly clipKilledFrac: SeriesSummary | null;
+    readonly zeroAdvFrac: SeriesSummary | null;
     readonly lengthSlope: SeriesSummary | null;
   };
   /**
@@ -651,6 +652,7 @@ function summarizeRunAs(
       mismatchGapStd: summarize(series((s) => s.mismatchGapStd)),
       entropy: summarize(entropyPoints),
       clipKilledFrac: summarize(series((s) => s.clipKilledFrac)),
+      zeroAdvFrac: summarize(series((s) => s.zeroAdvFrac)),
       lengthSlope: summarize(series((s) => s.lengthSlope)),
     },
     entropyTrend,

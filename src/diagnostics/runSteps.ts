@@ -21,7 +21,10 @@ export interface RunStep {
   /** At most 10 catastrophic positions of the step, row-major. */
   readonly catastrophicIndices: readonly (readonly [number, number])[];
   readonly entropy: number | null;
+  /** Tokens whose PG_CLIP gradient the clip kills (A ≠ 0: the clamp binds, or past the dual-clip cap), of all response tokens. */
   readonly clipKilledFrac: number | null;
+  /** Tokens with zero advantage (no gradient whatever the ratio), of all response tokens. */
+  readonly zeroAdvFrac: number | null;
   /** The clip census' four quadrants (ClipReport's fractions of all response tokens): A > 0 with r above / below the band, A < 0 below / above it. */
   readonly clipPosHighFrac: number | null;
   readonly clipPosLowFrac: number | null;

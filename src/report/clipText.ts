@@ -25,7 +25,7 @@ export function renderClipText(report: ClipReport): string {
     `PG_CLIP band [1 - eps_low, 1 + eps_high] = [${g4(1 - report.epsLow)}, ${g4(1 + report.epsHigh)}]; fractions are of all response tokens`,
     `A > 0: clipped high ${g4(report.fracPosAdvClippedHigh)} (gradient killed), clipped low ${g4(report.fracPosAdvClippedLow)} (gradient flows)`,
     `A < 0: clipped low ${g4(report.fracNegAdvClippedLow)} (gradient killed), clipped high ${g4(report.fracNegAdvClippedHigh)} (gradient flows unless dual-clip caps it)`,
-    `gradient killed on ${g4(report.gradientKilledFrac)} of response tokens`,
+    `gradient killed on ${g4(report.gradientKilledFrac)} of response tokens: ${g4(report.clipKilledFrac)} by the clip (band or dual-clip cap), ${g4(report.zeroAdvantageFrac)} with zero advantage (no gradient whatever the ratio)`,
   ];
   return lines.join("\n");
 }

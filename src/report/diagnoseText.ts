@@ -91,7 +91,8 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
     trend("importance ESS/n (sequence level)", d.series.essRatio),
     trend("rollout-trainer gap std (trainer - rollout)", d.series.mismatchGapStd),
     trend("token entropy estimate", d.series.entropy, " nats"),
-    trend("PPO clip census: gradient-killed fraction", d.series.clipKilledFrac),
+    trend("PPO clip census: gradient killed by the clip", d.series.clipKilledFrac),
+    trend("zero-advantage tokens (no gradient, not the clip)", d.series.zeroAdvFrac),
     trend("length-bias slope", d.series.lengthSlope),
   ];
   for (const r of rows) if (r !== null) lines.push(r);

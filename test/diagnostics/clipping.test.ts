@@ -134,10 +134,14 @@ describe("clipReport", () => {
     expect(withCap.fracNegAdvClippedHigh).toBe(2 / 6);
     expect(withCap.fracNegAdvClippedLow).toBe(1 / 6);
     expect(withCap.gradientKilledFrac).toBe(4 / 6);
+    // The killed tokens split: 3/6 by the clip (pos-high, neg-low, past the cap), 1/6 with A = 0.
+    expect(withCap.clipKilledFrac).toBe(3 / 6);
+    expect(withCap.zeroAdvantageFrac).toBe(1 / 6);
     expect(Array.from(withCap.gradientKilledMask.data)).toEqual([1, 0, 1, 0, 1, 1, 0, 0]);
     expect([withCap.epsLow, withCap.epsHigh, withCap.ratioCap]).toEqual([0.2, 0.3, 3]);
     const noCap = clipReport(SIX.ratio, SIX.advantages, SIX.responseMask, BAND);
     expect(noCap.gradientKilledFrac).toBe(3 / 6);
+    expect([noCap.clipKilledFrac, noCap.zeroAdvantageFrac]).toEqual([2 / 6, 1 / 6]);
     expect(Array.from(noCap.gradientKilledMask.data)).toEqual([1, 0, 1, 0, 0, 1, 0, 0]);
     expect(noCap.ratioCap).toBeNull();
     // Quadrant fractions ignore the cap.
@@ -369,12 +373,12 @@ describe("renderClipText", () => {
   test("golden: four lines of the six-token census", () => {
     const r = clipReport(SIX.ratio, SIX.advantages, SIX.responseMask, { ...BAND, ratioCap: 3 });
     // 1 − 0.2 and 1 + 0.3 print as 0.8 and 1.3 (Python's .4g drops trailing zeros, as polgrad's
-    // summary()); fractions 1/6, 1/6 | 1/6, 2/6 | 4/6 print 0.1667, 0.3333, 0.6667.
+    // summary()); fractions 1/6, 1/6 | 1/6, 2/6 | 4/6 = 3/6 + 1/6 print 0.1667, 0.3333, 0.6667.
     expect(renderClipText(r).split("\n")).toEqual([
       "PG_CLIP band [1 - eps_low, 1 + eps_high] = [0.8, 1.3]; fractions are of all response tokens",
       "A > 0: clipped high 0.1667 (gradient killed), clipped low 0.1667 (gradient flows)",
       "A < 0: clipped low 0.1667 (gradient killed), clipped high 0.3333 (gradient flows unless dual-clip caps it)",
-      "gradient killed on 0.6667 of response tokens",
+      "gradient killed on 0.6667 of response tokens: 0.5 by the clip (band or dual-clip cap), 0.1667 with zero advantage (no gradient whatever the ratio)",
     ]);
   });
 });

@@ -167,9 +167,11 @@ describe("summarize", () => {
       fracNegAdvClippedLow: 0.5,
       gradientKilledMask: { rows: 0, cols: 0, data: new Uint8Array(0) },
       gradientKilledFrac: 0.0625,
+      clipKilledFrac: 0.046875,
+      zeroAdvantageFrac: 0.015625,
     };
     expect(renderClipText(clip)).toBe(
-      "PG_CLIP band [1 - eps_low, 1 + eps_high] = [0.8, 1.28]; fractions are of all response tokens\nA > 0: clipped high 0.01562 (gradient killed), clipped low 0 (gradient flows)\nA < 0: clipped low 0.5 (gradient killed), clipped high 0.3333 (gradient flows unless dual-clip caps it)\ngradient killed on 0.0625 of response tokens",
+      "PG_CLIP band [1 - eps_low, 1 + eps_high] = [0.8, 1.28]; fractions are of all response tokens\nA > 0: clipped high 0.01562 (gradient killed), clipped low 0 (gradient flows)\nA < 0: clipped low 0.5 (gradient killed), clipped high 0.3333 (gradient flows unless dual-clip caps it)\ngradient killed on 0.0625 of response tokens: 0.04688 by the clip (band or dual-clip cap), 0.01562 with zero advantage (no gradient whatever the ratio)",
     );
     const ent = {
       nTokens: 12,

@@ -183,14 +183,15 @@ export function runReportHtml(d: RunDiagnosis, o: { readonly essAlarm?: number }
     { name: "A>0 clipped low", points: series(steps, (s) => s.clipPosLowFrac) },
     { name: "A<0 clipped low (killed)", points: series(steps, (s) => s.clipNegLowFrac) },
     { name: "A<0 clipped high", points: series(steps, (s) => s.clipNegHighFrac) },
-    { name: "gradient killed", points: series(steps, (s) => s.clipKilledFrac) },
+    { name: "killed by the clip", points: series(steps, (s) => s.clipKilledFrac) },
+    { name: "zero advantage (no gradient)", points: series(steps, (s) => s.zeroAdvFrac) },
   ];
   if ((quad[4] as Series).points.length > 0)
     add({
       id: "panel-clip",
       title: "PPO clip census per step: the four quadrants",
       reading:
-        "Fractions of response tokens outside the clip band, by the sign of the advantage: the killed quadrants get no gradient; a growing killed share is a policy moving too fast for its clip.",
+        "Fractions of response tokens outside the clip band, by the sign of the advantage: the killed quadrants get no gradient; a growing killed share is a policy moving too fast for its clip. Zero-advantage tokens get no gradient either, whatever the ratio: they are drawn apart, not counted as the clip's.",
       docs: "docs/diagnostics/clipping.md",
       chart: lineChart({
         series: quad,
@@ -198,7 +199,7 @@ export function runReportHtml(d: RunDiagnosis, o: { readonly essAlarm?: number }
         yLabel: "fraction of tokens",
         ariaLabel: "clip quadrants per step",
       }),
-      alt: `gradient-killed fraction from ${num(((quad[4] as Series).points[0] as { y: number }).y)} to ${num(((quad[4] as Series).points.at(-1) as { y: number }).y)}.`,
+      alt: `fraction killed by the clip from ${num(((quad[4] as Series).points[0] as { y: number }).y)} to ${num(((quad[4] as Series).points.at(-1) as { y: number }).y)}.`,
     });
   const ent = series(steps, (s) => s.entropy);
   if (ent.length > 0) {
