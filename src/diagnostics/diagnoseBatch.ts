@@ -76,7 +76,8 @@ export interface BatchDiagnosis {
 
 /** What an alarm is about (docs/diagnostics/run.md#alarms). */
 export type AlarmCode =
-  | "entropy_changepoint"
+  | "entropy_collapse"
+  | "clip_shift"
   | "catastrophic_tokens"
   | "mismatch_overflow"
   | "ess_low"

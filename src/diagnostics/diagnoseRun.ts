@@ -9,6 +9,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { fmtValue, mustBe, safeText } from "../core/message.js";
+import { closestNames, didYouMean } from "../core/names.js";
 import { createRng } from "../core/rng.js";
 import { checkObject, requirePath } from "../core/validate.js";
 import { ConfigError, fail, IoError, PolgradError } from "../errors.js";
@@ -26,10 +27,14 @@ import {
 import { fsPath } from "../platform/fsPath.js";
 import {
   type Alarm,
+  type AlarmCode,
   type DetectorName,
   type DiagnoseOptions,
   diagnoseBatch,
 } from "./diagnoseBatch.js";
+import { Z_975 } from "./lengthBias.js";
+import { type LogDetectorReport, runLogDetectors } from "./logs/detectors.js";
+import { normalQuantile } from "./ols.js";
 import {
   checkEssAlarm,
   checkRange,
@@ -93,6 +98,8 @@ export interface RunDiagnosis {
     readonly firstExcludingZero: number | null;
     readonly lastExcludesZero: boolean;
   } | null;
+  /** The family of tests behind the statistical alarms: each finding, and the level each ran at. */
+  readonly family: LogDetectorReport;
   /** The alarms that fired (docs/diagnostics/run.md#alarms); the CLI exits 1 iff there is one. */
   readonly alarms: readonly Alarm[];
 }
@@ -107,6 +114,12 @@ export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
   readonly seed?: number;
   /** Alarm when the last step's ESS/n is below this (default 0.5). */
   readonly essAlarm?: number;
+  /** The run's family of tests (entropy_collapse, clip_shift, length_bias): their minimum effects. */
+  readonly minEffect?: Readonly<Record<string, number>>;
+  /** Only these of the family's tests. */
+  readonly only?: readonly string[];
+  /** Not these of the family's tests. */
+  readonly skip?: readonly string[];
   /** Only the steps from…to (inclusive) of the run (collectRunSteps; a shard of the run). */
   readonly steps?: StepRange;
   /**
@@ -606,13 +619,11 @@ function summarizeRunAs(
           lastExcludesZero: excludes(withCi[withCi.length - 1] as RunStep),
         };
   const essSummary = summarize(series((s) => s.essRatio));
+  const family = runFamily(opts, entropyPoints, series(clipTotal), withCi.length > 0);
   const alarms: Alarm[] = [];
-  if (entropyTrend?.changepointStep != null)
-    alarms.push({
-      code: "entropy_changepoint",
-      message: `entropy changepoint after step ${entropyTrend.changepointStep} (beyond the linear trend of ${Number(entropyTrend.slope.toPrecision(4))} nats per step)`,
-      step: entropyTrend.changepointStep,
-    });
+  for (const f of family.report.findings)
+    if (f.alarm)
+      alarms.push({ code: f.detector as AlarmCode, message: f.message, step: f.step ?? null });
   const total = catSteps.reduce((a, s) => a + (s.catastrophicCount as number), 0);
   if (total > 0)
     alarms.push({
@@ -632,14 +643,8 @@ function summarizeRunAs(
       message: `ESS/n ${essSummary.last.value.toFixed(3)} < ${essAlarm} at step ${essSummary.last.step}`,
       step: essSummary.last.step,
     });
-  if (lengthBias?.lastExcludesZero) {
-    const last = withCi[withCi.length - 1] as RunStep;
-    alarms.push({
-      code: "length_bias",
-      message: `length-bias slope CI excludes 0 at the last step (${last.step})`,
-      step: last.step,
-    });
-  }
+  const lengthAlarm = family.lengthBias ? lengthBiasAlarm(withCi, family.report.perTest) : null;
+  if (lengthAlarm !== null) alarms.push(lengthAlarm);
   return {
     dir: run.dir,
     steps,
@@ -658,7 +663,85 @@ function summarizeRunAs(
     entropyTrend,
     catastrophic: { total, steps: catSteps.map((s) => s.step), positions: [...positions.values()] },
     lengthBias,
+    family: family.report,
     alarms,
+  };
+}
+
+/** The four clip quadrants' sum (the fraction outside the band), where the census ran. */
+function clipTotal(s: RunStep): number | null {
+  const q = [s.clipPosHighFrac, s.clipPosLowFrac, s.clipNegLowFrac, s.clipNegHighFrac];
+  return q.some((x) => x === null) ? null : (q as number[]).reduce((a, x) => a + x, 0);
+}
+
+/** The run's detector names that --only/--skip and minEffect may name (docs/diagnostics/run.md#alarms). */
+const RUN_FAMILY = ["entropy_collapse", "clip_shift"] as const;
+
+/**
+ * The run's family of tests (docs/diagnostics/log-detectors.md): the shift tests of the entropy
+ * and the clipped fraction, and the last step's length-bias test, sharing α (Bonferroni).
+ */
+function runFamily(
+  opts: DiagnoseRunOptions,
+  entropy: readonly { step: number; value: number }[],
+  clip: readonly { step: number; value: number }[],
+  withLength: boolean,
+): { report: LogDetectorReport; lengthBias: boolean } {
+  const names = [...RUN_FAMILY, "length_bias"];
+  for (const [arg, list] of [
+    ["only", opts.only ?? []],
+    ["skip", opts.skip ?? []],
+  ] as const)
+    for (const n of list)
+      if (!names.includes(n))
+        throw fail(
+          ConfigError,
+          "diagnoseRun",
+          arg,
+          `names of the run's tests (${names.join(", ")})${didYouMean(closestNames(n, names))}`,
+          fmtValue(n),
+        );
+  const chosen = (d: string) =>
+    (opts.only === undefined || opts.only.includes(d)) && !(opts.skip ?? []).includes(d);
+  const lengthBias = withLength && chosen("length_bias");
+  const of = (metric: string, p: readonly { step: number; value: number }[]) => ({
+    metric,
+    steps: p.map((x) => x.step),
+    values: p.map((x) => x.value),
+  });
+  const report = runLogDetectors(
+    {
+      ...(entropy.length > 0 ? { entropy: of("entropy estimate", entropy) } : {}),
+      ...(clip.length > 0 ? { clip_total: of("clip census: outside the band", clip) } : {}),
+    },
+    {
+      only: RUN_FAMILY.filter(chosen),
+      ...(opts.alpha === undefined ? {} : { alpha: opts.alpha }),
+      ...(opts.minEffect === undefined ? {} : { minEffect: opts.minEffect }),
+      ...(opts.nPerm === undefined ? {} : { nPerm: opts.nPerm }),
+      ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+      extraTests: lengthBias ? 1 : 0,
+    },
+  );
+  return { report, lengthBias };
+}
+
+/**
+ * The last step's length-bias test at the family's per-test level: |slope| / se beyond
+ * Φ⁻¹(1 − α_i/2), se recovered from the step's 95 % interval (half-width / Φ⁻¹(0.975)).
+ */
+function lengthBiasAlarm(withCi: readonly RunStep[], perTest: number): Alarm | null {
+  const last = withCi[withCi.length - 1] as RunStep;
+  const lo = last.lengthCiLow as number;
+  const hi = last.lengthCiHigh as number;
+  const slope = last.lengthSlope as number;
+  const se = (hi - lo) / (2 * Z_975);
+  const z = normalQuantile(1 - perTest / 2);
+  if (!(se > 0) || !(Math.abs(slope) > z * se)) return null;
+  return {
+    code: "length_bias",
+    message: `length-bias slope ${Number(slope.toPrecision(4))} at the last step (${last.step}) is ${Number((Math.abs(slope) / se).toPrecision(3))} standard errors from 0, beyond the family's bound ${Number(z.toPrecision(3))} (level ${Number(perTest.toPrecision(3))})`,
+    step: last.step,
   };
 }
 

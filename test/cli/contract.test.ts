@@ -319,6 +319,27 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["diagnose", "--merge", join(dir, "part.json"), "--window", "3", "--json"]),
     row(2, () => ["diagnose", F.run, "--steps", "3-1"]),
     row(2, () => ["diagnose", "--merge", "--json"]),
+    row(
+      0,
+      () => [
+        "diagnose",
+        F.run,
+        "--window",
+        "4",
+        "--alpha",
+        "0.01",
+        "--min-effect",
+        "entropy_collapse=0.2,clip_shift=0.1",
+        "--only",
+        "entropy_collapse,length_bias",
+        "--json",
+      ],
+      true,
+    ),
+    row(0, () => ["diagnose", F.run, "--window", "4", "--skip", "clip_shift"]),
+    row(2, () => ["diagnose", F.run, "--alpha", "1"]),
+    row(2, () => ["diagnose", F.run, "--min-effect", "entropy_collapse=-1"]),
+    row(2, () => ["diagnose", F.run, "--only", "entropy_changepoint"]),
   ],
   "demo-run": [
     row(0, () => [

@@ -141,7 +141,8 @@ describe("diagnoseRun", () => {
         (s, k) => 2 - 0.004 * s + (noise[k] as number) - (s >= 140 ? 0.3 : 0),
       ),
     );
-    expect(drop.alarms.map((a) => a.code)).toEqual(["entropy_changepoint"]);
+    expect(drop.alarms.map((a) => a.code)).toEqual(["entropy_collapse"]);
+    expect(Math.abs((drop.alarms[0]?.step as number) - 139)).toBeLessThanOrEqual(2);
     expect(Math.abs((drop.entropyTrend?.changepointStep as number) - 139)).toBeLessThanOrEqual(2);
   });
 });
@@ -153,19 +154,14 @@ describe("diagnose cli", () => {
     const text = await runMain(["diagnose", dir]);
     expect(text.code).toBe(1);
     const lines = text.stdout.trimEnd().split("\n");
-    expect(lines[1]).toMatch(/^alarms \(\d\): \[entropy_changepoint\]/);
+    expect(lines[1]).toMatch(/^alarms \(\d\): \[entropy_collapse\]/);
     expect(lines[lines.length - 1]).toBe(lines[1]);
     const json = await runMain(["diagnose", dir, "--json"]);
     expect(json.code).toBe(1);
     const doc = JSON.parse(json.stdout) as { ok: boolean; result: { alarms: { code: string }[] } };
     expect(doc.ok).toBe(false);
     expect(doc.result.alarms.map((a) => a.code)).toEqual(
-      expect.arrayContaining([
-        "entropy_changepoint",
-        "catastrophic_tokens",
-        "ess_low",
-        "length_bias",
-      ]),
+      expect.arrayContaining(["entropy_collapse", "catastrophic_tokens", "ess_low", "length_bias"]),
     );
     // A healthy run: exit 0, ok true, no alarm.
     const calm = entropyRun("calm", [0, 5, 10, 15, 20], () => 1.5);

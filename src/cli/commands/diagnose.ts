@@ -42,7 +42,7 @@ export const diagnoseCommand: Command = {
   summary:
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--threads N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--threads N] [--json]",
   positionals: (values) =>
     values.merge === true
       ? { max: Number.POSITIVE_INFINITY, rule: "the parts' summary files" }
@@ -80,6 +80,30 @@ export const diagnoseCommand: Command = {
       argument: "N",
       description: "seed of the permutation test (runs)",
       default: "1",
+    },
+    alpha: {
+      type: "string",
+      argument: "A",
+      description:
+        "family-wise false-alarm level of a run's statistical alarms (each test at A / tests; docs/diagnostics/log-detectors.md)",
+      default: "0.05",
+    },
+    "min-effect": {
+      type: "string",
+      argument: "D=V[,D=V]",
+      description:
+        "smallest effect a detector alarms on (entropy_collapse=0.1 nats, clip_shift=0.05 by default)",
+    },
+    only: {
+      type: "string",
+      argument: "D[,D]",
+      description:
+        "only these detectors of a run's family (entropy_collapse, clip_shift, length_bias)",
+    },
+    skip: {
+      type: "string",
+      argument: "D[,D]",
+      description: "not these detectors of a run's family",
     },
     ...NAME_OPTIONS,
     steps: {
@@ -238,13 +262,68 @@ function emptyRowsOption(fn: string, v: unknown): "reject" | "drop" {
   );
 }
 
-/** The trend options of the command line (window, seed). */
-function trendOptions(values: OptionValues): { window?: number; seed: number } {
+/** The trend and family options of the command line (window, seed, alpha, min-effect, only, skip). */
+function trendOptions(values: OptionValues): {
+  window?: number;
+  seed: number;
+  alpha?: number;
+  minEffect?: Record<string, number>;
+  only?: string[];
+  skip?: string[];
+} {
   const window = intOption(values, "window", "diagnose");
+  const list = (k: string) =>
+    typeof values[k] === "string"
+      ? String(values[k])
+          .split(",")
+          .map((x) => x.trim())
+          .filter((x) => x !== "")
+      : undefined;
+  const only = list("only");
+  const skip = list("skip");
+  const alpha = values.alpha === undefined ? undefined : probability(String(values.alpha));
+  const minEffect = list("min-effect");
   return {
     ...(window !== undefined ? { window } : {}),
     seed: intOption(values, "seed", "diagnose", 0) ?? 1,
+    ...(alpha === undefined ? {} : { alpha }),
+    ...(minEffect === undefined ? {} : { minEffect: effects(minEffect) }),
+    ...(only === undefined ? {} : { only }),
+    ...(skip === undefined ? {} : { skip }),
   };
+}
+
+/** `--alpha A`: a number in (0, 1). */
+function probability(raw: string): number {
+  const v = Number(raw);
+  if (raw.trim() === "" || !(v > 0 && v < 1))
+    throw fail(
+      UsageError,
+      "polgrad diagnose",
+      "--alpha",
+      "a number in (0, 1)",
+      JSON.stringify(raw),
+    );
+  return v;
+}
+
+/** `--min-effect D=V,...`: detector names with positive numbers (the detectors check the names). */
+function effects(items: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of items) {
+    const m = /^([a-z_]+)=(.+)$/.exec(item);
+    const v = m === null ? Number.NaN : Number(m[2]);
+    if (m === null || !(v > 0) || !Number.isFinite(v))
+      throw fail(
+        UsageError,
+        "polgrad diagnose",
+        "--min-effect",
+        "DETECTOR=V with V a positive number (e.g. entropy_collapse=0.05)",
+        JSON.stringify(item),
+      );
+    out[m[1] as string] = v;
+  }
+  return out;
 }
 
 /** `--steps A-B`: an inclusive range of step numbers. */

@@ -138,6 +138,8 @@ export interface LogDetectorOptions {
   readonly nPerm?: number;
   /** Seed of the permutations (default 1). */
   readonly seed?: number;
+  /** Tests the caller runs in the same family (a tensor run's length-bias test): they share α. */
+  readonly extraTests?: number;
 }
 
 /** One detector's outcome. */
@@ -167,8 +169,10 @@ export interface LogFinding {
 /** The family's report: every finding, the alarms, and the family's level. */
 export interface LogDetectorReport {
   readonly alpha: number;
-  /** Tests that ran (the Bonferroni divisor). */
+  /** Tests that ran here (with extraTests, the Bonferroni divisor). */
   readonly tests: number;
+  /** The level each test of the family runs at: alpha / (tests + extraTests). */
+  readonly perTest: number;
   readonly findings: readonly LogFinding[];
   /** Values logged as NaN or ±∞ in a mapped quantity: an alarm at its first step. */
   readonly nonFinite: readonly {
@@ -224,7 +228,8 @@ export function runLogDetectors(
     if (!reduced.has(d.quantity)) reduced.set(d.quantity, reduceSeries(s.steps, s.values));
     return (reduced.get(d.quantity) as Reduced).values.length >= minPoints(d);
   });
-  const m = Math.max(1, runnable.length);
+  const extra = options.extraTests ?? 0;
+  const m = Math.max(1, runnable.length + extra);
   const each = alpha / m;
   const findings = chosen.map((d) => {
     const minEffect = effectOf(d, options.minEffect?.[d.name]);
@@ -240,7 +245,7 @@ export function runLogDetectors(
       );
     return run(d, s.metric, r, each, minEffect, options);
   });
-  return { alpha, tests: runnable.length, findings, nonFinite: nonFiniteOf(series) };
+  return { alpha, tests: runnable.length, perTest: each, findings, nonFinite: nonFiniteOf(series) };
 }
 
 function minPoints(d: LogDetector): number {

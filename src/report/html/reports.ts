@@ -121,7 +121,8 @@ const PANEL_OF: Readonly<Record<string, string>> = {
   ess_low: "panel-ess",
   mismatch_overflow: "panel-mismatch",
   catastrophic_tokens: "panel-mismatch",
-  entropy_changepoint: "panel-entropy",
+  entropy_collapse: "panel-entropy",
+  clip_shift: "panel-clip",
   length_bias: "panel-length",
 };
 
