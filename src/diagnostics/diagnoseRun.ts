@@ -114,6 +114,12 @@ export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
   readonly seed?: number;
   /** Alarm when the last step's ESS/n is below this (default 0.5). */
   readonly essAlarm?: number;
+  /**
+   * The largest fraction of a run's steps that may be unreadable (default 0.1): beyond it the run
+   * is not diagnosed (an IoError names the count and the first files), since trends over the rest
+   * would pass for the run's.
+   */
+  readonly maxUnreadable?: number;
   /** The run's family of tests (entropy_collapse, clip_shift, length_bias): their minimum effects. */
   readonly minEffect?: Readonly<Record<string, number>>;
   /** Only these of the family's tests. */
@@ -579,6 +585,10 @@ function summarizeRunAs(
   const { stride, gaps } = dumpGaps(run.entries.map((e) => e.step));
   const steps = run.steps;
   if (steps.length === 0) throw noSteps(fn, run, run.unreadable);
+  const maxUnreadable = checkMaxUnreadable(fn, opts.maxUnreadable);
+  const unread = run.entries.length - steps.length;
+  if (unread > maxUnreadable * run.entries.length)
+    throw tooManyUnreadable(fn, run, unread, maxUnreadable);
   const problems = [...run.entryProblems, ...gaps, ...run.unreadable];
   const mismatchOverflowSteps = run.mismatchOverflowSteps;
   const series = (pick: (s: RunStep) => number | null) =>
@@ -752,6 +762,32 @@ const MAX_REASONS = 5;
  * The error of a run folder where no step could be diagnosed (exit 2 in the CLI): what was found
  * and why each step was skipped.
  */
+function checkMaxUnreadable(fn: string, v: unknown): number {
+  if (v === undefined) return 0.1;
+  if (typeof v !== "number" || !(v >= 0 && v <= 1))
+    throw fail(ConfigError, fn, "maxUnreadable", "a fraction in [0, 1]", fmtValue(v));
+  return v;
+}
+
+/** The error of a run whose unreadable steps exceed maxUnreadable of its steps. */
+function tooManyUnreadable(fn: string, run: RunSteps, unread: number, max: number): IoError {
+  const first = [...run.unreadable, ...run.entryProblems]
+    .slice(0, MAX_REASONS)
+    .map((p) => `${p.file}: ${p.message.replace(/^[^:]*: /, "")}`)
+    .join("; ");
+  return new IoError(
+    fn,
+    "dir",
+    mustBe(
+      fn,
+      "dir",
+      `a run with at most ${Math.round(max * 100)} % of its steps unreadable (maxUnreadable; --max-unreadable)`,
+      `${unread} of ${run.entries.length} step(s) in ${safeText(run.dir)} unreadable (${first})`,
+    ),
+    run.dir,
+  );
+}
+
 function noSteps(
   fn: string,
   scan: Pick<RunSteps, "dir" | "entries" | "entryProblems" | "others">,

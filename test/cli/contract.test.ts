@@ -340,6 +340,8 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["diagnose", F.run, "--alpha", "1"]),
     row(2, () => ["diagnose", F.run, "--min-effect", "entropy_collapse=-1"]),
     row(2, () => ["diagnose", F.run, "--only", "entropy_changepoint"]),
+    row(0, () => ["diagnose", F.run, "--window", "4", "--max-unreadable", "0.5"]),
+    row(2, () => ["diagnose", F.run, "--max-unreadable", "2"]),
   ],
   "demo-run": [
     row(0, () => [

@@ -34,7 +34,11 @@ describe("run folder rules", () => {
     symlinkSync("global_step_6", join(dir, "global_step_6"));
     writeFileSync(join(dir, "step_8"), "not a folder");
     symlinkSync("nowhere", join(dir, "iter_10"));
-    const run = diagnoseRun(dir, { threads: 1 });
+    // 5 of 12 steps unreadable: beyond the default 10 %, the run is refused, naming them.
+    expect(() => diagnoseRun(dir, { threads: 1 })).toThrow(
+      /at most 10 % of its steps unreadable .*5 of 12 step\(s\) in .* unreadable \(step_2\.pt\/: /,
+    );
+    const run = diagnoseRun(dir, { threads: 1, maxUnreadable: 1 });
     expect(run.steps.map((s) => s.step)).toEqual([0, 1, 3, 5, 7, 9, 11]);
     expect(run.stride).toBe(1);
     // Before, 2, 6, 8 and 10 were no steps: here named nowhere, the stride taken as 2 (alone, a

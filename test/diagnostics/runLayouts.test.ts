@@ -110,7 +110,7 @@ describe("diagnoseRun", () => {
     expect(d.names.notes).toEqual([
       "old_logprobs: log-probabilities above 0 at response positions in some step(s): probabilities or logits stored by mistake?",
     ]);
-    const strict = diagnoseRun(dir, { strict: true });
+    const strict = diagnoseRun(dir, { strict: true, maxUnreadable: 1 });
     expect(strict.steps.map((s) => s.step)).toEqual([0, 2, 3, 5]);
     expect(strict.problems.map((p) => [p.step, p.message.includes("(≤ 0)")])).toEqual([
       [1, true],

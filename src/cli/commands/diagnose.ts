@@ -42,7 +42,7 @@ export const diagnoseCommand: Command = {
   summary:
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--threads N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--max-unreadable F] [--threads N] [--json]",
   positionals: (values) =>
     values.merge === true
       ? { max: Number.POSITIVE_INFINITY, rule: "the parts' summary files" }
@@ -93,6 +93,13 @@ export const diagnoseCommand: Command = {
       argument: "D=V[,D=V]",
       description:
         "smallest effect a detector alarms on (entropy_collapse=0.1 nats, clip_shift=0.05 by default)",
+    },
+    "max-unreadable": {
+      type: "string",
+      argument: "F",
+      description:
+        "largest fraction of a run's steps that may be unreadable; beyond it exit 2 (a run folder)",
+      default: "0.1",
     },
     only: {
       type: "string",
@@ -267,6 +274,7 @@ function trendOptions(values: OptionValues): {
   window?: number;
   seed: number;
   alpha?: number;
+  maxUnreadable?: number;
   minEffect?: Record<string, number>;
   only?: string[];
   skip?: string[];
@@ -282,11 +290,14 @@ function trendOptions(values: OptionValues): {
   const only = list("only");
   const skip = list("skip");
   const alpha = values.alpha === undefined ? undefined : probability(String(values.alpha));
+  const maxUnreadable =
+    values["max-unreadable"] === undefined ? undefined : fraction(String(values["max-unreadable"]));
   const minEffect = list("min-effect");
   return {
     ...(window !== undefined ? { window } : {}),
     seed: intOption(values, "seed", "diagnose", 0) ?? 1,
     ...(alpha === undefined ? {} : { alpha }),
+    ...(maxUnreadable === undefined ? {} : { maxUnreadable }),
     ...(minEffect === undefined ? {} : { minEffect: effects(minEffect) }),
     ...(only === undefined ? {} : { only }),
     ...(skip === undefined ? {} : { skip }),
@@ -302,6 +313,20 @@ function probability(raw: string): number {
       "polgrad diagnose",
       "--alpha",
       "a number in (0, 1)",
+      JSON.stringify(raw),
+    );
+  return v;
+}
+
+/** `--max-unreadable F`: a fraction in [0, 1]. */
+function fraction(raw: string): number {
+  const v = Number(raw);
+  if (raw.trim() === "" || !(v >= 0 && v <= 1))
+    throw fail(
+      UsageError,
+      "polgrad diagnose",
+      "--max-unreadable",
+      "a fraction in [0, 1]",
       JSON.stringify(raw),
     );
   return v;
