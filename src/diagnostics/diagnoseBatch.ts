@@ -78,6 +78,7 @@ export interface BatchDiagnosis {
 export type AlarmCode =
   | "entropy_collapse"
   | "clip_shift"
+  | "kl_ref_shift"
   | "catastrophic_tokens"
   | "mismatch_overflow"
   | "ess_low"

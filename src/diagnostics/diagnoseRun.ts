@@ -32,6 +32,7 @@ import {
   type DiagnoseOptions,
   diagnoseBatch,
 } from "./diagnoseBatch.js";
+import { klRefMean } from "./klRef.js";
 import { Z_975 } from "./lengthBias.js";
 import { type LogDetectorReport, runLogDetectors } from "./logs/detectors.js";
 import { normalQuantile } from "./ols.js";
@@ -81,6 +82,7 @@ export interface RunDiagnosis {
     readonly entropy: SeriesSummary | null;
     readonly clipKilledFrac: SeriesSummary | null;
     readonly zeroAdvFrac: SeriesSummary | null;
+    readonly klRef: SeriesSummary | null;
     readonly lengthSlope: SeriesSummary | null;
   };
   /**
@@ -120,7 +122,7 @@ export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
    * would pass for the run's.
    */
   readonly maxUnreadable?: number;
-  /** The run's family of tests (entropy_collapse, clip_shift, length_bias): their minimum effects. */
+  /** The run's family of tests (entropy_collapse, clip_shift, kl_ref_shift, length_bias): their minimum effects. */
   readonly minEffect?: Readonly<Record<string, number>>;
   /** Only these of the family's tests. */
   readonly only?: readonly string[];
@@ -447,6 +449,7 @@ function collectRunStepsAs(
       const failed: RunProblem[] = [];
       let used: RunStepEntry | null = null;
       let d: ReturnType<typeof summaryOf> | null = null;
+      let klRef: number | null = null;
       // The names of the candidate diagnosed, else of the last one whose names resolved.
       let source: StepNames | null = null;
       for (const c of candidates) {
@@ -464,6 +467,7 @@ function collectRunStepsAs(
           source = batch.source;
           // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
           d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
+          klRef = klRefMean(batch);
           used = c;
           break;
         } catch (e) {
@@ -504,7 +508,7 @@ function collectRunStepsAs(
           skipCounts.set(key, entry);
         }
         const { skipped: _skipped, mismatchOverflow: _overflow, ...scalars } = d;
-        steps.push({ step, file: used.name, ...scalars });
+        steps.push({ step, file: used.name, ...scalars, klRef });
         // Candidates before the one diagnosed could not be read; those after it are not read.
         for (const f of failed)
           unreadable.push({
@@ -629,7 +633,11 @@ function summarizeRunAs(
           lastExcludesZero: excludes(withCi[withCi.length - 1] as RunStep),
         };
   const essSummary = summarize(series((s) => s.essRatio));
-  const family = runFamily(opts, entropyPoints, series(clipTotal), withCi.length > 0);
+  const family = runFamily(
+    opts,
+    { entropy: entropyPoints, clip: series(clipTotal), klRef: series((s) => s.klRef ?? null) },
+    withCi.length > 0,
+  );
   const alarms: Alarm[] = [];
   for (const f of family.report.findings)
     if (f.alarm)
@@ -668,6 +676,7 @@ function summarizeRunAs(
       entropy: summarize(entropyPoints),
       clipKilledFrac: summarize(series((s) => s.clipKilledFrac)),
       zeroAdvFrac: summarize(series((s) => s.zeroAdvFrac)),
+      klRef: summarize(series((s) => s.klRef ?? null)),
       lengthSlope: summarize(series((s) => s.lengthSlope)),
     },
     entropyTrend,
@@ -685,7 +694,7 @@ function clipTotal(s: RunStep): number | null {
 }
 
 /** The run's detector names that --only/--skip and minEffect may name (docs/diagnostics/run.md#alarms). */
-const RUN_FAMILY = ["entropy_collapse", "clip_shift"] as const;
+const RUN_FAMILY = ["entropy_collapse", "clip_shift", "kl_ref_shift"] as const;
 
 /**
  * The run's family of tests (docs/diagnostics/log-detectors.md): the shift tests of the entropy
@@ -693,10 +702,12 @@ const RUN_FAMILY = ["entropy_collapse", "clip_shift"] as const;
  */
 function runFamily(
   opts: DiagnoseRunOptions,
-  entropy: readonly { step: number; value: number }[],
-  clip: readonly { step: number; value: number }[],
+  points: Readonly<
+    Record<"entropy" | "clip" | "klRef", readonly { step: number; value: number }[]>
+  >,
   withLength: boolean,
 ): { report: LogDetectorReport; lengthBias: boolean } {
+  const { entropy, clip, klRef } = points;
   const names = [...RUN_FAMILY, "length_bias"];
   for (const [arg, list] of [
     ["only", opts.only ?? []],
@@ -723,6 +734,7 @@ function runFamily(
     {
       ...(entropy.length > 0 ? { entropy: of("entropy estimate", entropy) } : {}),
       ...(clip.length > 0 ? { clip_total: of("clip census: outside the band", clip) } : {}),
+      ...(klRef.length > 0 ? { kl_ref: of("KL to the reference (k3)", klRef) } : {}),
     },
     {
       only: RUN_FAMILY.filter(chosen),

@@ -33,6 +33,8 @@ export interface RunStep {
   readonly lengthSlope: number | null;
   readonly lengthCiLow: number | null;
   readonly lengthCiHigh: number | null;
+  /** The mean k3 KL to the reference over the response tokens (klRef.ts), null without reference log-probs; absent in summaries written before it. */
+  readonly klRef?: number | null;
 }
 
 /** An inclusive range of step numbers. */

@@ -93,6 +93,7 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
     trend("token entropy estimate", d.series.entropy, " nats"),
     trend("PPO clip census: gradient killed by the clip", d.series.clipKilledFrac),
     trend("zero-advantage tokens (no gradient, not the clip)", d.series.zeroAdvFrac),
+    trend("KL to the reference (k3)", d.series.klRef, " nats"),
     trend("length-bias slope", d.series.lengthSlope),
   ];
   for (const r of rows) if (r !== null) lines.push(r);

@@ -105,7 +105,7 @@ export const diagnoseCommand: Command = {
       type: "string",
       argument: "D[,D]",
       description:
-        "only these detectors of a run's family (entropy_collapse, clip_shift, length_bias)",
+        "only these detectors of a run's family (entropy_collapse, clip_shift, kl_ref_shift, length_bias)",
     },
     skip: {
       type: "string",

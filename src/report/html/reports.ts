@@ -123,6 +123,7 @@ const PANEL_OF: Readonly<Record<string, string>> = {
   catastrophic_tokens: "panel-mismatch",
   entropy_collapse: "panel-entropy",
   clip_shift: "panel-clip",
+  kl_ref_shift: "panel-kl-ref",
   length_bias: "panel-length",
 };
 
@@ -234,6 +235,22 @@ export function runReportHtml(d: RunDiagnosis, o: { readonly essAlarm?: number }
       data: { "changepoint-step": cp === null ? "" : String(cp) },
     });
   }
+  const kl = series(steps, (s) => s.klRef ?? null);
+  if (kl.length > 0)
+    add({
+      id: "panel-kl-ref",
+      title: "KL to the reference per step",
+      reading:
+        "The mean k3 estimate of KL(policy ‖ reference) over each step's response tokens: a steady climb is the policy leaving its reference; a jump beyond the trend is an alarm.",
+      docs: "docs/diagnostics/run.md#kl-to-the-reference",
+      chart: lineChart({
+        series: [{ name: "KL to the reference (k3)", points: kl }],
+        xLabel: "step",
+        yLabel: "nats",
+        ariaLabel: "KL to the reference per step",
+      }),
+      alt: `KL to the reference from ${num((kl[0] as { y: number }).y)} to ${num((kl.at(-1) as { y: number }).y)}.`,
+    });
   const slope = series(steps, (s) => s.lengthSlope);
   if (slope.length > 0) {
     const band = steps
