@@ -342,6 +342,20 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(2, () => ["diagnose", F.run, "--only", "entropy_changepoint"]),
     row(0, () => ["diagnose", F.run, "--window", "4", "--max-unreadable", "0.5"]),
     row(2, () => ["diagnose", F.run, "--max-unreadable", "2"]),
+    row(0, () => [
+      "diagnose",
+      F.run,
+      "--follow",
+      "--poll",
+      "0.1",
+      "--until-step",
+      "0",
+      "--window",
+      "4",
+      "--json",
+    ]),
+    row(2, () => ["diagnose", F.batch, "--follow", "--until-step", "0"]),
+    row(2, () => ["diagnose", F.run, "--follow", "--poll", "0"]),
   ],
   "demo-run": [
     row(0, () => [

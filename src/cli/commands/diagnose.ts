@@ -1,6 +1,6 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
 import { fmtValue, safeText } from "../../core/message.js";
-import { fail, UsageError } from "../../errors.js";
+import { fail, IoError, UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
 import {
   isRunFolder,
@@ -42,7 +42,7 @@ export const diagnoseCommand: Command = {
   summary:
     "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
   usage:
-    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--max-unreadable F] [--threads N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--max-unreadable F] [--follow [--poll S] [--until-step N]] [--threads N] [--json]",
   positionals: (values) =>
     values.merge === true
       ? { max: Number.POSITIVE_INFINITY, rule: "the parts' summary files" }
@@ -93,6 +93,22 @@ export const diagnoseCommand: Command = {
       argument: "D=V[,D=V]",
       description:
         "smallest effect a detector alarms on (entropy_collapse=0.1 nats, clip_shift=0.05 by default)",
+    },
+    follow: {
+      type: "boolean",
+      description:
+        "follow a run folder while it trains: read only new steps each poll, print each alarm once when it first fires; Ctrl-C or --until-step ends it with the summary and the usual exit code",
+    },
+    poll: {
+      type: "string",
+      argument: "S",
+      description: "seconds between the polls of --follow",
+      default: "2",
+    },
+    "until-step": {
+      type: "string",
+      argument: "N",
+      description: "with --follow: stop once step N (or a later one) is diagnosed",
     },
     "max-unreadable": {
       type: "string",
@@ -175,6 +191,16 @@ export const diagnoseCommand: Command = {
     };
     const range = stepsOption(values);
     const summaryOut = values["summary-out"];
+    if (values.follow === true) {
+      // A run folder that may hold no step yet: the run is followed as it is written.
+      if (path === "-" || range !== undefined || typeof summaryOut === "string")
+        throw new UsageError(
+          fn,
+          "--follow",
+          `${fn}: --follow must come with a run folder and without --steps or --summary-out; got ${safeText(path)}`,
+        );
+      return followRunCli(fn, path, values, io, { ...options, ...names, ...trendOptions(values) });
+    }
     if (path !== "-" && (await isRunFolder(path))) {
       const { collectRunSteps, summarizeRun } = await import("../../diagnostics/diagnoseRun.js");
       const bar = progressBar(io, "diagnosing", io.stderrIsTTY === true && !values.json);
@@ -394,6 +420,90 @@ async function printRun(
     io.stdout(renderRunDiagnosisText(d));
   }
   return d.alarms.length > 0 ? 1 : 0;
+}
+
+/**
+ * `diagnose RUN --follow`: poll the run folder, print each alarm once when it first fires (text:
+ * on stdout; --json: on stderr, the document at the end), and on Ctrl-C or --until-step print the
+ * summary and exit with the usual code (docs/diagnostics/run.md#following-a-run).
+ */
+async function followRunCli(
+  fn: string,
+  path: string,
+  values: OptionValues,
+  io: CommandIO,
+  runOptions: import("../../diagnostics/diagnoseRun.js").DiagnoseRunOptions,
+): Promise<number> {
+  const { RunFollower } = await import("../../diagnostics/followRun.js");
+  const { statSync } = await import("node:fs");
+  const { fsPath } = await import("../../platform/fsPath.js");
+  let isDir = false;
+  try {
+    isDir = statSync(fsPath(path)).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir)
+    throw new UsageError(
+      fn,
+      "PATH",
+      `${fn}: PATH must be an existing run folder with --follow (steps may come later); got ${safeText(path)}`,
+    );
+  const seconds = values.poll === undefined ? 2 : Number(values.poll);
+  if (!(seconds > 0 && seconds <= 3600))
+    throw fail(
+      UsageError,
+      fn,
+      "--poll",
+      "a number of seconds in (0, 3600]",
+      JSON.stringify(values.poll),
+    );
+  const until = intOption(values, "until-step", "diagnose", 0);
+  const follower = new RunFollower(path, runOptions);
+  let stop = false;
+  let wake: (() => void) | null = null;
+  const onSignal = () => {
+    stop = true;
+    wake?.();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    for (;;) {
+      const u = follower.poll();
+      for (const a of u.newAlarms) {
+        const line = `step ${a.step ?? u.lastStep}: [${a.code}] ${a.message}\n`;
+        if (values.json) io.stderr(`${fn}: ${line}`);
+        else io.stdout(line);
+      }
+      if (stop || (until !== undefined && u.lastStep !== null && u.lastStep >= until)) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, seconds * 1000);
+      });
+      wake = null;
+      if (stop) {
+        // One last read: what was written before the signal is part of the summary.
+        for (const a of follower.poll().newAlarms) {
+          const line = `step ${a.step}: [${a.code}] ${a.message}\n`;
+          if (values.json) io.stderr(`${fn}: ${line}`);
+          else io.stdout(line);
+        }
+        break;
+      }
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  const d = follower.summary();
+  if (d === null)
+    throw new IoError(
+      fn,
+      "PATH",
+      `${fn}: PATH must be a run folder with at least one readable step by the end of --follow; got none in ${safeText(path)}`,
+    );
+  return printRun(fn, values, io, d);
 }
 
 /** `diagnose --merge PART.json ...`: the report of the merged per-step summaries. */
