@@ -1136,6 +1136,14 @@ def case_specs(ld: Loaded, registry: dict, agg_modes: list[str]) -> list[tuple[s
          {**lp_key, RC + "rollout_is": "token", RC + "rollout_is_batch_normalize": True}, rnd),
         ("rollout_correction.rollout_is=sequence,rollout_is_batch_normalize=true",
          {**lp_key, RC + "rollout_is": "sequence", RC + "rollout_is_batch_normalize": True}, rnd),
+        # Rejection with IS weights at the sequence level or batch-normalised: verl forms the
+        # weights on the mask before it rejects (issue 33).
+        ("rollout_correction.rollout_is=sequence,rollout_rs=token_k1",
+         {**lp_key, RC + "rollout_is": "sequence", RC + "rollout_rs": "token_k1",
+          RC + "rollout_rs_threshold": "0.95_1.05"}, rnd),
+        ("rollout_correction.rollout_is=token,rollout_is_batch_normalize=true,rollout_rs=token_k1",
+         {**lp_key, RC + "rollout_is": "token", RC + "rollout_is_batch_normalize": True,
+          RC + "rollout_rs": "token_k1", RC + "rollout_rs_threshold": "0.95_1.05"}, rnd),
     ]
     if ld.rel.path == "engine":
         # v0.8.0+: a "lower_upper" threshold masks the weights outside the bounds (IcePop); the
