@@ -33,6 +33,7 @@ Output: JSON, indent=1, sorted keys, trailing newline, byte-stable across re-run
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ast
 import builtins
 import dataclasses
@@ -168,17 +169,22 @@ CALC_LP = "actor_rollout_ref.rollout.calculate_log_probs"
 TRAIN_BS = "data.train_batch_size"
 
 # Loss modes recorded as per-key cases. clip_cov / kl_cov select tokens by covariance with
-# random tie-breaking, bypass_mode / rollout_correction replace old_log_probs by the rollout's
-# log-probs in the trainer: all four are skipped (see SKIPPED).
+# random tie-breaking; the loss modes bypass_mode / rollout_correction are set only in the
+# driver's copy of the config (apply_bypass_mode), which the actor workers never see: all four
+# are skipped as loss modes (see SKIPPED); algorithm.rollout_correction.bypass_mode is recorded
+# as the trainer runs it (bypass()).
 WANTED_LOSS_MODES = ("dppo_tv", "dppo_kl", "gspo", "sapo", "gpg", "geo_mean", "cispo", "dro")
 KL_TYPES = ("k1", "k2", "abs", "k3+")  # the default type low_var_kl is the plain use_kl_loss case
 SKIPPED = (
     "policy_loss.loss_mode clip_cov and kl_cov: they pick the clipped / penalised tokens by "
     "covariance rank with random selection among candidates (torch.randperm), not a "
     "deterministic function of the batch. policy_loss.loss_mode bypass_mode (v0.7.x onward) "
-    "and rollout_correction (v0.6.1): the trainer overwrites old_log_probs with "
-    "rollout_log_probs and rewrites the policy_loss config (apply_bypass_mode); that is a "
-    "trainer-level data rewrite, not recorded. kl_loss_type 'full' needs full logits. "
+    "and rollout_correction (v0.6.1) as loss modes: apply_bypass_mode writes them into the "
+    "driver's copy of actor.policy_loss after init_workers gave the actor workers theirs, so no "
+    "worker computes them; algorithm.rollout_correction.bypass_mode=true is recorded as the "
+    "Ray trainer runs it: verl's apply_bypass_mode on the batch (old_log_probs := "
+    "rollout_log_probs, with a copy of the config as the driver's), no rollout correction, "
+    "the workers' configured loss. kl_loss_type 'full' needs full logits. "
     "entropy_coeff and rollout_correction cases are not recorded on the built-in batch "
     "because it has no entropies / rollout_logprobs stream. use_dynamic_bsz (token-budget "
     "micro-batches) is not recorded. v0.7.0 and v0.7.1 ship verl/workers/utils/losses.py too, "
@@ -747,7 +753,11 @@ def load_release(rel: Release, sources: dict, wanted_modes: list[str]) -> Loaded
     rc_ns = None
     if RC_HELPER in rel.files:
         rc_tree, rc_name = parse(sources, rel, RC_HELPER)
-        rc_nodes = pick_closure(rc_tree, ["compute_rollout_correction_and_add_to_batch"], rc_name)
+        # The driver's bypass step: apply_bypass_mode (v0.7.0+) or apply_rollout_correction (v0.6.1).
+        bypass_fn = next((n for n in ("apply_bypass_mode", "apply_rollout_correction")
+                          if n in top_level(rc_tree, rc_name)), None)
+        roots = ["compute_rollout_correction_and_add_to_batch"] + ([bypass_fn] if bypass_fn else [])
+        rc_nodes = pick_closure(rc_tree, roots, rc_name)
         rc_ns = {"__name__": "verl.trainer.ppo.rollout_corr_helper", "torch": torch, "verl_F": verl_f,
                  "math": math, "Optional": Optional, "Any": Any, "DataProto": DataProtoStandIn,
                  "RolloutCorrectionConfig": ConfigNode, "PolicyLossConfig": policy_cls}
@@ -841,12 +851,35 @@ def rollout_correction(ld: Loaded, rc_values: dict, b: dict) -> tuple[Any, Optio
     return mask, out.batch.get("rollout_is_weights", None)
 
 
+def bypass(ld: Loaded, rc_values: dict, b: dict, policy_values: dict) -> dict:
+    """The driver's bypass step run as the Ray trainer runs it: verl's apply_bypass_mode (or v0.6.1's
+    apply_rollout_correction) on the batch, with the driver's copy of actor.policy_loss; the actor
+    workers keep their own copy (made at init_workers), so the loss they compute is the configured
+    one, against the old_log_probs the driver set. Returns the batch with those old_log_probs."""
+    fn = ld.rc_ns.get("apply_bypass_mode") or ld.rc_ns.get("apply_rollout_correction")
+    if fn is None:
+        raise SystemExit(f"{ld.rel.label}: no bypass step in {RC_HELPER}")
+    omegaconf = types.ModuleType("omegaconf")
+    omegaconf.open_dict = lambda _cfg: contextlib.nullcontext()
+    sys.modules["omegaconf"] = omegaconf
+    batch = DataProtoStandIn({"old_log_probs": b["old"].clone(), "rollout_log_probs": b["rollout"],
+                              "response_mask": b["mask_i64"].clone()})
+    driver_copy = dict(policy_values)
+    rc_node = build_node(DictConfigNode, rc_values, {}, "algorithm.rollout_correction")
+    fn(batch=batch, rollout_corr_config=rc_node, policy_loss_config=driver_copy)
+    return {**b, "old": batch.batch["old_log_probs"]}
+
+
 def run_case(ld: Loaded, config: dict, b: dict) -> dict:
     rows, width = b["lp"].shape
     cfg, rc_values, micro, n_mini = case_config(ld, config, rows)
     mask_i64 = b["mask_i64"]
     weights = None
-    if any(k.startswith(RC) for k in config):
+    if config.get(RC + "bypass_mode", False):
+        if not (config.get(CALC_LP, False) or ld.rollout_calc_lp):
+            raise SystemExit(f"{ld.rel.label}: bypass mode needs {CALC_LP}=true")
+        b = bypass(ld, rc_values, b, dict(ld.policy_values))
+    elif any(k.startswith(RC) for k in config):
         if not (config.get(CALC_LP, False) or ld.rollout_calc_lp):
             raise SystemExit(f"{ld.rel.label}: rollout correction needs {CALC_LP}=true")
         mask_i64, weights = rollout_correction(ld, rc_values, b)
@@ -1138,6 +1171,13 @@ def case_specs(ld: Loaded, registry: dict, agg_modes: list[str]) -> list[tuple[s
          {**lp_key, RC + "rollout_is": "sequence", RC + "rollout_is_batch_normalize": True}, rnd),
         # Rejection with IS weights at the sequence level or batch-normalised: verl forms the
         # weights on the mask before it rejects (issue 33).
+        # bypass_mode as the Ray trainer runs it: old_log_probs := rollout_log_probs (the driver's
+        # apply_bypass_mode), the workers' configured loss, no rollout correction (issue 33).
+        ("rollout_correction.bypass_mode=true",
+         {**lp_key, RC + "bypass_mode": True}, rnd),
+        ("rollout_correction.bypass_mode=true,loss_type=reinforce,rollout_is=token,rollout_rs=token_k1",
+         {**lp_key, RC + "bypass_mode": True, RC + "loss_type": "reinforce", RC + "rollout_is": "token",
+          RC + "rollout_rs": "token_k1", RC + "rollout_rs_threshold": "0.95_1.05"}, rnd),
         ("rollout_correction.rollout_is=sequence,rollout_rs=token_k1",
          {**lp_key, RC + "rollout_is": "sequence", RC + "rollout_rs": "token_k1",
           RC + "rollout_rs_threshold": "0.95_1.05"}, rnd),
