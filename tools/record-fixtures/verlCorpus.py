@@ -44,6 +44,9 @@ def actor_config(settings: dict) -> tuple[dict, dict]:
     for key, value in settings.items():
         if key.startswith(V.A) or key.startswith(V.RC) or key == V.CALC_LP:
             config[key] = value
+        elif key in V.WORLD_KEYS and V.A + "ppo_micro_batch_size" in settings:
+            # The world the deprecated global micro-batch size is divided over.
+            config[key] = value
         elif key == V.TRAIN_BS and value == mini:
             config[key] = value
         else:
@@ -69,6 +72,8 @@ def main() -> None:
             registry = V.registered_losses(V.ast.parse(sources[V.CORE]))
             ld = V.load_release(rel, sources, [m for m in V.WANTED_LOSS_MODES if m in registry])
             ld.rollout_calc_lp = bool(V.yaml_rollout_calc_lp(sources[rel.yaml]))
+            ld.normalize = (V.normalize_block(sources[V.FSDP_WORKERS], V.FSDP_WORKERS)
+                            if V.FSDP_WORKERS in sources else None)
             loaded[rel.label] = ld
             prov[rel.label] = {"commit": rel.commit, "files": dict(sorted(rel.files.items())), "path": rel.path}
         ld = loaded[rel.label]

@@ -63,6 +63,8 @@ BUILTIN_BATCH_FILE = REPO_ROOT / "test" / "fixtures" / "polgrad" / "which_exampl
 DP_ACTOR = "verl/workers/actor/dp_actor.py"
 LOSSES = "verl/workers/utils/losses.py"
 CORE = "verl/trainer/ppo/core_algos.py"
+# The FSDP worker, whose "normalize config" block converts the global micro-batch size (old actor).
+FSDP_WORKERS = "verl/workers/fsdp_workers.py"
 TF = "verl/utils/torch_functional.py"
 ACTOR_CFG = "verl/workers/config/actor.py"
 BASE_CFG = "verl/base_config.py"
@@ -84,18 +86,21 @@ class Release:
 
 RELEASES = (
     Release("v0.4.1", "v0.4.1", "8d9e350ea58c7ad4b50dd14d9dcb50577242c55f", "old_actor", OLD_YAML, {
+        FSDP_WORKERS: "57a23566cebe8088ecd5c83518b9fa222051aa147fb21bd451e85163e8ede178",
         DP_ACTOR: "e2119325c4666b1c341e7761752f5e674f33ef5ec33008237a435697426ed923",
         CORE: "32692646dc70018e33cc133919ae8c27858a7323d215b4fe43824afa2853791b",
         TF: "fb6eae2e6561adf9622adcaf0552db38d2e887ef74701e2556e647ca3c290a94",
         OLD_YAML: "27ff485445de6e6aa3fb458c2deeec88aca9cd09303b859aa83caa03b6786ce7",
     }, False),
     Release("v0.5.0", "v0.5.0", "8fdc4d3f202f41461f4de9f42a637228e342668b", "old_actor", GEN_YAML, {
+        FSDP_WORKERS: "79598ab019228a331825e315ff474322460162ae7adb436e1097ec2a32780f62",
         DP_ACTOR: "48c18d13a5ab47dfac0a85a713130f894c45ed81c7256f8af3ab32d6ffba8ef7",
         CORE: "87176b44551fdfe749940ff91bf9d3ad8ecb44a8000d7bbf1bab86e3425427d5",
         TF: "7133e257bc12afd3a527c9bd706418f39f740d43def556f4c5b9f8525108dece",
         GEN_YAML: "2038dd7a3a264d3f66176dbdc277a71ced22e3e7da474392807daf1ab8e4cb2f",
     }, False),
     Release("v0.6.0", "v0.6.0", "ddd86f527a4af75095e4677b02b5aa272913a088", "old_actor", GEN_YAML, {
+        FSDP_WORKERS: "f49de6aa3676c6dc96e24315ebdefc7aa714e1a84661a3cea3a65b9fa2cf6a3b",
         DP_ACTOR: "df0a431f9fc06593f8d0af38411084b907c256779768320b9c193e3b4abdbabc",
         CORE: "6c7623538d142c2aba3288b48bf97cb92dec9d3f9930e079acde15714dd0e9d4",
         TF: "62d1dccf1958de62056279349e1ce55be6836a1bd49f231bf71246c9dd8d72cc",
@@ -104,6 +109,7 @@ RELEASES = (
         GEN_YAML: "1558343e0126e7713eb59113866aaa4f9ddde2e78d9084fc060f6ebaa7fc60d1",
     }, False),
     Release("v0.6.1", "v0.6.1", "d62da4950573d7a4b7ef2362337952e7ab59e78d", "old_actor", GEN_YAML, {
+        FSDP_WORKERS: "ac75354db92440f6bed447a8272b77e62d5d64f33430ef43c50c1fc309e9376c",
         DP_ACTOR: "ec53e7a8b88e2b9dbdca40af07fd84b1e1b735cdf75378ab284383640b44f5bf",
         CORE: "e7817157e4f13e9f85d65321a9e81f5eef1cc9d18d70fe73ca54a2026213528c",
         TF: "62d1dccf1958de62056279349e1ce55be6836a1bd49f231bf71246c9dd8d72cc",
@@ -112,14 +118,17 @@ RELEASES = (
         GEN_YAML: "4f669d56454f6ce0a20bdd2e5b0a342ba6942b7d7298cfef45e6639ef13b6d92",
     }, False),
     Release("v0.7.0", "v0.7.0", "f9c855f7cf04d603c9546bc01776c74806a879c1", "old_actor", GEN_YAML, {
+        FSDP_WORKERS: "54e0cce9ca9b4e8d2430a4064798e3a47a0bd345d5102c078597395bdbe8a5ed",
         DP_ACTOR: "2f708de798943838c9724a127506ac6a9ec41532fc39b417056fb9bd10e57504",
         CORE: "5a9ac50f7fd1c5fcc1d9a6fea3a6f47cdd9ea716f752fa501915661b1cfbef2f",
         TF: "811aadb6c480a3ebd02f2242981a513d056ceb309347aebd6eff9ba5e52590ec",
         ACTOR_CFG: "6563a071f1fb20b1367bcaccf294252ef1f0afd6e56ec3b8e6907819dfd580ab",
         BASE_CFG: "a313fdc081a3983193980a475b9b572b125fe95da92c459f05db810a14f62050",
         GEN_YAML: "36477de64fdd3a9e492e7e4f0d175635b7a33d082873af622b062af167e91eb1",
+        RC_HELPER: "e33a30b5385ab09be4b6b14913967d17329b583818dd15e69aa79f3ff0a706e3",
     }, False),
     Release("v0.7.1", "v0.7.1", "bec9ef74768dd201881cd4e54cd0385e87caae27", "old_actor", GEN_YAML, {
+        FSDP_WORKERS: "ce52e8b085e599fe997d9ad494fb1761c7d82609359d81ca1a75e8f4fbcbea74",
         DP_ACTOR: "1a7d0d5551d5422b61068868062b013c968fc28ce605e9240708a13e3e625793",
         CORE: "bd5c2a262df55ec143af4392ae3f702c56497a76c6e6b5b641cc5e67760fd432",
         TF: "cb37d045dec2161d637e2633032cc97c97334e5547cea62dace42630c9683259",
@@ -787,6 +796,33 @@ def check_default(notes: list, rel: Release, label: str, dc: dict, key: str, yam
 # --------------------------------------------------------------------------------------
 
 
+def normalize_block(source: str, where: str) -> Any:
+    """The FSDP worker's "normalize config" statement for the actor, compiled with its file and
+    lines: the `if self._is_actor:` of ActorRolloutRefWorker.__init__ whose first statement scales
+    self.config.actor.ppo_mini_batch_size (by rollout.n, then per rank)."""
+    tree = ast.parse(source, filename=where)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "self._is_actor"):
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.AugAssign) and ast.unparse(first.target) == "self.config.actor.ppo_mini_batch_size":
+            return compile(ast.Module(body=[node], type_ignores=[]), where, "exec")
+    raise SystemExit(f"{where}: no actor normalize-config block")
+
+
+def normalized_micro(ld: Loaded, mini: int, n: int, global_micro: int, n_gpus: int, sp: int) -> tuple[int, int]:
+    """Run the worker's block on a stand-in self: (the rank's mini-batch, rows per micro-batch)."""
+    ns = types.SimpleNamespace
+    actor = ns(ppo_mini_batch_size=mini, ppo_micro_batch_size=global_micro, ppo_micro_batch_size_per_gpu=None)
+    me = ns(_is_actor=True, config=ns(actor=actor, rollout=ns(n=n)), device_mesh=ns(size=lambda: n_gpus),
+            ulysses_sequence_parallel_size=sp)
+    exec(ld.normalize, {"self": me})  # noqa: S102 (verl's own statement, picked by ast)
+    return actor.ppo_mini_batch_size, actor.ppo_micro_batch_size_per_gpu
+
+
+WORLD_KEYS = ("trainer.n_gpus_per_node", "trainer.nnodes", "actor_rollout_ref.rollout.n")
+
+
 def case_config(ld: Loaded, config: dict, rows: int) -> tuple[ConfigNode, dict, int, int]:
     """(actor config stand-in, rollout-correction values, micro size, number of mini-batches)."""
     actor = dict(ld.actor_values)
@@ -815,12 +851,27 @@ def case_config(ld: Loaded, config: dict, rows: int) -> tuple[ConfigNode, dict, 
             rc[sub] = value
         elif key == CALC_LP:
             pass  # checked by the caller: rollout_log_probs only exist when the rollout computes them
+        elif key in WORLD_KEYS:
+            pass  # the world the global micro-batch size is divided over (below)
         elif key == TRAIN_BS:
             if value != actor["ppo_mini_batch_size"]:
                 raise SystemExit("only data.train_batch_size == ppo_mini_batch_size is modelled")
             n_mini = 1
         else:
             raise SystemExit(f"unsupported key {key}")
+    global_micro = config.get(A + "ppo_micro_batch_size")
+    if global_micro is not None:
+        if ld.rel.path != "old_actor":
+            raise SystemExit("the global micro-batch size is recorded on the old actor only")
+        n_gpus = config.get("trainer.n_gpus_per_node", 8) * config.get("trainer.nnodes", 1)
+        per_rank, micro = normalized_micro(ld, config[A + "ppo_mini_batch_size"],
+                                           config.get("actor_rollout_ref.rollout.n", 1), global_micro, n_gpus,
+                                           config.get(A + "ulysses_sequence_parallel_size", 1))
+        # The batch stands for the rank's mini-batch (per_rank rows in the run; the release cases
+        # choose sizes where it is the batch's rows, a corpus case's batch has the rows its micro
+        # split needs): the split is verl's micro, whatever per_rank is.
+        del per_rank
+        actor["ppo_micro_batch_size"] = None
     actor["ppo_mini_batch_size"] = rows
     actor["ppo_micro_batch_size_per_gpu"] = rows if micro is None else micro
     node = build_node(ld.config_cls, {**actor, "policy_loss": policy}, {"policy_loss": ld.policy_cls},
@@ -856,6 +907,8 @@ def bypass(ld: Loaded, rc_values: dict, b: dict, policy_values: dict) -> dict:
     apply_rollout_correction) on the batch, with the driver's copy of actor.policy_loss; the actor
     workers keep their own copy (made at init_workers), so the loss they compute is the configured
     one, against the old_log_probs the driver set. Returns the batch with those old_log_probs."""
+    if ld.rc_ns is None:
+        raise SystemExit(f"{ld.rel.label}: {RC_HELPER} is not pinned at this release")
     fn = ld.rc_ns.get("apply_bypass_mode") or ld.rc_ns.get("apply_rollout_correction")
     if fn is None:
         raise SystemExit(f"{ld.rel.label}: no bypass step in {RC_HELPER}")
@@ -1157,6 +1210,17 @@ def case_specs(ld: Loaded, registry: dict, agg_modes: list[str]) -> list[tuple[s
                       {A + "policy_loss.loss_mode": "sapo", A + "tau_pos": 2.0, A + "tau_neg": 3.0}, std))
     if ld.rel.path == "old_actor":
         specs.append(("ppo_micro_batch_size_per_gpu=2", {A + "ppo_micro_batch_size_per_gpu": 2}, std))
+        # The deprecated global size, converted by the worker's own block: 4 // (2 GPUs // sp 1)
+        # = 2 rows on random0 (B = 4, the rank's mini-batch 8·1 // 2); on 2 nodes × 2 GPUs with
+        # sp 2, 4 // (4 // 2) = 2; on random1 (B = 6), 6 // 2 = 3 (issue 33).
+        world = {"actor_rollout_ref.rollout.n": 1, "trainer.nnodes": 1, "trainer.n_gpus_per_node": 2}
+        specs.append(("ppo_micro_batch_size=4,n_gpus=2",
+                      {**world, A + "ppo_mini_batch_size": 8, A + "ppo_micro_batch_size": 4}, ["random0"]))
+        specs.append(("ppo_micro_batch_size=4,nnodes=2,ulysses_sequence_parallel_size=2",
+                      {**world, "trainer.nnodes": 2, A + "ppo_mini_batch_size": 8, A + "ppo_micro_batch_size": 4,
+                       A + "ulysses_sequence_parallel_size": 2}, ["random0"]))
+        specs.append(("ppo_micro_batch_size=6,n_gpus=2",
+                      {**world, A + "ppo_mini_batch_size": 12, A + "ppo_micro_batch_size": 6}, ["random1"]))
         specs.append(("on_policy:data.train_batch_size=256", {TRAIN_BS: 256}, std))
     lp_key = {} if ld.rollout_calc_lp else {CALC_LP: True}
     specs += [
@@ -1409,6 +1473,7 @@ def main() -> None:
         wanted = [m for m in WANTED_LOSS_MODES if m in registry] if rel.full else []
         ld = load_release(rel, sources, wanted)
         ld.rollout_calc_lp = bool(yaml_rollout_calc_lp(sources[rel.yaml]))
+        ld.normalize = normalize_block(sources[FSDP_WORKERS], FSDP_WORKERS) if FSDP_WORKERS in sources else None
         notes += ld.notes
         entry_src = sources[DP_ACTOR if rel.path == "old_actor" else LOSSES]
         agg_modes = agg_modes_of(core_tree)
