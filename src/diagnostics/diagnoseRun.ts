@@ -34,7 +34,11 @@ import {
 } from "./diagnoseBatch.js";
 import { klRefMean } from "./klRef.js";
 import { Z_975 } from "./lengthBias.js";
-import { type LogDetectorReport, runLogDetectors } from "./logs/detectors.js";
+import {
+  type LogDetectorOptions,
+  type LogDetectorReport,
+  runLogDetectors,
+} from "./logs/detectors.js";
 import { normalQuantile } from "./ols.js";
 import {
   checkEssAlarm,
@@ -106,8 +110,14 @@ export interface RunDiagnosis {
   readonly alarms: readonly Alarm[];
 }
 
-/** Options of {@link diagnoseRun}. */
-export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
+/**
+ * Options of {@link diagnoseRun}. `minEffect`, `only` and `skip` name the run's family of tests
+ * (entropy_collapse, clip_shift, kl_ref_shift, length_bias), as the log detectors' options do.
+ */
+export interface DiagnoseRunOptions
+  extends DiagnoseOptions,
+    NameOptions,
+    Pick<LogDetectorOptions, "minEffect" | "only" | "skip"> {
   /** Trailing window of the entropy changepoint test (default min(S, 4096, max(20, round(0.6·S)))). */
   readonly window?: number;
   readonly nPerm?: number;
@@ -122,12 +132,6 @@ export interface DiagnoseRunOptions extends DiagnoseOptions, NameOptions {
    * would pass for the run's.
    */
   readonly maxUnreadable?: number;
-  /** The run's family of tests (entropy_collapse, clip_shift, kl_ref_shift, length_bias): their minimum effects. */
-  readonly minEffect?: Readonly<Record<string, number>>;
-  /** Only these of the family's tests. */
-  readonly only?: readonly string[];
-  /** Not these of the family's tests. */
-  readonly skip?: readonly string[];
   /** Only the steps from…to (inclusive) of the run (collectRunSteps; a shard of the run). */
   readonly steps?: StepRange;
   /**
@@ -787,17 +791,17 @@ function tooManyUnreadable(fn: string, run: RunSteps, unread: number, max: numbe
     .slice(0, MAX_REASONS)
     .map((p) => `${p.file}: ${p.message.replace(/^[^:]*: /, "")}`)
     .join("; ");
-  return new IoError(
+  return runDirError(
     fn,
-    "dir",
-    mustBe(
-      fn,
-      "dir",
-      `a run with at most ${Math.round(max * 100)} % of its steps unreadable (maxUnreadable; --max-unreadable)`,
-      `${unread} of ${run.entries.length} step(s) in ${safeText(run.dir)} unreadable (${first})`,
-    ),
     run.dir,
+    `a run with at most ${Math.round(max * 100)} % of its steps unreadable (maxUnreadable; --max-unreadable)`,
+    `${unread} of ${run.entries.length} step(s) in ${safeText(run.dir)} unreadable (${first})`,
   );
+}
+
+/** The IoError naming a run folder (`dir`): the rule it breaks and what it holds. */
+function runDirError(fn: string, dir: string, rule: string, actual: string): IoError {
+  return new IoError(fn, "dir", mustBe(fn, "dir", rule, actual), dir);
 }
 
 function noSteps(
@@ -824,15 +828,10 @@ function noSteps(
       unreadable.length,
     )}`;
   }
-  return new IoError(
+  return runDirError(
     fn,
-    "dir",
-    mustBe(
-      fn,
-      "dir",
-      "a run folder with at least one readable step (step_N, step-N, global_step_N/, iter_N: .safetensors, .json, .npy, .npz, .pt)",
-      actual,
-    ),
     scan.dir,
+    "a run folder with at least one readable step (step_N, step-N, global_step_N/, iter_N: .safetensors, .json, .npy, .npz, .pt)",
+    actual,
   );
 }
