@@ -102,15 +102,20 @@ def canonical_releases(releases):
 
 
 def canonical_configs(r):
-    """A release's named configs (verl's --config-name), only where the recorder gives them."""
-    if "configs" not in r:
-        return {}
-    return {
-        "configs": [
+    """A release's named configs (verl's --config-name) and config groups, only where the recorder
+    gives them."""
+    out = {}
+    if "configs" in r:
+        out["configs"] = [
             {"name": c["name"], "file": c["file"], "values": [{"key": v["key"], "default": v["default"]} for v in c["values"]]}
             for c in r["configs"]
         ]
-    }
+    if "groups" in r:
+        out["groups"] = [
+            {"group": g["group"], "package": g["package"], "default": g["default"], "options": list(g["options"])}
+            for g in r["groups"]
+        ]
+    return out
 
 
 def expanded_provenance(releases):

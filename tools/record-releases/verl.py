@@ -186,6 +186,7 @@ def record_release(gitdir, label, tag, rev):
             differ = [{"key": k["key"], "default": k["default"]} for k in okeys
                       if k["key"] in fsdp and repr(k["default"]) != repr(fsdp[k["key"]])]
             configs.append({"name": "ppo_megatron_trainer", "file": len(files) - 1, "values": differ})
+    groups = config_groups(gitdir, commit) if path == GENERATED else []
     release = {
         "label": label,
         "tag": tag,
@@ -194,8 +195,34 @@ def record_release(gitdir, label, tag, rev):
         "files": files,
         "keys": keys,
         "configs": configs,
+        "groups": groups,
     }
     return stamp, release
+
+
+def config_groups(gitdir, commit):
+    """The config groups ppo_trainer.yaml's defaults list composes at a package (`group@pkg: option`),
+    each with its default option (`${model_engine}` read as the list's own model_engine entry) and
+    the options verl/trainer/config/<group>/ ships, in the list's order."""
+    doc = yaml.safe_load(git(gitdir, "show", f"{commit}:{SOURCE}").decode("utf-8"))
+    entries = [e for e in doc.get("defaults", []) if isinstance(e, dict) and len(e) == 1]
+    engine = next((v for e in entries for k, v in e.items() if k == "model_engine"), None)
+    names = git(gitdir, "ls-tree", "--name-only", commit, "--", "verl/trainer/config/").decode().split()
+    out = []
+    for e in entries:
+        (key, option), = e.items()
+        if "@" not in key or not isinstance(option, str):
+            continue
+        group, package = key.split("@", 1)
+        if engine is not None:
+            option = option.replace("${model_engine}", engine)
+        if "${" in option:
+            raise ValueError(f"{commit}: {key}: an interpolation this recorder does not resolve: {option}")
+        folder = f"verl/trainer/config/{group}"
+        files = git(gitdir, "ls-tree", "--name-only", commit, "--", folder + "/").decode().split() if folder in names else []
+        options = sorted(f[len(folder) + 1:-5] for f in files if f.endswith(".yaml"))
+        out.append({"group": group, "package": package, "default": option, "options": options})
+    return out
 
 
 def main(argv):

@@ -87,6 +87,7 @@ export async function resolveCliFrameworkConfig(
   const skipped: string[] = [];
   const warnings: string[] = [];
   let configName: string | undefined;
+  const groupSelections: import("../../conformance/frameworkConfig/parse.js").GroupSelection[] = [];
   let source = "the release's defaults";
   if (typeof path === "string") {
     const { text, source: s } = await readConfigText(fn, `--${o.configOption}`, path, io);
@@ -95,6 +96,7 @@ export async function resolveCliFrameworkConfig(
     warnings.push(...(p.warnings ?? []));
     skipped.push(...p.skipped);
     configName = p.configName;
+    groupSelections.push(...(p.groupSelections ?? []));
     source = s;
   }
   if (positionals.length > 0) {
@@ -108,6 +110,7 @@ export async function resolveCliFrameworkConfig(
     entries.push(...kept, ...p.entries);
     skipped.push(...p.skipped);
     configName = p.configName ?? configName;
+    groupSelections.push(...(p.groupSelections ?? []));
     source =
       typeof path === "string" ? `${source} and the arguments after --` : "the arguments after --";
   }
@@ -131,6 +134,7 @@ export async function resolveCliFrameworkConfig(
       source,
       ...(warnings.length === 0 ? {} : { warnings }),
       ...(configName === undefined ? {} : { configName }),
+      ...(groupSelections.length === 0 ? {} : { groupSelections }),
     },
     {
       ...(numProcesses === undefined || numProcesses === null ? {} : { numProcesses }),

@@ -28,7 +28,7 @@ import {
   type ParsedFrameworkConfig,
   parseFrameworkConfig,
 } from "./parse.js";
-import { findRelease, withNamedConfig } from "./releases.js";
+import { checkGroupSelections, findRelease, withNamedConfig } from "./releases.js";
 import type { FrameworkResolution } from "./resolution.js";
 import { checkResolution } from "./resolution.js";
 import { resolveTrl } from "./trl.js";
@@ -113,6 +113,7 @@ export function resolveFrameworkConfig(
     );
   checkEntryPoint("resolveFrameworkConfig", parsed);
   const r = withNamedConfig(found.ref, found, parsed.configName);
+  checkGroupSelections(r.ref, r, parsed.groupSelections ?? []);
   refuseUnmodelled(r.ref, r, parsed);
   const res = classifyKeys(r.ref, r, parsed, resolveFor(r, parsed, options), {
     strict: true,

@@ -52,6 +52,17 @@ export interface ParsedFrameworkConfig {
   readonly warnings?: readonly string[];
   /** verl: the config `--config-name` names (`.yaml` dropped); absent: the default, ppo_trainer. */
   readonly configName?: string;
+  /** verl: the config-group options the overrides select (`group@package=option`), in order. */
+  readonly groupSelections?: readonly GroupSelection[];
+}
+
+/** A verl override `group@package=option` (Hydra's selection of a config group's option). */
+export interface GroupSelection {
+  readonly group: string;
+  readonly package: string;
+  readonly option: string;
+  /** The override as written. */
+  readonly token: string;
 }
 
 const FN = "parseFrameworkConfig";
@@ -342,9 +353,9 @@ function isMainPpoConfigFolder(path: string): boolean {
  * Hydra's own options and the override forms that select or delete config. `--config-name` /
  * `-cn` names a config of main_ppo's folder (returned; the resolver reads the release's recorded
  * config of that name or refuses naming it), and `--config-path` / `-cp` may name that folder;
- * another folder (`--config-path`, `--config-dir`), `group@package=option` and `~key` are refused
- * by name: polgrad resolves the configs verl ships with their default groups, so the explanation
- * would otherwise be of a config the run does not load.
+ * `group@package=option` is returned (the resolver checks it against the release's recorded
+ * groups); another folder (`--config-path`, `--config-dir`) and `~key` are refused by name: the
+ * explanation would otherwise be of a config the run does not load.
  *
  * @returns The option's value and how many tokens it took (0: not a Hydra option).
  */
@@ -352,7 +363,7 @@ function hydraOption(
   t: string,
   next: string | undefined,
   source: string,
-): { name: string | null; took: number } {
+): { name: string | null; took: number; group?: GroupSelection } {
   const opt = /^(--config-path|--config-name|--config-dir|-cp|-cn|-cd)(=(.*))?$/s.exec(t);
   if (opt !== null) {
     const value = opt[3] ?? next ?? "";
@@ -369,11 +380,16 @@ function hydraOption(
   }
   const group = /^([+]{0,2})([A-Za-z_][\w./]*)@([\w.]+)=(.*)$/s.exec(t);
   if (group !== null)
-    throw new ConfigError(
-      FN,
-      t,
-      `${FN}: ${safeText(source)}: ${fmtValue(t)} selects option ${fmtValue(group[4])} of config group ${group[2]} at ${group[3]}; polgrad resolves verl's default groups only, so it cannot say which loss this run computes`,
-    );
+    return {
+      name: null,
+      took: 1,
+      group: {
+        group: group[2] as string,
+        package: group[3] as string,
+        option: group[4] as string,
+        token: t,
+      },
+    };
   if (t.startsWith("~"))
     throw new ConfigError(
       FN,
@@ -387,14 +403,16 @@ function hydraOption(
 function parseOverrides(
   tokens: readonly string[],
   source: string,
-): { map: Map<string, ConfigEntry>; configName: string | null } {
+): { map: Map<string, ConfigEntry>; configName: string | null; groups: GroupSelection[] } {
   const map = new Map<string, ConfigEntry>();
   let configName: string | null = null;
+  const groups: GroupSelection[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as string;
     const hydra = hydraOption(t, tokens[i + 1], source);
     if (hydra.took > 0) {
       if (hydra.name !== null) configName = hydra.name;
+      if (hydra.group !== undefined) groups.push(hydra.group);
       i += hydra.took - 1;
       continue;
     }
@@ -413,7 +431,7 @@ function parseOverrides(
       ...(m[1] === "" ? {} : { plus: true as const }),
     });
   }
-  return { map, configName };
+  return { map, configName, groups };
 }
 
 /** Every key a mapping (or a mapping inside it) holds twice: "key a.b on lines 3 and 7". */
@@ -573,7 +591,7 @@ export function parseFrameworkArgs(
       skipped: words.slice(0, start),
       source,
     };
-  const { map, configName } = parseOverrides(rest, source);
+  const { map, configName, groups } = parseOverrides(rest, source);
   return {
     framework,
     form: "args",
@@ -581,6 +599,7 @@ export function parseFrameworkArgs(
     skipped: words.slice(0, start),
     source,
     ...(configName === null ? {} : { configName }),
+    ...(groups.length === 0 ? {} : { groupSelections: groups }),
   };
 }
 

@@ -178,3 +178,37 @@ export function withNamedConfig(fn: string, r: ReleaseRef, name: string | undefi
   );
   return { ...r, release: { ...r.release, keys } };
 }
+
+/**
+ * Check a run's config-group selections (verl `group@package=option`) against the release's
+ * recorded groups: the default option is the release as it is; another option the release ships
+ * selects another config (another engine's actor, …), which polgrad does not resolve, so it is
+ * refused naming it; an option or group the release does not ship is refused with the ones it does.
+ *
+ * @param fn - The public function named by errors.
+ * @throws {ConfigError} E_CONFIG naming the override.
+ */
+export function checkGroupSelections(
+  fn: string,
+  r: ReleaseRef,
+  selections: readonly { group: string; package: string; option: string; token: string }[],
+): void {
+  const groups = r.release.groups ?? [];
+  for (const s of selections) {
+    const g = groups.find((x) => x.group === s.group && x.package === s.package);
+    const why = (rule: string) =>
+      new ConfigError(fn, s.token, `${fn}: ${fmtValue(s.token)} ${rule}`);
+    if (g === undefined)
+      throw why(
+        `selects a config group ppo_trainer does not compose at ${s.package} at ${r.ref} (it composes ${groups.map((x) => `${x.group}@${x.package}`).join(", ") || "no recorded group"}), so polgrad cannot say which loss this run computes`,
+      );
+    if (s.option === g.default) continue;
+    if (!g.options.includes(s.option))
+      throw why(
+        `selects option ${fmtValue(s.option)} of config group ${g.group}, which verl/trainer/config/${g.group} does not ship at ${r.ref} (it ships ${g.options.join(", ")})${didYouMean(closestNames(s.option, g.options))}`,
+      );
+    throw why(
+      `selects option ${fmtValue(s.option)} of config group ${g.group} at ${g.package} instead of the default ${fmtValue(g.default)}; polgrad resolves the default options only (the FSDP actor's configs), so it cannot say which loss this run computes at ${r.ref}`,
+    );
+  }
+}

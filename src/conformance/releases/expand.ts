@@ -10,6 +10,7 @@ import {
   type CompactKeyRun,
   type CompactRelease,
   type CompactReleaseFacts,
+  type RecordedConfigGroup,
   type RecordedKey,
   type RecordedNamedConfig,
   type RecordedRelease,
@@ -136,7 +137,34 @@ function expandRelease(
     ...(r.configs === undefined
       ? {}
       : { configs: namedConfigs(r, keys, `${where}.configs`, fail) }),
+    ...(r.groups === undefined ? {} : { groups: configGroups(r.groups, `${where}.groups`, fail) }),
   };
+}
+
+/** A release's config groups, checked: each a group, a package, a default and the options shipped. */
+function configGroups(
+  groups: unknown,
+  where: string,
+  fail: (where: string, rule: string, got: unknown) => IoError,
+): RecordedConfigGroup[] {
+  if (!Array.isArray(groups)) throw fail(where, "a list of config groups", groups);
+  return groups.map((raw: unknown, i) => {
+    const g = isObj(raw) ? raw : {};
+    const options = Array.isArray(g.options) ? (g.options as unknown[]) : null;
+    const ok =
+      typeof g.group === "string" &&
+      typeof g.package === "string" &&
+      typeof g.default === "string" &&
+      options !== null &&
+      options.every((o) => typeof o === "string");
+    if (!ok) throw fail(`${where}[${i}]`, "{ group, package, default, options } of strings", raw);
+    return {
+      group: g.group as string,
+      package: g.package as string,
+      default: g.default as string,
+      options: options as string[],
+    };
+  });
 }
 
 /** A release's named configs, checked: distinct names, a recorded file, values of recorded keys. */

@@ -63,6 +63,20 @@ export interface RecordedRelease {
    * differs from `keys`' (docs/conformance/releases.md#named-configs).
    */
   readonly configs?: readonly RecordedNamedConfig[];
+  /**
+   * The config groups the default config composes at a package (verl's `group@package: option`
+   * in ppo_trainer.yaml's defaults list), where the recorder gives them
+   * (docs/conformance/releases.md#named-configs).
+   */
+  readonly groups?: readonly RecordedConfigGroup[];
+}
+
+/** A config group of the default config: its package, its default option and the options shipped. */
+export interface RecordedConfigGroup {
+  readonly group: string;
+  readonly package: string;
+  readonly default: string;
+  readonly options: readonly string[];
 }
 
 /** A config a run names (verl `--config-name ppo_megatron_trainer`): its file and its own defaults. */
@@ -124,6 +138,8 @@ export interface CompactRelease {
   readonly keyLines: readonly number[];
   /** The named configs, as in the expanded view (verl only). */
   readonly configs?: readonly RecordedNamedConfig[];
+  /** The config groups, as in the expanded view (verl only). */
+  readonly groups?: readonly RecordedConfigGroup[];
 }
 
 /**

@@ -178,6 +178,8 @@ describe("the launch configs the frameworks ship", () => {
         keys = p.entries.map((e) => e.key);
         // A named config's value is named with the option that selected it.
         if (p.configName !== undefined) keys.push(`--config-name ${p.configName}`);
+        // A config-group selection is named as written.
+        for (const g of p.groupSelections ?? []) keys.push(g.token);
       } catch {
         // The words do not parse: the message must name the word it stopped at.
         // (A word as a whole, quoted as the message quotes it, or a word's key.)

@@ -132,7 +132,7 @@ describe("parseFrameworkConfig", () => {
     ]);
   });
 
-  test("golden: verl's --config-name names a config main_ppo ships (read from the release's facts); another folder is refused by name", () => {
+  test("golden: verl's --config-name and group@package=option are read against the release's facts; another folder is refused by name", () => {
     const launch = (opts: string) =>
       `python3 -m verl.trainer.main_ppo ${opts} actor_rollout_ref.actor.clip_ratio_high=0.28`;
     // main_ppo's own folder, spelled as verl's examples spell it; the name with or without .yaml.
@@ -168,12 +168,41 @@ describe("parseFrameworkConfig", () => {
         /--config-path "\.\/examples\/sglang_multiturn\/config" makes verl load its config from another folder/,
       ],
       ["--config-dir /x", /--config-dir "\/x" makes verl load its config from a further folder/],
-      [
-        "actor@actor_rollout_ref.actor=megatron_actor",
-        /selects option "megatron_actor" of config group actor/,
-      ],
       ["~actor_rollout_ref.actor.clip_ratio_c", /deletes a key from verl's config/],
     ] as const)
       expect(() => parseFrameworkConfig("verl", launch(opts)), opts).toThrow(re);
+    // group@package=option is read, and checked against the release's recorded groups: the
+    // default option is the release itself; another option it ships is refused naming it; an
+    // option it does not ship is refused with the ones it does.
+    const sel = parseFrameworkConfig("verl", launch("actor@actor_rollout_ref.actor=dp_actor"));
+    expect(sel.groupSelections).toEqual([
+      {
+        group: "actor",
+        package: "actor_rollout_ref.actor",
+        option: "dp_actor",
+        token: "actor@actor_rollout_ref.actor=dp_actor",
+      },
+    ]);
+    expect(resolveFrameworkConfig("verl@1dda039b", sel).algebra).toEqual(
+      resolveFrameworkConfig("verl@1dda039b", launch("")).algebra,
+    );
+    expect(() =>
+      resolveFrameworkConfig(
+        "verl@1dda039b",
+        launch("actor@actor_rollout_ref.actor=megatron_actor"),
+      ),
+    ).toThrow(
+      /selects option "megatron_actor" of config group actor at actor_rollout_ref\.actor instead of the default "dp_actor"/,
+    );
+    expect(() =>
+      resolveFrameworkConfig("verl@1dda039b", launch("actor@actor_rollout_ref.actor=mlite_actor")),
+    ).toThrow(
+      /which verl\/trainer\/config\/actor does not ship at verl@1dda039b \(it ships actor, dp_actor, megatron_actor, torchtitan_actor, veomni_actor\)/,
+    );
+    expect(() =>
+      resolveFrameworkConfig("verl@v0.4.1", launch("actor@actor_rollout_ref.actor=dp_actor")),
+    ).toThrow(
+      /selects a config group ppo_trainer does not compose at actor_rollout_ref\.actor at verl@v0\.4\.1 \(it composes no recorded group\)/,
+    );
   });
 });
