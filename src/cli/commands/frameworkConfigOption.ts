@@ -88,6 +88,7 @@ export async function resolveCliFrameworkConfig(
   const warnings: string[] = [];
   let configName: string | undefined;
   const groupSelections: import("../../conformance/frameworkConfig/parse.js").GroupSelection[] = [];
+  const deletions: string[] = [];
   let source = "the release's defaults";
   if (typeof path === "string") {
     const { text, source: s } = await readConfigText(fn, `--${o.configOption}`, path, io);
@@ -97,6 +98,7 @@ export async function resolveCliFrameworkConfig(
     skipped.push(...p.skipped);
     configName = p.configName;
     groupSelections.push(...(p.groupSelections ?? []));
+    deletions.push(...(p.deletions ?? []));
     source = s;
   }
   if (positionals.length > 0) {
@@ -111,6 +113,7 @@ export async function resolveCliFrameworkConfig(
     skipped.push(...p.skipped);
     configName = p.configName ?? configName;
     groupSelections.push(...(p.groupSelections ?? []));
+    deletions.push(...(p.deletions ?? []));
     source =
       typeof path === "string" ? `${source} and the arguments after --` : "the arguments after --";
   }
@@ -135,6 +138,7 @@ export async function resolveCliFrameworkConfig(
       ...(warnings.length === 0 ? {} : { warnings }),
       ...(configName === undefined ? {} : { configName }),
       ...(groupSelections.length === 0 ? {} : { groupSelections }),
+      ...(deletions.length === 0 ? {} : { deletions }),
     },
     {
       ...(numProcesses === undefined || numProcesses === null ? {} : { numProcesses }),

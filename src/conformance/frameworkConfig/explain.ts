@@ -28,11 +28,11 @@ import {
   type ParsedFrameworkConfig,
   parseFrameworkConfig,
 } from "./parse.js";
-import { checkGroupSelections, findRelease, withNamedConfig } from "./releases.js";
+import { checkDeletions, checkGroupSelections, findRelease, withNamedConfig } from "./releases.js";
 import type { FrameworkResolution } from "./resolution.js";
 import { checkResolution } from "./resolution.js";
 import { resolveTrl } from "./trl.js";
-import { resolveVerl } from "./verl.js";
+import { resolveVerl, verlLossKeysUnder } from "./verl.js";
 
 /** One component where the resolved loss and a paper config differ. */
 export interface ConfigDifference {
@@ -114,12 +114,14 @@ export function resolveFrameworkConfig(
   checkEntryPoint("resolveFrameworkConfig", parsed);
   const r = withNamedConfig(found.ref, found, parsed.configName);
   checkGroupSelections(r.ref, r, parsed.groupSelections ?? []);
+  const deleted = checkDeletions(r.ref, r, parsed.deletions ?? [], verlLossKeysUnder);
   refuseUnmodelled(r.ref, r, parsed);
   const res = classifyKeys(r.ref, r, parsed, resolveFor(r, parsed, options), {
     strict: true,
     ...(r.framework === "trl" ? { known: TRL_KNOWN } : {}),
   });
-  return withCommonWarnings(res);
+  const ignored = [...res.ignored, ...deleted.map((key) => ({ key: `~${key}`, value: null }))];
+  return withCommonWarnings(deleted.length === 0 ? res : { ...res, ignored });
 }
 
 /** accelerate's `--num_processes N` (or `=N`) among the launcher's words, or undefined. */

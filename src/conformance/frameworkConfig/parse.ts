@@ -54,6 +54,8 @@ export interface ParsedFrameworkConfig {
   readonly configName?: string;
   /** verl: the config-group options the overrides select (`group@package=option`), in order. */
   readonly groupSelections?: readonly GroupSelection[];
+  /** verl: the keys (or subtrees) the overrides delete (`~key`), in order. */
+  readonly deletions?: readonly string[];
 }
 
 /** A verl override `group@package=option` (Hydra's selection of a config group's option). */
@@ -354,8 +356,9 @@ function isMainPpoConfigFolder(path: string): boolean {
  * `-cn` names a config of main_ppo's folder (returned; the resolver reads the release's recorded
  * config of that name or refuses naming it), and `--config-path` / `-cp` may name that folder;
  * `group@package=option` is returned (the resolver checks it against the release's recorded
- * groups); another folder (`--config-path`, `--config-dir`) and `~key` are refused by name: the
- * explanation would otherwise be of a config the run does not load.
+ * groups), and `~key` too (the resolver refuses deleting a key the loss reads); another folder
+ * (`--config-path`, `--config-dir`) is refused by name: the explanation would otherwise be of a
+ * config the run does not load.
  *
  * @returns The option's value and how many tokens it took (0: not a Hydra option).
  */
@@ -363,7 +366,7 @@ function hydraOption(
   t: string,
   next: string | undefined,
   source: string,
-): { name: string | null; took: number; group?: GroupSelection } {
+): { name: string | null; took: number; group?: GroupSelection; deleted?: string } {
   const opt = /^(--config-path|--config-name|--config-dir|-cp|-cn|-cd)(=(.*))?$/s.exec(t);
   if (opt !== null) {
     const value = opt[3] ?? next ?? "";
@@ -390,11 +393,13 @@ function hydraOption(
         token: t,
       },
     };
+  const deleted = /^~([A-Za-z_][\w.\-/]*)(=.*)?$/s.exec(t);
+  if (deleted !== null) return { name: null, took: 1, deleted: deleted[1] as string };
   if (t.startsWith("~"))
     throw new ConfigError(
       FN,
       t,
-      `${FN}: ${safeText(source)}: ${fmtValue(t)} deletes a key from verl's config; polgrad resolves the recorded config with every key present, so it cannot say which loss this run computes`,
+      `${FN}: ${safeText(source)}: verl deletions must be ~key or ~key=value (Hydra syntax); got ${fmtValue(t)}`,
     );
   return { name: null, took: 0 };
 }
@@ -403,16 +408,23 @@ function hydraOption(
 function parseOverrides(
   tokens: readonly string[],
   source: string,
-): { map: Map<string, ConfigEntry>; configName: string | null; groups: GroupSelection[] } {
+): {
+  map: Map<string, ConfigEntry>;
+  configName: string | null;
+  groups: GroupSelection[];
+  deletions: string[];
+} {
   const map = new Map<string, ConfigEntry>();
   let configName: string | null = null;
   const groups: GroupSelection[] = [];
+  const deletions: string[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as string;
     const hydra = hydraOption(t, tokens[i + 1], source);
     if (hydra.took > 0) {
       if (hydra.name !== null) configName = hydra.name;
       if (hydra.group !== undefined) groups.push(hydra.group);
+      if (hydra.deleted !== undefined) deletions.push(hydra.deleted);
       i += hydra.took - 1;
       continue;
     }
@@ -431,7 +443,7 @@ function parseOverrides(
       ...(m[1] === "" ? {} : { plus: true as const }),
     });
   }
-  return { map, configName, groups };
+  return { map, configName, groups, deletions };
 }
 
 /** Every key a mapping (or a mapping inside it) holds twice: "key a.b on lines 3 and 7". */
@@ -591,7 +603,7 @@ export function parseFrameworkArgs(
       skipped: words.slice(0, start),
       source,
     };
-  const { map, configName, groups } = parseOverrides(rest, source);
+  const { map, configName, groups, deletions } = parseOverrides(rest, source);
   return {
     framework,
     form: "args",
@@ -600,6 +612,7 @@ export function parseFrameworkArgs(
     source,
     ...(configName === null ? {} : { configName }),
     ...(groups.length === 0 ? {} : { groupSelections: groups }),
+    ...(deletions.length === 0 ? {} : { deletions }),
   };
 }
 

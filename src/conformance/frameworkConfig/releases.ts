@@ -3,7 +3,7 @@
  * (`trl@v1.9.0`, `verl@1dda039b`, `openrlhf@v0.11.0`), as `polgrad frameworks` names its pins
  * (docs/conformance/releases.md). Browser-safe.
  */
-import { fmtValue, mustBe } from "../../core/message.js";
+import { fmtValue, mustBe, safeText } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
 import { ConfigError, IoError, UnknownNameError } from "../../errors.js";
 import { releaseFacts } from "../releases/store.js";
@@ -211,4 +211,38 @@ export function checkGroupSelections(
       `selects option ${fmtValue(s.option)} of config group ${g.group} at ${g.package} instead of the default ${fmtValue(g.default)}; polgrad resolves the default options only (the FSDP actor's configs), so it cannot say which loss this run computes at ${r.ref}`,
     );
   }
+}
+
+/**
+ * Check a run's deletions (verl `~key`): a key or subtree the release does not hold is refused as
+ * Hydra refuses it; deleting one the loss reads is refused naming it (the code would then read its
+ * own fallback, which polgrad does not model); the others are returned, to be listed as ignored.
+ *
+ * @param lossKeysUnder - The loss-relevant keys under a dotted key.
+ * @throws {ConfigError} E_CONFIG naming the deletion.
+ */
+export function checkDeletions(
+  fn: string,
+  r: ReleaseRef,
+  deletions: readonly string[],
+  lossKeysUnder: (key: string) => readonly string[],
+): string[] {
+  const keys = r.release.keys.map((k) => k.key);
+  for (const d of deletions) {
+    const token = `~${d}`;
+    if (!keys.some((k) => k === d || k.startsWith(`${d}.`)))
+      throw new ConfigError(
+        fn,
+        token,
+        `${fn}: ${fmtValue(token)} deletes ${safeText(d)}, which is not a key of ${r.ref} (Hydra refuses it)${didYouMean(closestNames(d, keys))}`,
+      );
+    const read = lossKeysUnder(d).filter((k) => keys.includes(k));
+    if (read.length > 0)
+      throw new ConfigError(
+        fn,
+        token,
+        `${fn}: ${fmtValue(token)} deletes ${read.slice(0, 3).join(", ")}${read.length > 3 ? ", …" : ""}, which the loss reads; verl's code then falls back to its own default, which polgrad does not model, so it cannot say which loss this run computes at ${r.ref}`,
+      );
+  }
+  return [...deletions];
 }

@@ -76,6 +76,11 @@ const ROLE: Readonly<Record<string, string>> = {
 };
 
 const LOSS_KEYS = new Set(Object.keys(ROLE));
+
+/** The loss-relevant keys under a dotted key (the key itself, or a subtree holding some). @internal */
+export function verlLossKeysUnder(key: string): string[] {
+  return [...LOSS_KEYS].filter((k) => k === key || k.startsWith(`${key}.`));
+}
 const NO_WORLD: ReadonlySet<string> = new Set();
 
 /** The era of a verl release: which actor, and agg_loss's formulas. */

@@ -132,7 +132,7 @@ describe("parseFrameworkConfig", () => {
     ]);
   });
 
-  test("golden: verl's --config-name and group@package=option are read against the release's facts; another folder is refused by name", () => {
+  test("golden: verl's --config-name, group@package=option and ~key are read against the release's facts; another folder is refused by name", () => {
     const launch = (opts: string) =>
       `python3 -m verl.trainer.main_ppo ${opts} actor_rollout_ref.actor.clip_ratio_high=0.28`;
     // main_ppo's own folder, spelled as verl's examples spell it; the name with or without .yaml.
@@ -168,7 +168,6 @@ describe("parseFrameworkConfig", () => {
         /--config-path "\.\/examples\/sglang_multiturn\/config" makes verl load its config from another folder/,
       ],
       ["--config-dir /x", /--config-dir "\/x" makes verl load its config from a further folder/],
-      ["~actor_rollout_ref.actor.clip_ratio_c", /deletes a key from verl's config/],
     ] as const)
       expect(() => parseFrameworkConfig("verl", launch(opts)), opts).toThrow(re);
     // group@package=option is read, and checked against the release's recorded groups: the
@@ -203,6 +202,22 @@ describe("parseFrameworkConfig", () => {
       resolveFrameworkConfig("verl@v0.4.1", launch("actor@actor_rollout_ref.actor=dp_actor")),
     ).toThrow(
       /selects a config group ppo_trainer does not compose at actor_rollout_ref\.actor at verl@v0\.4\.1 \(it composes no recorded group\)/,
+    );
+    // ~key: deleting a key the loss does not read is listed as ignored; one it reads, or a
+    // subtree holding one, is refused naming it; a key the release lacks, as Hydra refuses it.
+    const del = resolveFrameworkConfig("verl@1dda039b", launch("~trainer.logger"));
+    expect(del.ignored.map((x) => x.key)).toContain("~trainer.logger");
+    expect(del.algebra).toEqual(resolveFrameworkConfig("verl@1dda039b", launch("")).algebra);
+    expect(() =>
+      resolveFrameworkConfig("verl@1dda039b", launch("~actor_rollout_ref.actor.clip_ratio_c")),
+    ).toThrow(
+      /"~actor_rollout_ref\.actor\.clip_ratio_c" deletes actor_rollout_ref\.actor\.clip_ratio_c, which the loss reads/,
+    );
+    expect(() =>
+      resolveFrameworkConfig("verl@1dda039b", launch("~actor_rollout_ref.actor.policy_loss")),
+    ).toThrow(/deletes actor_rollout_ref\.actor\.policy_loss\.loss_mode.*which the loss reads/);
+    expect(() => resolveFrameworkConfig("verl@1dda039b", launch("~trainer.logr"))).toThrow(
+      /deletes trainer\.logr, which is not a key of verl@1dda039b \(Hydra refuses it\).*did you mean "trainer\.logger"/,
     );
   });
 });
