@@ -397,7 +397,7 @@ function verlSettings(
   const { lo, hi, cDual } = verlClip(c);
   const lsf = verlLossScaleFactor(c, r, era, warnings);
   const dynamic = c.bool(`${A}use_dynamic_bsz`);
-  const { micro, globalMicro, microFrom } = verlMicro(fn, c, dynamic, warnings);
+  const { micro, globalMicro, microFrom } = verlMicro(fn, c, r, era, dynamic, warnings);
   return {
     mode,
     lossMode,
@@ -425,11 +425,15 @@ function verlSettings(
  * `ppo_micro_batch_size` converted as the FSDP worker converts it (fsdp_workers.py, "normalize
  * config"): global // (n_gpus // ulysses_sequence_parallel_size), n_gpus = n_gpus_per_node × nnodes.
  * Both set is verl's ValueError; neither set is verl's too, evaluated as one micro-batch with the
- * warning `verl-micro-batch-unset`.
+ * warning `verl-micro-batch-unset`. The global size alone works up to v0.5.0: from v0.6.0 the old
+ * actor's worker refuses it (its ActorConfig sees both keys after the conversion); the engine
+ * (v0.8.0+) does not convert it, and the split does not change its loss.
  */
 function verlMicro(
   fn: string,
   c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
   dynamic: boolean,
   warnings: ResolutionWarning[],
 ): { micro: number | null; globalMicro: number | null; microFrom: string | null } {
@@ -452,6 +456,15 @@ function verlMicro(
       });
     return { micro: perGpu, globalMicro: null, microFrom: null };
   }
+  // v0.6.0–v0.7.1: the FSDP worker converts it, then rebuilds ActorConfig from its converted copy,
+  // where both micro keys are set, and ActorConfig refuses that (fsdp_workers.py init_model).
+  if (!era.engine && atOrAfter(r, "v0.6.0"))
+    throw bad(
+      fn,
+      G,
+      "null at this release (the FSDP worker converts it into ppo_micro_batch_size_per_gpu, then builds the actor's ActorConfig from that copy, with both keys set, and ActorConfig raises ValueError \"You have set both 'actor.ppo_micro_batch_size' AND 'actor.ppo_micro_batch_size_per_gpu'\"); set ppo_micro_batch_size_per_gpu",
+      global,
+    );
   const mini = c.int(`${A}ppo_mini_batch_size`);
   const sp = c.int(`${A}ulysses_sequence_parallel_size`);
   const nGpus = c.int("trainer.n_gpus_per_node") * c.int("trainer.nnodes");

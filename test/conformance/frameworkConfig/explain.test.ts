@@ -251,11 +251,11 @@ describe("explainFrameworkConfig", () => {
     expect(engine.plan.config.normLen).toBe(16);
   });
 
-  test("golden: verl's deprecated global ppo_micro_batch_size is converted as the FSDP worker converts it (old actor), validated as verl validates it", () => {
+  test("golden: verl's deprecated global ppo_micro_batch_size is converted as the FSDP worker converts it (old actor up to v0.5.0), validated as verl validates it, refused where verl's worker refuses it", () => {
     const A = "actor_rollout_ref.actor.";
     const world = `${A}ppo_mini_batch_size=32 actor_rollout_ref.rollout.n=4 trainer.n_gpus_per_node=4 trainer.nnodes=2`;
     const cfg = (micro: string) =>
-      resolveFrameworkConfig("verl@v0.7.1", `${world} ${micro}`, { form: "args" });
+      resolveFrameworkConfig("verl@v0.5.0", `${world} ${micro}`, { form: "args" });
     // fsdp_workers.py: ppo_micro_batch_size //= n_gpus // ulysses_sequence_parallel_size:
     // 16 // (4·2 // 1) = 2 rows per GPU; with sequence parallelism 2, 16 // (8 // 2) = 4.
     const global = cfg(`${A}ppo_micro_batch_size=16`);
@@ -275,6 +275,12 @@ describe("explainFrameworkConfig", () => {
     // The key was listed as ignored before (issue 33): it is a setting now, and effective.
     expect(global.ignored.map((x) => x.key)).not.toContain(`${A}ppo_micro_batch_size`);
     expect(global.settings.find((x) => x.key === `${A}ppo_micro_batch_size`)?.effective).toBe(true);
+    // v0.6.0–v0.7.1: the worker converts it, then its ActorConfig sees both keys and refuses.
+    expect(() =>
+      resolveFrameworkConfig("verl@v0.7.1", `${world} ${A}ppo_micro_batch_size=16`, {
+        form: "args",
+      }),
+    ).toThrow(/ppo_micro_batch_size must be null at this release .*ActorConfig raises ValueError/);
     // The engine (v0.8.0+) normalises by global counts: the split does not change the loss.
     const engine = resolveFrameworkConfig("verl@v0.8.0", `${world} ${A}ppo_micro_batch_size=16`, {
       form: "args",
