@@ -317,10 +317,37 @@ function settingEffective(
   );
 }
 
-/** loss_agg_mode and loss_mode, refusing the modes that select tokens by covariance (clip_cov, kl_cov). */
-function verlModes(fn: string, c: MergedConfig, era: VerlEra): { mode: string; lossMode: string } {
+/**
+ * loss_agg_mode and loss_mode, refusing the modes that select tokens by covariance (clip_cov,
+ * kl_cov) and the bypass losses verl registers (bypass_mode from v0.7.0, rollout_correction at
+ * v0.6.1: REINFORCE or PPO-clip with IS weights and rejection of the current policy against the
+ * rollout, the rejection on the policy term only), which polgrad does not model yet.
+ */
+function verlModes(
+  fn: string,
+  c: MergedConfig,
+  r: ReleaseRef,
+  era: VerlEra,
+): { mode: string; lossMode: string } {
   const mode = c.str(`${A}loss_agg_mode`, era.aggModes);
-  const lossMode = c.str(`${A}policy_loss.loss_mode`, [...era.lossModes, "clip_cov", "kl_cov"]);
+  const bypassModes = atOrAfter(r, "v0.7.0")
+    ? ["bypass_mode"]
+    : atOrAfter(r, "v0.6.1")
+      ? ["rollout_correction"]
+      : [];
+  const lossMode = c.str(`${A}policy_loss.loss_mode`, [
+    ...era.lossModes,
+    "clip_cov",
+    "kl_cov",
+    ...bypassModes,
+  ]);
+  if (bypassModes.includes(lossMode))
+    throw bad(
+      fn,
+      `${A}policy_loss.loss_mode`,
+      `a loss mode polgrad models (${era.lossModes.join(", ")}); ${lossMode} is verl's bypass loss (rollout_correction.loss_type ppo_clip or reinforce, with IS weights and rejection of the current policy against the rollout, the rejection on the policy term only), which polgrad does not model yet`,
+      lossMode,
+    );
   if (lossMode === "clip_cov" || lossMode === "kl_cov")
     throw bad(
       fn,
@@ -393,7 +420,7 @@ function verlSettings(
   era: VerlEra,
   warnings: ResolutionWarning[],
 ): VerlSettings {
-  const { mode, lossMode } = verlModes(fn, c, era);
+  const { mode, lossMode } = verlModes(fn, c, r, era);
   const { lo, hi, cDual } = verlClip(c);
   const lsf = verlLossScaleFactor(c, r, era, warnings);
   const dynamic = c.bool(`${A}use_dynamic_bsz`);

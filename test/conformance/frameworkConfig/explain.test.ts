@@ -338,6 +338,15 @@ describe("explainFrameworkConfig", () => {
     );
     expect(onPolicy.plan.onPolicy).toBe(true);
     expect(onPolicy.plan.oldStream).toBeUndefined();
+    // The bypass loss itself (loss_mode bypass_mode, as verl's docs ask beside bypass_mode) is a
+    // loss mode verl registers and polgrad does not model: refused naming it, not as unknown.
+    expect(() =>
+      resolveFrameworkConfig(
+        "verl@1dda039b",
+        `${base} ${RC}bypass_mode=true ${A}policy_loss.loss_mode=bypass_mode`,
+        { form: "args" },
+      ),
+    ).toThrow(/bypass_mode is verl's bypass loss .* which polgrad does not model yet/);
     // Without the rollout's logprobs verl raises; so does polgrad, naming the key.
     expect(() =>
       resolveFrameworkConfig("verl@v0.8.0", `${RC}bypass_mode=true`, { form: "args" }),
