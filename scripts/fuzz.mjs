@@ -57,6 +57,13 @@ async function distApi() {
     d("cli/lossOut.js"),
     d("registry/index.js"),
   ]);
+  // The text metric-log parsers (issue 34), loaded apart so that the list above stays as it was.
+  const [jsonl, trainerState, wandb, detect] = await Promise.all([
+    d("io/metricLogs/jsonl.js"),
+    d("io/metricLogs/trainerState.js"),
+    d("io/metricLogs/wandb.js"),
+    d("io/metricLogs/detect.js"),
+  ]);
   const runCli = async (argv) => {
     let stdout = "";
     let stderr = "";
@@ -91,6 +98,10 @@ async function distApi() {
     BUILTIN_BATCH: root_.BUILTIN_BATCH,
     lossOutStreamed: lossOut.lossOutStreamed,
     getAlgorithm: registry.getAlgorithm,
+    parseJsonlLog: jsonl.parseJsonlLog,
+    parseTrainerState: trainerState.parseTrainerState,
+    parseWandbExport: wandb.parseWandbExport,
+    detectMetricLogFormat: detect.detectMetricLogFormat,
   };
 }
 

@@ -231,7 +231,82 @@ export function makeTargets(api, { root, scratch }) {
     true,
   );
   const streamed = makeStreamedTarget(api, scratch, readerSeeds.get("safetensors"), allSeeds);
-  return [...readers, batchJson, config, runTarget, python, cli, frameworkConfig, streamed];
+  // Last, so that the inputs of every target before them (seeded by their index) stay as they were.
+  const textLogs = makeTextLogTargets(api, root, allSeeds);
+  return [
+    ...readers,
+    batchJson,
+    config,
+    runTarget,
+    python,
+    cli,
+    frameworkConfig,
+    streamed,
+    ...textLogs,
+  ];
+}
+
+/** Why a parsed metric log breaks its contract (steps strictly increasing integers, one value each). */
+function metricLogViolations(logs) {
+  const out = [];
+  for (const log of Array.isArray(logs) ? logs : [logs]) {
+    if (log.problems.length > 100 || log.problemCount < log.problems.length)
+      out.push(`${log.run}: ${log.problems.length} problems listed, ${log.problemCount} counted`);
+    for (const s of log.series) {
+      if (s.steps.length !== s.values.length)
+        out.push(`${s.name}: steps and values differ in length`);
+      for (let i = 0; i < s.steps.length; i++)
+        if (!Number.isSafeInteger(s.steps[i]) || (i > 0 && !(s.steps[i] > s.steps[i - 1]))) {
+          out.push(`${s.name}: step ${s.steps[i]} at ${i} is not an integer above the one before`);
+          break;
+        }
+    }
+  }
+  return out.slice(0, 5);
+}
+
+/**
+ * The text metric-log parsers (docs/diagnostics/logs-text.md), seeded with the recorded fixtures
+ * of test/fixtures/logs/: each input ends in a MetricLog that keeps its contract or a typed error.
+ */
+function makeTextLogTargets(api, root, allSeeds) {
+  const fixture = (p) => new Uint8Array(readFileSync(join(root, "test/fixtures/logs", p)));
+  const chart = "wandb/wandb_export_2026-01-02T03_04_05.678+00_00.csv";
+  const seeds = {
+    jsonl: ["jsonl/gsm8k_grpo.jsonl"].map(fixture),
+    trainerState: [
+      "trainer_state/out/checkpoint-2/trainer_state.json",
+      "trainer_state/out/checkpoint-10/trainer_state.json",
+    ].map(fixture),
+    wandb: [chart, "wandb/history.csv", "wandb/history.jsonl", "wandb/history.json"].map(fixture),
+  };
+  const all = [...seeds.jsonl, ...seeds.trainerState, ...seeds.wandb];
+  const target = (name, targetSeeds, parse) => ({
+    name,
+    seeds: targetSeeds,
+    mutate: (rand, input) => mutateBytes(rand, input, [...all, ...allSeeds]),
+    size: (input) => input.length,
+    async run(input) {
+      const o = await capture(() => parse(input));
+      if (!o.threw && o.value !== null) o.violations = metricLogViolations(o.value);
+      return classify(api, o);
+    },
+  });
+  return [
+    target("metric log jsonl (parseJsonlLog)", seeds.jsonl, (b) =>
+      api.parseJsonlLog(b, "<fuzz>.jsonl"),
+    ),
+    target("metric log trainer_state (parseTrainerState)", seeds.trainerState, (b) =>
+      api.parseTrainerState(b, "<fuzz>/trainer_state.json"),
+    ),
+    target("metric log wandb (parseWandbExport)", seeds.wandb, (b) =>
+      api.parseWandbExport(b, "<fuzz>.csv"),
+    ),
+    target("metric log detection (detectMetricLogFormat)", all, (b) => {
+      api.detectMetricLogFormat("<fuzz>", b);
+      return null;
+    }),
+  ];
 }
 
 /**

@@ -14,6 +14,10 @@ import { PolgradError } from "../../src/errors.js";
 import { parseJsonText } from "../../src/io/_internal/jsonText.js";
 import { toBatch } from "../../src/io/batch.js";
 import { parsePolicyLossConfig } from "../../src/io/configJson.js";
+import { detectMetricLogFormat } from "../../src/io/metricLogs/detect.js";
+import { parseJsonlLog } from "../../src/io/metricLogs/jsonl.js";
+import { parseTrainerState } from "../../src/io/metricLogs/trainerState.js";
+import { parseWandbExport } from "../../src/io/metricLogs/wandb.js";
 import { TENSOR_READERS } from "../../src/io/readers.js";
 import { tensorsFromJson } from "../../src/io/tensorsFromJson.js";
 import { encodeSafetensors } from "../../src/io/writeSafetensors.js";
@@ -43,4 +47,8 @@ export const SRC_API: Record<string, unknown> = {
   BUILTIN_BATCH,
   lossOutStreamed,
   getAlgorithm,
+  parseJsonlLog,
+  parseTrainerState,
+  parseWandbExport,
+  detectMetricLogFormat,
 };

@@ -122,6 +122,13 @@ describe("fuzz", () => {
   test("property: random command lines keep the cli contract", async () => {
     expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
   });
+
+  test("property: the text metric-log parsers end in a metric log that keeps its contract or a typed error", async () => {
+    const names = targets.filter((t) => t.name.startsWith("metric log ")).map((t) => t.name);
+    expect(names.length).toBe(4);
+    for (const name of names)
+      expect({ name, anomalies: await fuzz(name, 300, 19) }).toEqual({ name, anomalies: [] });
+  });
 });
 
 describe("fuzz campaign inputs", () => {

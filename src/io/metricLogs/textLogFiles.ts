@@ -1,0 +1,323 @@
+/**
+ * Find and read the text metric logs under a path (docs/diagnostics/logs-text.md): JSONL
+ * (verl's file logger, flat logs), the HF Trainer's `trainer_state.json` (the newest
+ * `checkpoint-N` of an output folder), W&B exports. TensorBoard event files are found and
+ * listed (format `tensorboard`) for the TensorBoard reader, never read here. Every file is
+ * checked to be a regular file within options.maxBytes before it is opened.
+ */
+
+import { closeSync, type Dirent, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fmtValue } from "../../core/message.js";
+import { requirePath } from "../../core/validate.js";
+import { ConfigError, fail } from "../../errors.js";
+import { fsPath } from "../../platform/fsPath.js";
+import { fsError, ioError, openForRead, readFileBytes, readRange } from "../_internal/files.js";
+import { resolveLimits } from "./_series.js";
+import { DETECT_HEAD_BYTES, detectMetricLogFormat } from "./detect.js";
+import { readJsonlAs } from "./jsonl.js";
+import { readTrainerStateAs } from "./trainerState.js";
+import {
+  METRIC_LOG_FORMATS,
+  type MetricLog,
+  type MetricLogFormat,
+  type MetricLogLimits,
+} from "./types.js";
+import { readWandbAs } from "./wandb.js";
+
+/** Options of {@link readTextMetricLogs}: the limits, and a format to force. */
+export interface TextMetricLogOptions extends MetricLogLimits {
+  /** Read every file as this format (a folder: only the files detected as it). */
+  readonly format?: MetricLogFormat;
+}
+
+/** A metric-log file found under a path. */
+export interface MetricLogCandidate {
+  readonly path: string;
+  /** The run the file holds: its path relative to the path given, without the extension (a trainer_state.json: its output folder); `""` for the path itself. */
+  readonly run: string;
+  readonly format: MetricLogFormat;
+  /** Why this format. */
+  readonly reasons: readonly string[];
+  /** Which trainer_state.json of an output folder was picked, and over which others. */
+  readonly note?: string;
+}
+
+/** Deepest folder entered below the path given. */
+export const MAX_LOG_FOLDER_DEPTH = 16;
+/** Folder entries looked at in all (a bound on a walk of a huge tree). */
+export const MAX_LOG_FOLDER_ENTRIES = 200_000;
+
+const FN = "readTextMetricLogs";
+const CHECKPOINT = /^checkpoint-(\d+)$/;
+const TEXT_EXT = /\.(jsonl|ndjson|json|csv)$/i;
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(fsPath(p)).isDirectory();
+  } catch (e) {
+    throw fsError(FN, p, e);
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(fsPath(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function readHead(path: string, maxBytes: number): Uint8Array {
+  const file = openForRead(FN, path, maxBytes);
+  try {
+    return readRange(FN, path, file, 0, Math.min(file.size, DETECT_HEAD_BYTES));
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+function noExt(rel: string): string {
+  return rel.replace(TEXT_EXT, "");
+}
+
+/** The trainer_state.json of an output folder `dir`, if it has one (its own, else the newest checkpoint's). */
+function trainerStateOf(
+  dir: string,
+  rel: string,
+  entries: readonly Dirent[],
+): MetricLogCandidate | null {
+  const own = entries.some((e) => e.name === "trainer_state.json" && !e.isDirectory());
+  const ckpts = entries
+    .filter(
+      (e) =>
+        e.isDirectory() &&
+        CHECKPOINT.test(e.name) &&
+        isFile(join(dir, e.name, "trainer_state.json")),
+    )
+    .map((e) => ({ name: e.name, n: Number(CHECKPOINT.exec(e.name)?.[1]) }))
+    .sort((a, b) => b.n - a.n);
+  const reasons = ["an HF Trainer output folder"];
+  if (own) {
+    const note =
+      ckpts.length === 0
+        ? undefined
+        : `the folder's own trainer_state.json (written when training ended), not the ${ckpts.length} checkpoint-N/trainer_state.json`;
+    return {
+      path: join(dir, "trainer_state.json"),
+      run: rel,
+      format: "trainer_state",
+      reasons,
+      ...(note === undefined ? {} : { note }),
+    };
+  }
+  const newest = ckpts[0];
+  if (newest === undefined) return null;
+  const others = ckpts.length - 1;
+  const note = `the newest checkpoint, ${newest.name}/trainer_state.json${
+    others > 0
+      ? ` (${others} older not read: ${ckpts
+          .slice(1, 4)
+          .map((c) => c.name)
+          .join(", ")}${others > 3 ? ", …" : ""})`
+      : ""
+  }`;
+  return {
+    path: join(dir, newest.name, "trainer_state.json"),
+    run: rel,
+    format: "trainer_state",
+    reasons,
+    note,
+  };
+}
+
+/**
+ * The metric-log files under `path`: the path itself when it is a file (detected, or of the forced
+ * format), else a walk of the folder (names sorted; at most {@link MAX_LOG_FOLDER_DEPTH} levels
+ * and {@link MAX_LOG_FOLDER_ENTRIES} entries; symbolic links to folders not followed). In a folder,
+ * `events.out.tfevents.*` files are listed as `tensorboard`; `*.jsonl`, `*.ndjson`, `*.json`,
+ * `*.csv` files are listed when their head is detected as a format (a `.jsonl` file also by its
+ * extension alone); an output folder's trainer_state.json is one entry for the folder (its own,
+ * else the newest `checkpoint-N`'s), and `checkpoint-N` folders are not entered.
+ *
+ * @param path - A file or folder.
+ * @param options - `maxBytes` bounds each head read; `format` keeps only that format.
+ * @returns The files found, in walk order.
+ * @throws {IoError} E_IO when the path is missing, a file is not a regular file or over
+ *   options.maxBytes, a file given directly is of no known format, or the walk exceeds its bounds.
+ * @derivation docs/diagnostics/logs-text.md#detection
+ * @enforcedBy test/io/metricLogs/textLogs.test.ts > files > golden: a folder of every fixture lists each run once, the newest checkpoint picked
+ * @since 0.1.0
+ */
+export function findMetricLogFiles(
+  path: string,
+  options: TextMetricLogOptions = {},
+): MetricLogCandidate[] {
+  requirePath(FN, "path", path);
+  const limits = resolveLimits(FN, options);
+  const forced = checkFormat(options.format);
+  if (!isDir(path)) {
+    const forcedHit =
+      forced === undefined ? null : { format: forced, reasons: ["given as options.format"] };
+    const d = forcedHit ?? detectMetricLogFormat(path, readHead(path, limits.maxBytes));
+    if (d.format === null)
+      throw ioError(
+        FN,
+        path,
+        "path",
+        "a metric log (JSONL, trainer_state.json, a W&B export, a TensorBoard event file)",
+        `a file of no known format (${d.reasons.join("; ")})`,
+      );
+    return [{ path, run: "", format: d.format, reasons: d.reasons }];
+  }
+  const out: MetricLogCandidate[] = [];
+  const stack: { dir: string; rel: string; depth: number }[] = [{ dir: path, rel: "", depth: 0 }];
+  let seen = 0;
+  while (stack.length > 0) {
+    const { dir, rel, depth } = stack.pop() as { dir: string; rel: string; depth: number };
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(fsPath(dir), { withFileTypes: true });
+    } catch (e) {
+      throw fsError(FN, dir, e);
+    }
+    seen += entries.length;
+    if (seen > MAX_LOG_FOLDER_ENTRIES)
+      throw ioError(
+        FN,
+        path,
+        "path",
+        `a folder tree of at most ${MAX_LOG_FOLDER_ENTRIES} entries`,
+        "more",
+      );
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const ts = trainerStateOf(dir, rel, entries);
+    if (ts !== null && (forced === undefined || forced === "trainer_state")) out.push(ts);
+    const subdirs: { dir: string; rel: string; depth: number }[] = [];
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      const r = rel === "" ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory()) {
+        if (!CHECKPOINT.test(e.name) && depth < MAX_LOG_FOLDER_DEPTH)
+          subdirs.push({ dir: p, rel: r, depth: depth + 1 });
+        continue;
+      }
+      if (e.name === "trainer_state.json") continue;
+      const tb = e.name.startsWith("events.out.tfevents.");
+      if (!tb && !TEXT_EXT.test(e.name)) continue;
+      if (!isFile(p)) continue;
+      const d = tb
+        ? detectMetricLogFormat(e.name, new Uint8Array(0))
+        : detectMetricLogFormat(e.name, readHead(p, limits.maxBytes));
+      const ok = d.format !== null && (!d.byExtension || d.format === "jsonl");
+      if (!ok || (forced !== undefined && d.format !== forced)) continue;
+      out.push({
+        path: p,
+        run: tb ? rel : noExt(r),
+        format: d.format as MetricLogFormat,
+        reasons: d.reasons,
+      });
+    }
+    // Depth first, in name order: push the subfolders reversed.
+    for (let k = subdirs.length - 1; k >= 0; k--)
+      stack.push(subdirs[k] as (typeof subdirs)[number]);
+  }
+  return out;
+}
+
+function checkFormat(format: unknown): MetricLogFormat | undefined {
+  if (format === undefined) return undefined;
+  if (typeof format !== "string" || !(METRIC_LOG_FORMATS as readonly string[]).includes(format))
+    throw fail(
+      ConfigError,
+      FN,
+      "options.format",
+      `one of ${METRIC_LOG_FORMATS.join(", ")}`,
+      fmtValue(format),
+    );
+  return format as MetricLogFormat;
+}
+
+/**
+ * Read one text metric-log file found by {@link findMetricLogFiles} (a `tensorboard` candidate is
+ * refused: the TensorBoard reader reads it). The run names are the candidate's (a W&B chart export
+ * with several runs: `<candidate run>/<W&B run name>`), and a picked checkpoint is said in the
+ * file's note.
+ *
+ * @param candidate - A file and its format.
+ * @param options - The limits.
+ * @returns The runs of the file.
+ * @throws {IoError} E_IO as the format's parser, or when the file is over options.maxBytes.
+ * @throws {ConfigError} E_CONFIG when the candidate's format is `tensorboard`.
+ * @derivation docs/diagnostics/logs-text.md
+ * @enforcedBy test/io/metricLogs/textLogs.test.ts > files > golden: a folder of every fixture lists each run once, the newest checkpoint picked
+ * @since 0.1.0
+ */
+export function readMetricLogCandidate(
+  candidate: MetricLogCandidate,
+  options: MetricLogLimits = {},
+): MetricLog[] {
+  const limits = resolveLimits(FN, options);
+  const { path, format, run } = candidate;
+  if (format === "tensorboard")
+    throw fail(
+      ConfigError,
+      FN,
+      "format",
+      "a text format (jsonl, trainer_state, wandb): TensorBoard event files are read by the TensorBoard reader",
+      `"tensorboard" for ${fmtValue(path)}`,
+    );
+  const bytes = readFileBytes(FN, path, limits.maxBytes);
+  const logs =
+    format === "jsonl"
+      ? [readJsonlAs(FN, bytes, path, limits)]
+      : format === "trainer_state"
+        ? [readTrainerStateAs(FN, bytes, path, limits)]
+        : readWandbAs(FN, bytes, path, limits);
+  return logs.map((log) => ({
+    ...log,
+    run: run === "" ? log.run : log.run === "" ? run : `${run}/${log.run}`,
+    files:
+      candidate.note === undefined
+        ? log.files
+        : log.files.map((f) => ({
+            ...f,
+            note:
+              f.note === undefined ? (candidate.note as string) : `${candidate.note}; ${f.note}`,
+          })),
+  }));
+}
+
+/**
+ * Read every text metric log under `path` (docs/diagnostics/logs-text.md): a file, or a folder
+ * walked by {@link findMetricLogFiles}. TensorBoard event files found are left to the TensorBoard
+ * reader (not read, not an error).
+ *
+ * @param path - A file or folder.
+ * @param options - Limits (`maxBytes` per file, `maxSeries` and `maxPoints` per run) and `format`
+ *   to force one format.
+ * @returns The runs, in walk order.
+ * @throws {IoError} E_IO when the path holds no metric log, a file breaks its format's rules, or a
+ *   limit is exceeded (the message names the file and the limit).
+ * @throws {ConfigError} E_CONFIG when an option is invalid or `format` is `tensorboard`.
+ * @derivation docs/diagnostics/logs-text.md
+ * @enforcedBy test/io/metricLogs/textLogs.test.ts > files > golden: a folder of every fixture lists each run once, the newest checkpoint picked
+ * @enforcedBy test/io/metricLogs/textLogs.test.ts > limits > rejects: a file over maxBytes is refused before it is read
+ * @since 0.1.0
+ */
+export function readTextMetricLogs(path: string, options: TextMetricLogOptions = {}): MetricLog[] {
+  if (options.format === "tensorboard")
+    readMetricLogCandidate({ path, run: "", format: "tensorboard", reasons: [] });
+  const found = findMetricLogFiles(path, options);
+  if (found.length === 0)
+    throw ioError(
+      FN,
+      path,
+      "path",
+      "a folder holding metric logs (*.jsonl, trainer_state.json or checkpoint-N/trainer_state.json, W&B *.csv or *.json exports, TensorBoard event files)",
+      "none found",
+    );
+  return found
+    .filter((c) => c.format !== "tensorboard")
+    .flatMap((c) => readMetricLogCandidate(c, options));
+}
