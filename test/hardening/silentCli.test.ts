@@ -355,7 +355,8 @@ describe("file names that are not utf-8", () => {
         const p = `${rel}${e.name}`;
         if (e.isDirectory()) {
           if (p !== "conformance/releases") walk(`${p}/`);
-        } else if (p.endsWith(".ts")) {
+        } else if (p.endsWith(".ts") && p !== "diagnostics/logs/metricNames.ts") {
+          // metricNames.ts, like conformance/releases, reads the package's own data file by URL.
           const text = readFileSync(new URL(p, src), "utf8");
           for (const m of text.matchAll(calls)) offenders.push(`src/${p}: ${m[0]}`);
         }

@@ -113,6 +113,10 @@ describe("npm package", () => {
       "dist/conformance/releases/types.d.ts",
       "dist/conformance/releases/types.js",
     ]);
+    // The recorded metric names, read beside dist/diagnostics/logs/metricNames.js.
+    expect(files.filter((f) => f.startsWith("dist/diagnostics/data/"))).toEqual([
+      "dist/diagnostics/data/metric-names.json",
+    ]);
     expect(files.filter((f) => f.endsWith(".map"))).toEqual([]);
     expect(files.filter((f) => f.startsWith("src/"))).toEqual([]);
     expect(unpackedSize).toBeLessThanOrEqual(6_000_000);
