@@ -35,6 +35,7 @@ export class RunFollower {
   private readonly options: DiagnoseRunOptions;
   private run: RunSteps | null = null;
   private from = Number.NEGATIVE_INFINITY;
+  /** The alarm codes already reported. */
   private readonly seen = new Set<string>();
   private tailTries = new Map<number, number>();
 
@@ -68,14 +69,9 @@ export class RunFollower {
     if (this.run === null || this.run.steps.length === 0)
       return { steps: 0, lastStep: null, newAlarms: [], report: null };
     const report = summarizeRun(this.run, { ...this.options, maxUnreadable: 1 });
-    const newAlarms = report.alarms.filter((a) => {
-      const key = `${a.code}\u0000${a.step}`;
-      // One report per code: a later step of the same alarm is not new.
-      if (this.seen.has(key) || [...this.seen].some((k) => k.startsWith(`${a.code}\u0000`)))
-        return false;
-      this.seen.add(key);
-      return true;
-    });
+    // One report per code: a later step of the same alarm is not new.
+    const newAlarms = report.alarms.filter((a) => !this.seen.has(a.code));
+    for (const a of newAlarms) this.seen.add(a.code);
     const steps = this.run.steps;
     return {
       steps: steps.length,

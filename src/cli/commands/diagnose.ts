@@ -460,6 +460,17 @@ async function followRunCli(
     );
   const until = intOption(values, "until-step", "diagnose", 0);
   const follower = new RunFollower(path, runOptions);
+  // An alarm as it first fires: on stdout, or beside a --json document on stderr.
+  const say = (
+    alarms: readonly import("../../diagnostics/diagnoseBatch.js").Alarm[],
+    last: number | null,
+  ) => {
+    for (const a of alarms) {
+      const line = `step ${a.step ?? last}: [${a.code}] ${a.message}\n`;
+      if (values.json) io.stderr(`${fn}: ${line}`);
+      else io.stdout(line);
+    }
+  };
   let stop = false;
   let wake: (() => void) | null = null;
   const onSignal = () => {
@@ -471,11 +482,7 @@ async function followRunCli(
   try {
     for (;;) {
       const u = follower.poll();
-      for (const a of u.newAlarms) {
-        const line = `step ${a.step ?? u.lastStep}: [${a.code}] ${a.message}\n`;
-        if (values.json) io.stderr(`${fn}: ${line}`);
-        else io.stdout(line);
-      }
+      say(u.newAlarms, u.lastStep);
       if (stop || (until !== undefined && u.lastStep !== null && u.lastStep >= until)) break;
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -484,11 +491,8 @@ async function followRunCli(
       wake = null;
       if (stop) {
         // One last read: what was written before the signal is part of the summary.
-        for (const a of follower.poll().newAlarms) {
-          const line = `step ${a.step}: [${a.code}] ${a.message}\n`;
-          if (values.json) io.stderr(`${fn}: ${line}`);
-          else io.stdout(line);
-        }
+        const last = follower.poll();
+        say(last.newAlarms, last.lastStep);
         break;
       }
     }
