@@ -5,6 +5,7 @@
  * (docs/cli.md#explain).
  */
 
+import type { ParsedFrameworkConfig } from "../../conformance/frameworkConfig/parse.js";
 import type { FrameworkResolution } from "../../conformance/frameworkConfig/resolution.js";
 import { fmtValue } from "../../core/message.js";
 import { fail, UsageError } from "../../errors.js";
@@ -83,63 +84,50 @@ export async function resolveCliFrameworkConfig(
   const { resolveFrameworkConfig } = await import("../../conformance/frameworkConfig/explain.js");
   const r = findRelease(ref, fn, `--${refOpt}`);
   const path = o.configPath !== undefined ? o.configPath : values[o.configOption];
-  const entries = [];
-  const skipped: string[] = [];
-  const warnings: string[] = [];
-  let configName: string | undefined;
-  const groupSelections: import("../../conformance/frameworkConfig/parse.js").GroupSelection[] = [];
-  const deletions: string[] = [];
-  let source = "the release's defaults";
+  const { laterOver } = await import("../../conformance/frameworkConfig/parse.js");
+  let parsed: ParsedFrameworkConfig = {
+    framework: r.framework,
+    form: "args",
+    entries: [],
+    skipped: [],
+    source: "the release's defaults",
+  };
   if (typeof path === "string") {
     const { text, source: s } = await readConfigText(fn, `--${o.configOption}`, path, io);
-    const p = parseFrameworkConfig(r.framework, text, { source: s });
-    entries.push(...p.entries);
-    warnings.push(...(p.warnings ?? []));
-    skipped.push(...p.skipped);
-    configName = p.configName;
-    groupSelections.push(...(p.groupSelections ?? []));
-    deletions.push(...(p.deletions ?? []));
-    source = s;
+    // Named as the file was given (a launch script's reader adds its line).
+    parsed = { ...parseFrameworkConfig(r.framework, text, { source: s }), source: s };
   }
   if (positionals.length > 0) {
     const p = parseFrameworkConfig(r.framework, positionals.map(quote).join(" "), {
       source: "the arguments after --",
       form: "args",
     });
-    const seen = new Set(p.entries.map((e) => e.key));
-    const kept = entries.filter((e) => !seen.has(e.key));
-    entries.length = 0;
-    entries.push(...kept, ...p.entries);
-    skipped.push(...p.skipped);
-    configName = p.configName ?? configName;
-    groupSelections.push(...(p.groupSelections ?? []));
-    deletions.push(...(p.deletions ?? []));
-    source =
-      typeof path === "string" ? `${source} and the arguments after --` : "the arguments after --";
+    const source =
+      typeof path === "string"
+        ? `${parsed.source} and the arguments after --`
+        : "the arguments after --";
+    parsed = laterOver(parsed, p, source);
   }
   if (r.framework === "trl") {
-    const nested = await trlConfigFile(fn, entries, typeof path === "string" ? path : null, io);
-    if (nested !== null) {
-      entries.splice(0, entries.length, ...nested.entries);
-      source = `${source} (with ${nested.source})`;
-      warnings.push(...nested.warnings);
-    }
+    const nested = await trlConfigFile(
+      fn,
+      parsed.entries,
+      typeof path === "string" ? path : null,
+      io,
+    );
+    if (nested !== null)
+      parsed = {
+        ...parsed,
+        entries: nested.entries,
+        source: `${parsed.source} (with ${nested.source})`,
+        warnings: [...(parsed.warnings ?? []), ...nested.warnings],
+      };
   }
   const numProcesses = intOption(values, "num-processes", fn.replace(/^polgrad /, ""));
   const numItems = intOption(values, "num-items-in-batch", fn.replace(/^polgrad /, ""));
   return resolveFrameworkConfig(
     r.ref,
-    {
-      framework: r.framework,
-      form: "args",
-      entries,
-      skipped,
-      source,
-      ...(warnings.length === 0 ? {} : { warnings }),
-      ...(configName === undefined ? {} : { configName }),
-      ...(groupSelections.length === 0 ? {} : { groupSelections }),
-      ...(deletions.length === 0 ? {} : { deletions }),
-    },
+    { ...parsed, form: "args" },
     {
       ...(numProcesses === undefined || numProcesses === null ? {} : { numProcesses }),
       ...(numItems === undefined || numItems === null ? {} : { numItemsInBatch: numItems }),

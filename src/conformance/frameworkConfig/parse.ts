@@ -616,6 +616,35 @@ export function parseFrameworkArgs(
   };
 }
 
+/**
+ * Two configs of one run read in order, the later over the earlier (a config file, then the
+ * arguments after it): the later's entries replace the earlier's by key, its config name replaces
+ * the earlier's, and the skipped words, warnings, group selections and deletions add up.
+ * @internal
+ */
+export function laterOver(
+  earlier: ParsedFrameworkConfig,
+  later: ParsedFrameworkConfig,
+  source: string,
+): ParsedFrameworkConfig {
+  const seen = new Set(later.entries.map((e) => e.key));
+  const warnings = [...(earlier.warnings ?? []), ...(later.warnings ?? [])];
+  const groups = [...(earlier.groupSelections ?? []), ...(later.groupSelections ?? [])];
+  const deletions = [...(earlier.deletions ?? []), ...(later.deletions ?? [])];
+  const configName = later.configName ?? earlier.configName;
+  return {
+    framework: later.framework,
+    form: "args",
+    entries: [...earlier.entries.filter((e) => !seen.has(e.key)), ...later.entries],
+    skipped: [...earlier.skipped, ...later.skipped],
+    source,
+    ...(warnings.length === 0 ? {} : { warnings }),
+    ...(configName === undefined ? {} : { configName }),
+    ...(groups.length === 0 ? {} : { groupSelections: groups }),
+    ...(deletions.length === 0 ? {} : { deletions }),
+  };
+}
+
 /** The trainer each framework's config is resolved for, by its launch entry point. */
 const MAIN_ENTRY: Readonly<
   Record<ConfigFramework, { readonly name: string; readonly ok: RegExp }>
