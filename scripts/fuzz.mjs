@@ -40,6 +40,7 @@ async function distApi() {
     root_,
     lossOut,
     registry,
+    tensorboard,
   ] = await Promise.all([
     d("cli/main.js"),
     d("conformance/python/definitions.js"),
@@ -56,6 +57,7 @@ async function distApi() {
     d("index.js"),
     d("cli/lossOut.js"),
     d("registry/index.js"),
+    d("io/metricLogs/tensorboard.js"),
   ]);
   const runCli = async (argv) => {
     let stdout = "";
@@ -91,6 +93,7 @@ async function distApi() {
     BUILTIN_BATCH: root_.BUILTIN_BATCH,
     lossOutStreamed: lossOut.lossOutStreamed,
     getAlgorithm: registry.getAlgorithm,
+    parseTensorboardEvents: tensorboard.parseTensorboardEvents,
   };
 }
 

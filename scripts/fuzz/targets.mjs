@@ -231,7 +231,71 @@ export function makeTargets(api, { root, scratch }) {
     true,
   );
   const streamed = makeStreamedTarget(api, scratch, readerSeeds.get("safetensors"), allSeeds);
-  return [...readers, batchJson, config, runTarget, python, cli, frameworkConfig, streamed];
+  // Appended after the others, so that their inputs (seeded by their index) stay as they were.
+  const tensorboard = makeTensorboardTarget(api, root);
+  return [
+    ...readers,
+    batchJson,
+    config,
+    runTarget,
+    python,
+    cli,
+    frameworkConfig,
+    streamed,
+    tensorboard,
+  ];
+}
+
+/**
+ * TensorBoard event files (docs/diagnostics/logs.md#tensorboard-event-files): the recorded files
+ * of test/fixtures/logs/tensorboard/ (tensorboardX, torch, tensorboard's writer), mutated and
+ * spliced with one another, → parseTensorboardEvents. A result must be a sound log: each series'
+ * steps strictly increasing integers, as many values as steps, names sorted (NaN and ±∞ are
+ * values as logged, not anomalies).
+ */
+function makeTensorboardTarget(api, root) {
+  const seeds = [];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    )) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.startsWith("events.out.tfevents."))
+        seeds.push(new Uint8Array(readFileSync(p)));
+    }
+  };
+  walk(join(root, "test/fixtures/logs/tensorboard"));
+  return {
+    name: "tensorboard events (parseTensorboardEvents)",
+    seeds,
+    mutate: (rand, input) => mutateBytes(rand, input, seeds),
+    size: (input) => input.length,
+    async run(input) {
+      const o = await capture(() => api.parseTensorboardEvents(input, "<fuzz>"));
+      if (!o.threw) o.violations = unsoundLog(o.value);
+      return classify(api, o);
+    },
+  };
+}
+
+/** What is wrong with a metric log's shape (empty when it is sound). */
+function unsoundLog(log) {
+  const bad = [];
+  if (!Array.isArray(log?.series)) return ["no series"];
+  for (let k = 0; k < log.series.length; k++) {
+    const s = log.series[k];
+    if (k > 0 && !(log.series[k - 1].name < s.name)) bad.push(`series ${k} out of name order`);
+    if (s.steps.length !== s.values.length) bad.push(`series ${s.name}: steps and values differ`);
+    for (let i = 0; i < s.steps.length; i++) {
+      if (!Number.isInteger(s.steps[i]) || (i > 0 && !(s.steps[i] > s.steps[i - 1]))) {
+        bad.push(`series ${s.name}: step ${s.steps[i]} at ${i} is not an integer above the last`);
+        break;
+      }
+    }
+  }
+  if (log.problems.length > Math.min(100, log.problemCount)) bad.push("problems over the count");
+  return bad.slice(0, 5);
 }
 
 /**

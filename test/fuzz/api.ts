@@ -14,6 +14,7 @@ import { PolgradError } from "../../src/errors.js";
 import { parseJsonText } from "../../src/io/_internal/jsonText.js";
 import { toBatch } from "../../src/io/batch.js";
 import { parsePolicyLossConfig } from "../../src/io/configJson.js";
+import { parseTensorboardEvents } from "../../src/io/metricLogs/tensorboard.js";
 import { TENSOR_READERS } from "../../src/io/readers.js";
 import { tensorsFromJson } from "../../src/io/tensorsFromJson.js";
 import { encodeSafetensors } from "../../src/io/writeSafetensors.js";
@@ -43,4 +44,5 @@ export const SRC_API: Record<string, unknown> = {
   BUILTIN_BATCH,
   lossOutStreamed,
   getAlgorithm,
+  parseTensorboardEvents,
 };

@@ -119,6 +119,10 @@ describe("fuzz", () => {
     ).toEqual([]);
   });
 
+  test("property: a mutated tensorboard event file gives a sound log or a typed error", async () => {
+    expect(await fuzz("tensorboard events (parseTensorboardEvents)", 300, 19)).toEqual([]);
+  });
+
   test("property: random command lines keep the cli contract", async () => {
     expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
   });
