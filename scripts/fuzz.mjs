@@ -57,8 +57,9 @@ async function distApi() {
     d("cli/lossOut.js"),
     d("registry/index.js"),
   ]);
-  // The text metric-log parsers (issue 34), loaded apart so that the list above stays as it was.
-  const [jsonl, trainerState, wandb, detect] = await Promise.all([
+  // The metric-log parsers (issue 34).
+  const [tensorboard, jsonl, trainerState, wandb, detect] = await Promise.all([
+    d("io/metricLogs/tensorboard.js"),
     d("io/metricLogs/jsonl.js"),
     d("io/metricLogs/trainerState.js"),
     d("io/metricLogs/wandb.js"),
@@ -102,6 +103,7 @@ async function distApi() {
     parseTrainerState: trainerState.parseTrainerState,
     parseWandbExport: wandb.parseWandbExport,
     detectMetricLogFormat: detect.detectMetricLogFormat,
+    parseTensorboardEvents: tensorboard.parseTensorboardEvents,
   };
 }
 

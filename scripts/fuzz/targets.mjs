@@ -232,7 +232,7 @@ export function makeTargets(api, { root, scratch }) {
   );
   const streamed = makeStreamedTarget(api, scratch, readerSeeds.get("safetensors"), allSeeds);
   // Last, so that the inputs of every target before them (seeded by their index) stay as they were.
-  const textLogs = makeTextLogTargets(api, root, allSeeds);
+  const metricLogs = makeMetricLogTargets(api, root, allSeeds);
   return [
     ...readers,
     batchJson,
@@ -242,7 +242,7 @@ export function makeTargets(api, { root, scratch }) {
     cli,
     frameworkConfig,
     streamed,
-    ...textLogs,
+    ...metricLogs,
   ];
 }
 
@@ -252,7 +252,9 @@ function metricLogViolations(logs) {
   for (const log of Array.isArray(logs) ? logs : [logs]) {
     if (log.problems.length > 100 || log.problemCount < log.problems.length)
       out.push(`${log.run}: ${log.problems.length} problems listed, ${log.problemCount} counted`);
-    for (const s of log.series) {
+    for (let k = 0; k < log.series.length; k++) {
+      const s = log.series[k];
+      if (k > 0 && !(log.series[k - 1].name < s.name)) out.push(`series ${k} out of name order`);
       if (s.steps.length !== s.values.length)
         out.push(`${s.name}: steps and values differ in length`);
       for (let i = 0; i < s.steps.length; i++)
@@ -266,11 +268,26 @@ function metricLogViolations(logs) {
 }
 
 /**
- * The text metric-log parsers (docs/diagnostics/logs-text.md), seeded with the recorded fixtures
- * of test/fixtures/logs/: each input ends in a MetricLog that keeps its contract or a typed error.
+ * The metric-log parsers (docs/diagnostics/logs.md), seeded with the recorded fixtures of
+ * test/fixtures/logs/: each input ends in a MetricLog that keeps its contract (series sorted by
+ * name, steps strictly increasing integers, one value each; NaN and ±∞ are values as logged) or a
+ * typed error. TensorBoard event files are mutated and spliced with one another; the text logs
+ * with every seed.
  */
-function makeTextLogTargets(api, root, allSeeds) {
+function makeMetricLogTargets(api, root, allSeeds) {
   const fixture = (p) => new Uint8Array(readFileSync(join(root, "test/fixtures/logs", p)));
+  const eventFiles = [];
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    )) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.startsWith("events.out.tfevents."))
+        eventFiles.push(new Uint8Array(readFileSync(p)));
+    }
+  };
+  walk(join(root, "test/fixtures/logs/tensorboard"));
   const chart = "wandb/wandb_export_2026-01-02T03_04_05.678+00_00.csv";
   const seeds = {
     jsonl: ["jsonl/gsm8k_grpo.jsonl"].map(fixture),
@@ -281,10 +298,10 @@ function makeTextLogTargets(api, root, allSeeds) {
     wandb: [chart, "wandb/history.csv", "wandb/history.jsonl", "wandb/history.json"].map(fixture),
   };
   const all = [...seeds.jsonl, ...seeds.trainerState, ...seeds.wandb];
-  const target = (name, targetSeeds, parse) => ({
+  const target = (name, targetSeeds, parse, pool = [...all, ...allSeeds]) => ({
     name,
     seeds: targetSeeds,
-    mutate: (rand, input) => mutateBytes(rand, input, [...all, ...allSeeds]),
+    mutate: (rand, input) => mutateBytes(rand, input, pool),
     size: (input) => input.length,
     async run(input) {
       const o = await capture(() => parse(input));
@@ -302,7 +319,13 @@ function makeTextLogTargets(api, root, allSeeds) {
     target("metric log wandb (parseWandbExport)", seeds.wandb, (b) =>
       api.parseWandbExport(b, "<fuzz>.csv"),
     ),
-    target("metric log detection (detectMetricLogFormat)", all, (b) => {
+    target(
+      "metric log tensorboard (parseTensorboardEvents)",
+      eventFiles,
+      (b) => api.parseTensorboardEvents(b, "<fuzz>"),
+      eventFiles,
+    ),
+    target("metric log detection (detectMetricLogFormat)", [...all, ...eventFiles], (b) => {
       api.detectMetricLogFormat("<fuzz>", b);
       return null;
     }),

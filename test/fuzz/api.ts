@@ -16,6 +16,7 @@ import { toBatch } from "../../src/io/batch.js";
 import { parsePolicyLossConfig } from "../../src/io/configJson.js";
 import { detectMetricLogFormat } from "../../src/io/metricLogs/detect.js";
 import { parseJsonlLog } from "../../src/io/metricLogs/jsonl.js";
+import { parseTensorboardEvents } from "../../src/io/metricLogs/tensorboard.js";
 import { parseTrainerState } from "../../src/io/metricLogs/trainerState.js";
 import { parseWandbExport } from "../../src/io/metricLogs/wandb.js";
 import { TENSOR_READERS } from "../../src/io/readers.js";
@@ -51,4 +52,5 @@ export const SRC_API: Record<string, unknown> = {
   parseTrainerState,
   parseWandbExport,
   detectMetricLogFormat,
+  parseTensorboardEvents,
 };

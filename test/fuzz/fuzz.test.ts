@@ -123,9 +123,9 @@ describe("fuzz", () => {
     expect(await fuzz("cli argv (main)", 150, 16)).toEqual([]);
   });
 
-  test("property: the text metric-log parsers end in a metric log that keeps its contract or a typed error", async () => {
+  test("property: the metric-log parsers (TensorBoard, JSONL, trainer_state, W&B, detection) end in a metric log that keeps its contract or a typed error", async () => {
     const names = targets.filter((t) => t.name.startsWith("metric log ")).map((t) => t.name);
-    expect(names.length).toBe(4);
+    expect(names.length).toBe(5);
     for (const name of names)
       expect({ name, anomalies: await fuzz(name, 300, 19) }).toEqual({ name, anomalies: [] });
   });

@@ -87,6 +87,7 @@ describe("npm package", () => {
     >;
     expect(pkg.repository).toMatchObject({ type: "git" });
     expect(Object.keys(pkg.dependencies as object).sort()).toEqual([
+      "@bufbuild/protobuf",
       "@observablehq/plot",
       "fflate",
       "linkedom",

@@ -74,25 +74,77 @@ export class Problems {
 /** Distinct keys whose non-numeric values are tracked one by one (the rest counted together). */
 const MAX_TRACKED_KEYS = MAX_PROBLEMS;
 
-interface PointsOf {
+/** One series while it is collected: its points in reading order. */
+interface Collecting {
   steps: number[];
   values: number[];
+  /** Every step so far is greater than the one before it (no rewrite, nothing to sort). */
+  ascending: boolean;
+  /** Compact (sort, drop the replaced values) once this many points are held. */
+  compactAt: number;
+  /** The file the last point came from (named if the series exceeds maxPoints). */
+  file: string;
 }
 
 /**
- * The points of one run, in read order, bounded by options.maxSeries and options.maxPoints; a
- * value that is not a number is counted per key and reported once per key at the end. @internal
+ * Sort a series' points by step and keep, at each step, the value read last; returns how many
+ * values were replaced. Stable by reading order: the index breaks ties.
+ */
+function compact(s: Collecting): number {
+  if (s.ascending) return 0;
+  const { steps, values } = s;
+  const order = Array.from({ length: steps.length }, (_, i) => i);
+  order.sort((a, b) => (steps[a] as number) - (steps[b] as number) || a - b);
+  const outSteps: number[] = [];
+  const outValues: number[] = [];
+  let replaced = 0;
+  for (const i of order) {
+    const step = steps[i] as number;
+    if (outSteps.length > 0 && outSteps[outSteps.length - 1] === step) {
+      outValues[outValues.length - 1] = values[i] as number;
+      replaced++;
+    } else {
+      outSteps.push(step);
+      outValues.push(values[i] as number);
+    }
+  }
+  s.steps = outSteps;
+  s.values = outValues;
+  s.ascending = true;
+  return replaced;
+}
+
+/**
+ * The points of one run, in read order (file after file), bounded by options.maxSeries and by
+ * options.maxPoints distinct steps per series: rewritten points are merged once a series holds
+ * more than maxPoints, and again each time it doubles, so at most 2 × maxPoints are held. The last
+ * value read at a step wins and is counted in `rewrites`. A value that is not a number is counted
+ * per key and reported once per key at the end. Every metric-log reader builds its runs here.
+ * @internal
  */
 export class SeriesBuilder {
-  private readonly points = new Map<string, PointsOf>();
+  private readonly points = new Map<string, Collecting>();
   private readonly nonNumeric = new Map<string, { at: string; count: number; kind: string }>();
   private otherNonNumeric = 0;
+  private rewrites = 0;
 
+  /**
+   * @param fn - The reader, named by its errors.
+   * @param path - The file being read: points added are from it, limit errors name it (a reader
+   *   of several files sets it before each).
+   * @param limits - The resolved limits.
+   * @param run - The run's name, in limit errors.
+   */
   constructor(
     readonly fn: string,
-    readonly path: string,
+    public path: string,
     readonly limits: Limits,
+    readonly run = "",
   ) {}
+
+  private where(): string {
+    return this.run === "" ? "" : ` in run ${fmtValue(this.run)}`;
+  }
 
   /** Add the point (`step`, `value`) of the series `name`. */
   add(name: string, step: number, value: number): void {
@@ -104,21 +156,40 @@ export class SeriesBuilder {
           this.path,
           "options.maxSeries",
           `at most ${this.limits.maxSeries} series in one run (raise options.maxSeries to read it)`,
-          `another series, ${fmtValue(name)}`,
+          `another series, ${fmtValue(name)}${this.where()}`,
         );
-      s = { steps: [], values: [] };
+      s = {
+        steps: [],
+        values: [],
+        ascending: true,
+        compactAt: this.limits.maxPoints + 1,
+        file: this.path,
+      };
       this.points.set(name, s);
     }
-    if (s.steps.length >= this.limits.maxPoints)
-      throw ioError(
-        this.fn,
-        this.path,
-        "options.maxPoints",
-        `at most ${this.limits.maxPoints} points in one series (raise options.maxPoints to read it)`,
-        `more in ${fmtValue(name)}`,
-      );
+    const n = s.steps.length;
+    if (n > 0 && !(step > (s.steps[n - 1] as number))) s.ascending = false;
     s.steps.push(step);
     s.values.push(value);
+    s.file = this.path;
+    if (s.steps.length >= s.compactAt) {
+      this.rewrites += compact(s);
+      this.checkPoints(name, s);
+      // Compact again only once the series has doubled: amortised O(n log n), at most
+      // 2 · maxPoints points held.
+      s.compactAt = Math.max(this.limits.maxPoints + 1, 2 * s.steps.length);
+    }
+  }
+
+  private checkPoints(name: string, s: Collecting): void {
+    if (s.steps.length > this.limits.maxPoints)
+      throw ioError(
+        this.fn,
+        s.file,
+        "options.maxPoints",
+        `at most ${this.limits.maxPoints} points in one series (raise options.maxPoints to read it)`,
+        `more than ${this.limits.maxPoints} distinct steps of ${fmtValue(name)}${this.where()}`,
+      );
   }
 
   /** Note a value of `name` at `at` that is not a number (`kind`: "a string", "an object", …). */
@@ -156,13 +227,12 @@ export class SeriesBuilder {
         "(several)",
         `${this.otherNonNumeric} more values that are not numbers, of keys past the first ${MAX_TRACKED_KEYS}: skipped`,
       );
-    let rewrites = 0;
     const names = [...this.points.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const series: MetricSeries[] = names.map((name) => {
-      const s = this.points.get(name) as PointsOf;
-      const sorted = bySteps(s);
-      rewrites += s.steps.length - sorted.steps.length;
-      return { name, ...sorted };
+      const s = this.points.get(name) as Collecting;
+      this.rewrites += compact(s);
+      this.checkPoints(name, s);
+      return { name, steps: Float64Array.from(s.steps), values: Float64Array.from(s.values) };
     });
     return {
       format,
@@ -171,32 +241,9 @@ export class SeriesBuilder {
       series,
       problems: problems.list,
       problemCount: problems.count,
-      rewrites,
+      rewrites: this.rewrites,
     };
   }
-}
-
-/** Sort points by step (stable), keeping the last value read at each step. */
-function bySteps(s: PointsOf): { steps: Float64Array; values: Float64Array } {
-  const n = s.steps.length;
-  let increasing = true;
-  for (let i = 1; i < n && increasing; i++)
-    increasing = (s.steps[i] as number) > (s.steps[i - 1] as number);
-  if (increasing) return { steps: Float64Array.from(s.steps), values: Float64Array.from(s.values) };
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((a, b) => (s.steps[a] as number) - (s.steps[b] as number) || a - b);
-  const steps: number[] = [];
-  const values: number[] = [];
-  for (const i of order) {
-    const step = s.steps[i] as number;
-    const value = s.values[i] as number;
-    if (steps.length > 0 && steps[steps.length - 1] === step) values[values.length - 1] = value;
-    else {
-      steps.push(step);
-      values.push(value);
-    }
-  }
-  return { steps: Float64Array.from(steps), values: Float64Array.from(values) };
 }
 
 const NON_FINITE: Readonly<Record<string, number>> = {

@@ -7,6 +7,7 @@
 
 import { requireBytes, requireString } from "../../core/validate.js";
 import { parsePythonJson } from "./_series.js";
+import { maskedCrc32c } from "./crc32c.js";
 import { CsvReader } from "./csv.js";
 import type { MetricLogFormat } from "./types.js";
 
@@ -22,31 +23,13 @@ export interface MetricLogDetection {
   readonly byExtension: boolean;
 }
 
-const CRC32C_TABLE: Uint32Array = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** TFRecord's masked CRC-32C (Castagnoli) of `bytes`. @internal */
-export function maskedCrc32c(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = (CRC32C_TABLE[(c ^ b) & 0xff] as number) ^ (c >>> 8);
-  c = (c ^ 0xffffffff) >>> 0;
-  return ((((c >>> 15) | (c << 17)) >>> 0) + 0xa282ead8) >>> 0;
-}
-
 /** The TFRecord framing of a first record: a little-endian u64 length (1 to 2^30) and its masked CRC. */
 function tfRecordHead(head: Uint8Array): string | null {
   if (head.length < 12) return null;
   const v = new DataView(head.buffer, head.byteOffset, 12);
   const low = v.getUint32(0, true);
   if (v.getUint32(4, true) !== 0 || low === 0 || low > 2 ** 30) return null;
-  if (maskedCrc32c(head.subarray(0, 8)) !== v.getUint32(8, true)) return null;
+  if (maskedCrc32c(head, 0, 8) !== v.getUint32(8, true)) return null;
   return `TFRecord framing: a first record of ${low} bytes whose length carries its masked CRC-32C`;
 }
 

@@ -13,8 +13,8 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { ConfigError, IoError, PolgradError } from "../../../src/errors.js";
 import { detectMetricLogFormat } from "../../../src/io/metricLogs/detect.js";
+import { findMetricLogFiles, readMetricLogs } from "../../../src/io/metricLogs/files.js";
 import { parseJsonlLog } from "../../../src/io/metricLogs/jsonl.js";
-import { findMetricLogFiles, readTextMetricLogs } from "../../../src/io/metricLogs/textLogFiles.js";
 import { parseTrainerState } from "../../../src/io/metricLogs/trainerState.js";
 import type { MetricLog } from "../../../src/io/metricLogs/types.js";
 import { parseWandbExport } from "../../../src/io/metricLogs/wandb.js";
@@ -234,7 +234,7 @@ describe("limits", () => {
   });
 
   test("rejects: a file over maxBytes is refused before it is read", () => {
-    expect(() => readTextMetricLogs(join(DIR, JSONL), { maxBytes: 1000 })).toThrow(
+    expect(() => readMetricLogs(join(DIR, JSONL), { maxBytes: 1000 })).toThrow(
       /at most 1000 bytes/,
     );
   });
@@ -284,25 +284,42 @@ describe("files", () => {
     expect(found.map((c) => [c.run, c.format])).toEqual([
       ["jsonl/gsm8k_grpo", "jsonl"],
       ["tb", "tensorboard"],
+      ["tensorboard", "tensorboard"],
+      ["tensorboard/restarted", "tensorboard"],
+      ["tensorboard/restarted", "tensorboard"],
+      ["tensorboard/tbx", "tensorboard"],
+      ["tensorboard/tensorboard", "tensorboard"],
+      ["tensorboard/torch", "tensorboard"],
       ["trainer_state/out", "trainer_state"],
       ["wandb/history", "wandb"],
       ["wandb/history", "wandb"],
       ["wandb/history", "wandb"],
       ["wandb/wandb_export_2026-01-02T03_04_05.678+00_00", "wandb"],
     ]);
-    expect(found[2]?.note).toBe(
+    expect(found.find((c) => c.format === "trainer_state")?.note).toBe(
       "the newest checkpoint, checkpoint-10/trainer_state.json (1 older not read: checkpoint-2)",
     );
-    const logs = readTextMetricLogs(root);
-    expect(logs.length).toBe(7);
-    expect(logs[1]?.files[0]?.note).toContain("checkpoint-10");
+    const logs = readMetricLogs(root);
+    // 6 TensorBoard runs (the empty tb/ one included: an empty event file is an empty log), 7 text runs.
+    expect(logs.length).toBe(13);
+    expect(logs.find((l) => l.format === "trainer_state")?.files[0]?.note).toContain(
+      "checkpoint-10",
+    );
     expect(logs.at(-1)?.run).toBe("wandb/wandb_export_2026-01-02T03_04_05.678+00_00/bright-moon-4");
-    expect(readTextMetricLogs(root, { format: "jsonl" }).map((l) => l.run)).toEqual([
+    expect(readMetricLogs(root, { format: "jsonl" }).map((l) => l.run)).toEqual([
       "jsonl/gsm8k_grpo",
     ]);
-    expect(() => readTextMetricLogs(root, { format: "tensorboard" })).toThrow(ConfigError);
-    expect(() => readTextMetricLogs(join(root, "config.json"))).toThrow(IoError);
-    expect(readTextMetricLogs(join(root, CKPT10)).map((l) => l.run)).toEqual([""]);
+    expect(readMetricLogs(root, { format: "tensorboard" }).map((l) => l.run)).toEqual([
+      "tb",
+      "tensorboard",
+      "tensorboard/restarted",
+      "tensorboard/tbx",
+      "tensorboard/tensorboard",
+      "tensorboard/torch",
+    ]);
+    expect(() => readMetricLogs(root, { format: "csv" as "wandb" })).toThrow(ConfigError);
+    expect(() => readMetricLogs(join(root, "config.json"))).toThrow(IoError);
+    expect(readMetricLogs(join(root, CKPT10)).map((l) => l.run)).toEqual([""]);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
- * Find and read the text metric logs under a path (docs/diagnostics/logs-text.md): JSONL
- * (verl's file logger, flat logs), the HF Trainer's `trainer_state.json` (the newest
- * `checkpoint-N` of an output folder), W&B exports. TensorBoard event files are found and
- * listed (format `tensorboard`) for the TensorBoard reader, never read here. Every file is
+ * Find and read the metric logs under a path (docs/diagnostics/logs.md): TensorBoard event files
+ * (each folder holding some is a run, its files read in the order of the time in their names),
+ * JSONL (verl's file logger, flat logs), the HF Trainer's `trainer_state.json` (the newest
+ * `checkpoint-N` of an output folder), W&B exports. One walk finds them all; every file is
  * checked to be a regular file within options.maxBytes before it is opened.
  */
 
@@ -13,9 +13,10 @@ import { requirePath } from "../../core/validate.js";
 import { ConfigError, fail } from "../../errors.js";
 import { fsPath } from "../../platform/fsPath.js";
 import { fsError, ioError, openForRead, readFileBytes, readRange } from "../_internal/files.js";
-import { resolveLimits } from "./_series.js";
+import { type Limits, Problems, resolveLimits, SeriesBuilder } from "./_series.js";
 import { DETECT_HEAD_BYTES, detectMetricLogFormat } from "./detect.js";
 import { readJsonlAs } from "./jsonl.js";
+import { scanEventFile } from "./tensorboard.js";
 import { readTrainerStateAs } from "./trainerState.js";
 import {
   METRIC_LOG_FORMATS,
@@ -25,8 +26,8 @@ import {
 } from "./types.js";
 import { readWandbAs } from "./wandb.js";
 
-/** Options of {@link readTextMetricLogs}: the limits, and a format to force. */
-export interface TextMetricLogOptions extends MetricLogLimits {
+/** Options of {@link readMetricLogs}: the limits, and a format to force. */
+export interface MetricLogOptions extends MetricLogLimits {
   /** Read every file as this format (a folder: only the files detected as it). */
   readonly format?: MetricLogFormat;
 }
@@ -44,11 +45,27 @@ export interface MetricLogCandidate {
 }
 
 /** Deepest folder entered below the path given. */
-export const MAX_LOG_FOLDER_DEPTH = 16;
+export const MAX_LOG_FOLDER_DEPTH = 64;
 /** Folder entries looked at in all (a bound on a walk of a huge tree). */
-export const MAX_LOG_FOLDER_ENTRIES = 200_000;
+export const MAX_LOG_FOLDER_ENTRIES = 1_000_000;
 
-const FN = "readTextMetricLogs";
+const FN = "readMetricLogs";
+const EVENTS = "events.out.tfevents.";
+
+/** The timestamp a writer put in an event file's name (`events.out.tfevents.1700000000.host`), or ∞. */
+function nameTime(path: string): number {
+  const base = path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+  const m = /^(\d{1,15})(?:\.|$)/.exec(base.slice(EVENTS.length));
+  return m === null ? Number.POSITIVE_INFINITY : Number(m[1]);
+}
+
+/** The order a run's event files are read in: by the time in the name, then by the name. */
+function byTimeThenName(a: MetricLogCandidate, b: MetricLogCandidate): number {
+  const ta = nameTime(a.path);
+  const tb = nameTime(b.path);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
 const CHECKPOINT = /^checkpoint-(\d+)$/;
 const TEXT_EXT = /\.(jsonl|ndjson|json|csv)$/i;
 
@@ -151,7 +168,7 @@ function trainerStateOf(
  */
 export function findMetricLogFiles(
   path: string,
-  options: TextMetricLogOptions = {},
+  options: MetricLogOptions = {},
 ): MetricLogCandidate[] {
   requirePath(FN, "path", path);
   const limits = resolveLimits(FN, options);
@@ -203,7 +220,7 @@ export function findMetricLogFiles(
         continue;
       }
       if (e.name === "trainer_state.json") continue;
-      const tb = e.name.startsWith("events.out.tfevents.");
+      const tb = e.name.startsWith(EVENTS);
       if (!tb && !TEXT_EXT.test(e.name)) continue;
       if (!isFile(p)) continue;
       const d = tb
@@ -238,35 +255,9 @@ function checkFormat(format: unknown): MetricLogFormat | undefined {
   return format as MetricLogFormat;
 }
 
-/**
- * Read one text metric-log file found by {@link findMetricLogFiles} (a `tensorboard` candidate is
- * refused: the TensorBoard reader reads it). The run names are the candidate's (a W&B chart export
- * with several runs: `<candidate run>/<W&B run name>`), and a picked checkpoint is said in the
- * file's note.
- *
- * @param candidate - A file and its format.
- * @param options - The limits.
- * @returns The runs of the file.
- * @throws {IoError} E_IO as the format's parser, or when the file is over options.maxBytes.
- * @throws {ConfigError} E_CONFIG when the candidate's format is `tensorboard`.
- * @derivation docs/diagnostics/logs-text.md
- * @enforcedBy test/io/metricLogs/textLogs.test.ts > files > golden: a folder of every fixture lists each run once, the newest checkpoint picked
- * @since 0.1.0
- */
-export function readMetricLogCandidate(
-  candidate: MetricLogCandidate,
-  options: MetricLogLimits = {},
-): MetricLog[] {
-  const limits = resolveLimits(FN, options);
+/** Read one text metric-log file (JSONL, trainer_state.json, a W&B export) into its runs, named as the candidate's. */
+function readTextCandidate(candidate: MetricLogCandidate, limits: Limits): MetricLog[] {
   const { path, format, run } = candidate;
-  if (format === "tensorboard")
-    throw fail(
-      ConfigError,
-      FN,
-      "format",
-      "a text format (jsonl, trainer_state, wandb): TensorBoard event files are read by the TensorBoard reader",
-      `"tensorboard" for ${fmtValue(path)}`,
-    );
   const bytes = readFileBytes(FN, path, limits.maxBytes);
   const logs =
     format === "jsonl"
@@ -288,26 +279,48 @@ export function readMetricLogCandidate(
   }));
 }
 
+/** Read one run's TensorBoard event files (already in reading order) into one log. */
+function readEventRun(
+  run: string,
+  files: readonly MetricLogCandidate[],
+  limits: Limits,
+): MetricLog {
+  const builder = new SeriesBuilder(FN, files[0]?.path ?? "", limits, run);
+  const problems = new Problems();
+  const plugins = new Map<string, string>();
+  const entries = files.map((c) => {
+    // Kind and size checked before the file is opened and again on the open descriptor.
+    const bytes = readFileBytes(FN, c.path, limits.maxBytes);
+    return scanEventFile(FN, bytes, c.path, builder, problems, plugins).file;
+  });
+  return builder.finish("tensorboard", run, entries, problems);
+}
+
 /**
- * Read every text metric log under `path` (docs/diagnostics/logs-text.md): a file, or a folder
- * walked by {@link findMetricLogFiles}. TensorBoard event files found are left to the TensorBoard
- * reader (not read, not an error).
+ * Read every metric log under `path` (docs/diagnostics/logs.md): a file, or a folder walked by
+ * {@link findMetricLogFiles}. A TensorBoard run is the folder holding its event files: they are
+ * read in the order of the timestamp in their names (`events.out.tfevents.<time>.<host>…`), then
+ * of the names, and their series merged (where two files, a restarted run, or two records log the
+ * same step of a tag, the value read last wins and is counted in `rewrites`). A text file is its
+ * own run (a W&B chart export with several runs: `<file>/<W&B run name>`).
  *
  * @param path - A file or folder.
- * @param options - Limits (`maxBytes` per file, `maxSeries` and `maxPoints` per run) and `format`
- *   to force one format.
- * @returns The runs, in walk order.
+ * @param options - Limits (`maxBytes` per file, default 1 GiB, refused before the file is read;
+ *   `maxSeries` per run, 100,000; `maxPoints` distinct steps per series, 10,000,000) and
+ *   `format` to force one format.
+ * @returns The runs: TensorBoard runs in the order their folders are walked, each where its first
+ *   file was found; text runs in walk order.
  * @throws {IoError} E_IO when the path holds no metric log, a file breaks its format's rules, or a
  *   limit is exceeded (the message names the file and the limit).
- * @throws {ConfigError} E_CONFIG when an option is invalid or `format` is `tensorboard`.
- * @derivation docs/diagnostics/logs-text.md
+ * @throws {ConfigError} E_CONFIG when an option is invalid.
+ * @derivation docs/diagnostics/logs.md
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > files > golden: a folder of every fixture lists each run once, the newest checkpoint picked
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > limits > rejects: a file over maxBytes is refused before it is read
+ * @enforcedBy test/io/metricLogs/tensorboard.test.ts > readMetricLogs > golden: the recorded log folder reads as five runs, the restarted run's rewrites counted
  * @since 0.1.0
  */
-export function readTextMetricLogs(path: string, options: TextMetricLogOptions = {}): MetricLog[] {
-  if (options.format === "tensorboard")
-    readMetricLogCandidate({ path, run: "", format: "tensorboard", reasons: [] });
+export function readMetricLogs(path: string, options: MetricLogOptions = {}): MetricLog[] {
+  const limits = resolveLimits(FN, options);
   const found = findMetricLogFiles(path, options);
   if (found.length === 0)
     throw ioError(
@@ -317,7 +330,22 @@ export function readTextMetricLogs(path: string, options: TextMetricLogOptions =
       "a folder holding metric logs (*.jsonl, trainer_state.json or checkpoint-N/trainer_state.json, W&B *.csv or *.json exports, TensorBoard event files)",
       "none found",
     );
-  return found
-    .filter((c) => c.format !== "tensorboard")
-    .flatMap((c) => readMetricLogCandidate(c, options));
+  const eventRuns = new Map<string, MetricLogCandidate[]>();
+  for (const c of found)
+    if (c.format === "tensorboard") {
+      const files = eventRuns.get(c.run);
+      if (files === undefined) eventRuns.set(c.run, [c]);
+      else files.push(c);
+    }
+  const out: MetricLog[] = [];
+  for (const c of found) {
+    if (c.format !== "tensorboard") out.push(...readTextCandidate(c, limits));
+    else {
+      const files = eventRuns.get(c.run);
+      if (files === undefined) continue; // read where its first file was found
+      eventRuns.delete(c.run);
+      out.push(readEventRun(c.run, [...files].sort(byTimeThenName), limits));
+    }
+  }
+  return out;
 }
