@@ -142,6 +142,13 @@ export {
   writeDemoRun,
 } from "./demo/demoRun.js";
 export {
+  type DiagnoseLogsOptions,
+  diagnoseLogs,
+  diagnoseMetricLogs,
+  type LogRunDiagnosis,
+  type LogsDiagnosis,
+} from "./diagnostics/diagnoseLogs.js";
+export {
   collectRunSteps,
   type DiagnoseRunOptions,
   diagnoseRun,
@@ -189,5 +196,18 @@ export {
   toBatch,
   writeSafetensors,
 } from "./io/index.js";
+export {
+  findMetricLogFiles,
+  type MetricLogCandidate,
+  type MetricLogOptions,
+  readMetricLogs,
+} from "./io/metricLogs/files.js";
+export type {
+  MetricLog,
+  MetricLogFile,
+  MetricLogFormat,
+  MetricLogProblem,
+  MetricSeries,
+} from "./io/metricLogs/types.js";
 export { readTensorsFromBytes } from "./io/readTensors.js";
 export { type RunScan, type RunStepEntry, scanRunFolder } from "./io/runFolder.js";

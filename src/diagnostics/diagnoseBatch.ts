@@ -24,6 +24,7 @@ import { type ClipReport, clipCensusOfLogprobs, clipReport } from "./clipping.js
 import { type EntropyReport, tokenEntropyEstimate } from "./entropy.js";
 import { type ESSReport, importanceEss } from "./ess.js";
 import { type LengthBiasReport, lengthBiasProbe } from "./lengthBias.js";
+import { LOG_DETECTOR_NAMES, type LogDetectorName } from "./logs/detectors.js";
 import { logprobMismatch, type MismatchReport } from "./mismatch.js";
 
 /** The detectors, in report order. */
@@ -74,15 +75,24 @@ export interface BatchDiagnosis {
   readonly droppedRows?: readonly number[];
 }
 
-/** What an alarm is about (docs/diagnostics/run.md#alarms). */
-export type AlarmCode =
-  | "entropy_collapse"
-  | "clip_shift"
-  | "kl_ref_shift"
-  | "catastrophic_tokens"
-  | "mismatch_overflow"
-  | "ess_low"
-  | "length_bias";
+/**
+ * The alarm codes that only per-step tensors raise; with the detectors' names
+ * (LOG_DETECTOR_NAMES) and `non_finite_metric` (a logged metric that is NaN or ±∞) they are
+ * every alarm code ({@link ALARM_CODES}).
+ */
+const TENSOR_ALARM_CODES = [
+  "catastrophic_tokens",
+  "mismatch_overflow",
+  "ess_low",
+  "length_bias",
+  "non_finite_metric",
+] as const;
+
+/** Every alarm code (docs/diagnostics/run.md#alarms, docs/diagnostics/log-detectors.md). */
+export const ALARM_CODES: readonly AlarmCode[] = [...LOG_DETECTOR_NAMES, ...TENSOR_ALARM_CODES];
+
+/** What an alarm is about. */
+export type AlarmCode = LogDetectorName | (typeof TENSOR_ALARM_CODES)[number];
 
 /** One alarm: its code, a one-line reading, and the (first) step it concerns in a run. */
 export interface Alarm {

@@ -27,7 +27,6 @@ import {
 import { fsPath } from "../platform/fsPath.js";
 import {
   type Alarm,
-  type AlarmCode,
   type DetectorName,
   type DiagnoseOptions,
   diagnoseBatch,
@@ -51,23 +50,14 @@ import {
   stepSettings,
 } from "./runSteps.js";
 import { runPrefetcher, runShardRunner, splitSteps } from "./runThreads.js";
+import { type SeriesSummary, summarize } from "./seriesSummary.js";
 import { type SeriesTrend, seriesTrend } from "./seriesTrend.js";
 import { stepSummary, summaryOf } from "./stepSummary.js";
-import { MAX_THEIL_SEN_POINTS, theilSenSlope } from "./trend.js";
+import { MAX_THEIL_SEN_POINTS } from "./trend.js";
 
 export type { RunProblem } from "../io/runFolder.js";
 export type { RunStep } from "./runSteps.js";
-
-/** First, last, extremes and Theil–Sen slope of one per-step series. */
-export interface SeriesSummary {
-  readonly steps: number;
-  readonly first: { readonly step: number; readonly value: number };
-  readonly last: { readonly step: number; readonly value: number };
-  readonly min: { readonly step: number; readonly value: number };
-  readonly max: { readonly step: number; readonly value: number };
-  /** Theil–Sen slope per training step (the steps' numbers as abscissa), over the last 4096 points. */
-  readonly slope: number;
-}
+export type { SeriesSummary } from "./seriesSummary.js";
 
 /** The run-level diagnosis. */
 export interface RunDiagnosis {
@@ -140,31 +130,6 @@ export interface DiagnoseRunOptions
    * min(cores, ⌊steps / 32⌋), at least 1; a positive integer up to 256.
    */
   readonly threads?: number;
-}
-
-function summarize(points: readonly { step: number; value: number }[]): SeriesSummary | null {
-  if (points.length === 0) return null;
-  let min = points[0] as { step: number; value: number };
-  let max = min;
-  for (const p of points) {
-    if (p.value < min.value) min = p;
-    if (p.value > max.value) max = p;
-  }
-  return {
-    steps: points.length,
-    first: points[0] as { step: number; value: number },
-    last: points[points.length - 1] as { step: number; value: number },
-    min,
-    max,
-    // Theil–Sen sorts n(n − 1)/2 slopes: past MAX_THEIL_SEN_POINTS steps, the trailing ones.
-    slope:
-      points.length >= 2
-        ? theilSenSlope(
-            points.slice(-MAX_THEIL_SEN_POINTS).map((p) => p.value),
-            points.slice(-MAX_THEIL_SEN_POINTS).map((p) => p.step),
-          )
-        : 0,
-  };
 }
 
 /**
@@ -644,8 +609,7 @@ function summarizeRunAs(
   );
   const alarms: Alarm[] = [];
   for (const f of family.report.findings)
-    if (f.alarm)
-      alarms.push({ code: f.detector as AlarmCode, message: f.message, step: f.step ?? null });
+    if (f.alarm) alarms.push({ code: f.detector, message: f.message, step: f.step ?? null });
   const total = catSteps.reduce((a, s) => a + (s.catastrophicCount as number), 0);
   if (total > 0)
     alarms.push({

@@ -3,7 +3,9 @@
 import { g4 } from "../core/pyFormat.js";
 import { requireObject, requireString } from "../core/validate.js";
 import type { Alarm, BatchDiagnosis } from "../diagnostics/diagnoseBatch.js";
+import type { LogsDiagnosis } from "../diagnostics/diagnoseLogs.js";
 import type { RunDiagnosis, SeriesSummary } from "../diagnostics/diagnoseRun.js";
+import { LOG_QUANTITIES } from "../diagnostics/logs/quantities.js";
 import { renderClipText } from "./clipText.js";
 import { renderEntropyText } from "./entropyText.js";
 import { renderEssText } from "./essText.js";
@@ -125,4 +127,63 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
   lines.push("");
   lines.push(alarmLine(d.alarms));
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Render a diagnosis of metric logs: per run its files, the names read (and those not), one
+ * trend line per mapped quantity, every detector's finding, then the alarms.
+ *
+ * @param d - diagnoseLogs' result.
+ * @returns The text, newline-terminated.
+ * @throws {ConfigError} E_CONFIG when `d` is not a LogsDiagnosis.
+ * @derivation docs/diagnostics/logs.md#diagnosing-a-log
+ * @enforcedBy test/cli/diagnoseLogs.test.ts > diagnose on metric logs > golden: a TRL output folder, a verl JSONL log and TensorBoard folders (both scalar styles) with an injected collapse exit 1 at its step
+ * @since 0.1.0
+ */
+export function renderLogsDiagnosisText(d: LogsDiagnosis): string {
+  requireObject("renderLogsDiagnosisText", "d", d, "a LogsDiagnosis (diagnoseLogs)", [
+    "path",
+    "runs",
+    "alarms",
+  ]);
+  const lines: string[] = [
+    `polgrad diagnose ${d.path}: ${d.runs.length} logged run(s)${d.runs.length > 1 ? `, each tested at alpha ${g4(d.alpha)} / ${d.runs.length}` : ""}`,
+  ];
+  for (const r of d.runs) {
+    const files = r.files.length === 1 ? (r.files[0]?.path ?? "") : `${r.files.length} files`;
+    lines.push(
+      "",
+      `run ${r.run === "" ? "(the path)" : r.run}: ${r.format}, ${files}, ${r.records} record(s), steps ${r.steps.first ?? "-"}..${r.steps.last ?? "-"} (${r.steps.count}), ${r.problemCount} problem(s)${r.rewrites > 0 ? `, ${r.rewrites} rewritten point(s)` : ""}`,
+      `  names: ${r.frameworkWhy}${r.release === null ? "" : ` at ${r.release}`}`,
+    );
+    for (const f of r.files) if (f.note !== undefined) lines.push(`  note: ${f.path}: ${f.note}`);
+    for (const p of r.problems) lines.push(`  problem: ${p.file} ${p.at}: ${p.what}`);
+    if (r.problemCount > r.problems.length)
+      lines.push(`  (${r.problemCount - r.problems.length} more problem(s))`);
+    for (const q of LOG_QUANTITIES) {
+      const name = r.names.mapped[q];
+      if (name === undefined) continue;
+      const s = r.series[q];
+      lines.push(`  ${q} <- ${name}${s === undefined ? ": no finite point" : `: ${trendOf(s)}`}`);
+    }
+    for (const a of r.names.ambiguous)
+      lines.push(`  ${a.quantity}: not read, ambiguous between ${a.names.join(", ")}`);
+    for (const a of r.names.absent)
+      lines.push(`  ${a.name}: not read, not logged by this release (${a.quantity})`);
+    for (const a of r.names.setAside) lines.push(`  ${a.name}: set aside, ${a.why}`);
+    if (r.names.unmappedCount > 0)
+      lines.push(
+        `  unmapped (${r.names.unmappedCount}): ${r.names.unmapped.slice(0, 12).join(", ")}${r.names.unmappedCount > 12 ? ", ..." : ""}`,
+      );
+    lines.push(
+      `  tests: ${r.family.tests} at level ${g4(r.family.perTest)} each (alpha ${g4(r.family.alpha)})`,
+    );
+    for (const f of r.family.findings) lines.push(`  ${f.message}`);
+  }
+  lines.push("", alarmLine(d.alarms));
+  return `${lines.join("\n")}\n`;
+}
+
+function trendOf(s: SeriesSummary): string {
+  return `${g4(s.first.value)} at step ${s.first.step} -> ${g4(s.last.value)} at step ${s.last.step} (min ${g4(s.min.value)}, max ${g4(s.max.value)}; Theil-Sen slope ${g4(s.slope)} per step)`;
 }

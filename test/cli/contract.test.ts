@@ -40,6 +40,9 @@ const F = {
   vec: join(dir, "vectors"),
   vecOut: join(dir, "vectors-emit"),
 };
+/** The recorded metric logs (test/fixtures/logs/) and one W&B run of its chart export. */
+const LOGS = fileURLToPath(new URL("../fixtures/logs/", import.meta.url));
+const WANDB_RUN = "wandb/wandb_export_2026-01-02T03_04_05.678+00_00/lively-sun-3";
 const CFG =
   '{"ratio":"token","surrogate":"pg_clip","clip":{"eps_low":0.2,"eps_high":0.28},"aggregation":"seq_mean_token_mean","kl":{"kind":"k3","coef":0.04}}';
 
@@ -318,6 +321,11 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["diagnose", F.run, "--steps", "0-3", "--summary-out", join(dir, "part.json")]),
     row(0, () => ["diagnose", "--merge", join(dir, "part.json"), "--window", "3", "--json"]),
     row(2, () => ["diagnose", F.run, "--steps", "3-1"]),
+    // Metric logs: the recorded TRL output folder and W&B chart export (test/fixtures/logs/).
+    row(1, () => ["diagnose", LOGS, "--format", "trainer_state", "--json"], true),
+    row(0, () => ["diagnose", LOGS, "--format", "wandb", "--run", WANDB_RUN, "--json"], true),
+    row(2, () => ["diagnose", LOGS, "--format", "tensorbord"]),
+    row(2, () => ["diagnose", LOGS, "--format", "wandb", "--run", "nope"]),
     row(2, () => ["diagnose", "--merge", "--json"]),
     row(
       0,

@@ -65,7 +65,7 @@ beforeAll(async () => {
   );
 });
 
-/** One invocation per `--json` document kind (the loss and diagnose schemas have three and two). */
+/** One invocation per `--json` document kind (the loss and diagnose schemas have three each). */
 const KINDS: readonly (() => string[])[] = [
   () => ["which", "--json"],
   () => ["loss", "--algorithm", "grpo", "--batch", batchPath, "--json"],
@@ -74,6 +74,7 @@ const KINDS: readonly (() => string[])[] = [
   () => ["verify", "--algorithm", "cispo", "--cases", "1", "--json"],
   () => ["diagnose", batchPath, "--json"],
   () => ["diagnose", runDir, "--json"],
+  () => ["diagnose", join(testRoot, "fixtures/logs/jsonl/gsm8k_grpo.jsonl"), "--json"],
   () => ["demo-run", join(dir, "demo"), "--steps", "3", "--batch-size", "3", "--json"],
   () => ["frameworks", "--json"],
   () => ["explain", "--framework", "trl@v1.9.0", "--json", "--", "--beta", "0.04"],

@@ -1,6 +1,6 @@
 /** `polgrad diagnose PATH`: every detector on one batch file or a whole run directory. */
 import { fmtValue, safeText } from "../../core/message.js";
-import { fail, IoError, UsageError } from "../../errors.js";
+import { ConfigError, fail, IoError, UnknownNameError, UsageError } from "../../errors.js";
 import type { ClipConfig } from "../../losses/config.js";
 import {
   isRunFolder,
@@ -10,7 +10,8 @@ import {
   readBatchTensors,
   sayBatchSource,
 } from "../batchInput.js";
-import type { Command, CommandIO, OptionValues } from "../command.js";
+import type { Command, CommandIO, OptionSpec, OptionValues } from "../command.js";
+import { followLoop, pollSeconds } from "../follow.js";
 import { intOption, SCHEMA_VERSION, writeJson } from "../output.js";
 import { progressBar } from "../progress.js";
 
@@ -40,15 +41,28 @@ function clipOption(values: OptionValues): ClipConfig | undefined {
 export const diagnoseCommand: Command = {
   name: "diagnose",
   summary:
-    "Run every pathology detector whose inputs are present on a batch file, a step folder or a run folder (step_N, global_step_N/, iter_N, any format).",
+    "Run every pathology detector whose inputs are present on a batch file, a step folder, a run folder (step_N, global_step_N/, iter_N, any format) or a run's metric logs (TensorBoard, JSONL, trainer_state.json, W&B exports).",
   usage:
-    "diagnose (PATH|- | --merge PART.json ...) [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--max-unreadable F] [--follow [--poll S] [--until-step N]] [--threads N] [--json]",
+    "diagnose (PATH|- | --merge PART.json ...) [--format F] [--run NAME,...] [--names MAP] [--steps A-B [--summary-out FILE.json]] [--clip LO,HI[,CAP]] [--agg MODE] [--norm-len N] [--empty-rows reject|drop] [--window N] [--seed N] [--alpha A] [--min-effect D=V,...] [--only D,...] [--skip D,...] [--max-unreadable F] [--follow [--poll S] [--until-step N]] [--threads N] [--json]",
   positionals: (values) =>
     values.merge === true
       ? { max: Number.POSITIVE_INFINITY, rule: "the parts' summary files" }
       : { max: 1, rule: "one PATH (a batch file, step folder, run folder or -)" },
   positionalRoles: ["input"],
   options: {
+    format: {
+      type: "string",
+      argument: "F",
+      description:
+        "read PATH as metric logs of format F (tensorboard, jsonl, trainer_state, wandb) or as per-step tensor dumps (dumps); needed where PATH holds both",
+      default: "detected from the names and contents",
+    },
+    run: {
+      type: "string",
+      argument: "NAME[,NAME]",
+      description:
+        "metric logs: only these runs of PATH (a run is a folder of TensorBoard event files, or one log file; the report lists their names)",
+    },
     clip: {
       type: "string",
       argument: "LO,HI[,CAP]",
@@ -129,6 +143,11 @@ export const diagnoseCommand: Command = {
       description: "not these detectors of a run's family",
     },
     ...NAME_OPTIONS,
+    names: {
+      ...(NAME_OPTIONS.names as OptionSpec),
+      description:
+        "tensor dumps: read tensor names as verl, trl, openrlhf or polgrad, or by a FILE.json of polgrad name -> tensor name; metric logs: read metric names as FW[@RELEASE] (trl, verl, openrlhf; auto tells from the names)",
+    },
     steps: {
       type: "string",
       argument: "A-B",
@@ -165,6 +184,48 @@ export const diagnoseCommand: Command = {
     },
   },
   async run(values, positionals, io) {
+    try {
+      return await diagnoseRunCommand(values, positionals, io);
+    } catch (e) {
+      throw asFlagError(e);
+    }
+  },
+};
+
+/**
+ * The command-line flag a library argument of the detectors comes from: their ConfigError names
+ * `only`, `runs`, `minEffect.entropy_collapse`; the user typed `--only`, `--run`, `--min-effect`.
+ */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  only: "--only",
+  skip: "--skip",
+  runs: "--run",
+  minEffect: "--min-effect",
+  alpha: "--alpha",
+  maxUnreadable: "--max-unreadable",
+  release: "--names",
+};
+
+function asFlagError(e: unknown): unknown {
+  if (!(e instanceof ConfigError || e instanceof UnknownNameError) || e.arg === undefined) return e;
+  const flag = FLAG_OF[e.arg.split(".")[0] as string];
+  const prefix = `${e.fn}: ${e.arg} `;
+  if (flag === undefined || !e.message.startsWith(prefix)) return e;
+  // --names FW@RELEASE: the part that is wrong is the release.
+  const what = e.arg === "release" ? `${flag} release` : flag;
+  return new UsageError(
+    "polgrad diagnose",
+    flag,
+    `polgrad diagnose: ${what} ${e.message.slice(prefix.length)}`,
+  );
+}
+
+async function diagnoseRunCommand(
+  values: OptionValues,
+  positionals: readonly string[],
+  io: CommandIO,
+): Promise<number> {
+  {
     const fn = "polgrad diagnose";
     if (values.merge === true) return runMerge(values, positionals, io);
     const path = positionals[0];
@@ -175,6 +236,18 @@ export const diagnoseCommand: Command = {
         `${fn}: PATH must be exactly one batch file, step folder, run folder or - (stdin); got ${positionals.length} arguments`,
       );
     }
+    const { inputKind } = await import("./diagnoseLogs.js");
+    const kind = await inputKind(fn, path, values.format);
+    if (kind.logs) {
+      const { diagnoseLogsCli } = await import("./diagnoseLogs.js");
+      return diagnoseLogsCli(fn, path, kind.format, values, io, trendOptions(values));
+    }
+    if (values.run !== undefined)
+      throw new UsageError(
+        fn,
+        "--run",
+        `${fn}: --run must come with metric logs (it picks logged runs); got ${safeText(path)}, not a metric log`,
+      );
     const { checkAggregation } = await import("../../aggregate/aggregation.js");
     const names = await nameOptionsOf(fn, values);
     const options = {
@@ -282,8 +355,8 @@ export const diagnoseCommand: Command = {
       io.stdout(renderBatchDiagnosisText(d, path === "-" ? "<stdin>" : path));
     }
     return d.alarms.length > 0 ? 1 : 0;
-  },
-};
+  }
+}
 
 /** `--empty-rows reject|drop`, a usage error naming the flag otherwise. */
 function emptyRowsOption(fn: string, v: unknown): "reject" | "drop" {
@@ -295,8 +368,8 @@ function emptyRowsOption(fn: string, v: unknown): "reject" | "drop" {
   );
 }
 
-/** The trend and family options of the command line (window, seed, alpha, min-effect, only, skip). */
-function trendOptions(values: OptionValues): {
+/** The trend and family options of the command line (window, seed, alpha, min-effect, only, skip). @internal */
+export function trendOptions(values: OptionValues): {
   window?: number;
   seed: number;
   alpha?: number;
@@ -449,57 +522,9 @@ async function followRunCli(
       "PATH",
       `${fn}: PATH must be an existing run folder with --follow (steps may come later); got ${safeText(path)}`,
     );
-  const seconds = values.poll === undefined ? 2 : Number(values.poll);
-  if (!(seconds > 0 && seconds <= 3600))
-    throw fail(
-      UsageError,
-      fn,
-      "--poll",
-      "a number of seconds in (0, 3600]",
-      JSON.stringify(values.poll),
-    );
-  const until = intOption(values, "until-step", "diagnose", 0);
+  const seconds = pollSeconds(fn, values);
   const follower = new RunFollower(path, runOptions);
-  // An alarm as it first fires: on stdout, or beside a --json document on stderr.
-  const say = (
-    alarms: readonly import("../../diagnostics/diagnoseBatch.js").Alarm[],
-    last: number | null,
-  ) => {
-    for (const a of alarms) {
-      const line = `step ${a.step ?? last}: [${a.code}] ${a.message}\n`;
-      if (values.json) io.stderr(`${fn}: ${line}`);
-      else io.stdout(line);
-    }
-  };
-  let stop = false;
-  let wake: (() => void) | null = null;
-  const onSignal = () => {
-    stop = true;
-    wake?.();
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  try {
-    for (;;) {
-      const u = follower.poll();
-      say(u.newAlarms, u.lastStep);
-      if (stop || (until !== undefined && u.lastStep !== null && u.lastStep >= until)) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, seconds * 1000);
-      });
-      wake = null;
-      if (stop) {
-        // One last read: what was written before the signal is part of the summary.
-        const last = follower.poll();
-        say(last.newAlarms, last.lastStep);
-        break;
-      }
-    }
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
+  await followLoop(fn, values, io, seconds, () => follower.poll());
   const d = follower.summary();
   if (d === null)
     throw new IoError(

@@ -41,6 +41,37 @@ export async function writeRunReport(
   );
 }
 
+/**
+ * Write the HTML report of a diagnosis of metric logs to `path` (the logs read again for their
+ * points: a follower keeps only what its detectors need) and say so with `say`. @internal
+ */
+export async function writeLogsReport(
+  fn: string,
+  path: string,
+  d: import("../../diagnostics/diagnoseLogs.js").LogsDiagnosis,
+  logsPath: string,
+  options: import("../../io/metricLogs/files.js").MetricLogOptions,
+  say: (text: string) => void,
+): Promise<void> {
+  const { readMetricLogs } = await import("../../io/metricLogs/files.js");
+  const { quantitySeries } = await import("../../diagnostics/diagnoseLogs.js");
+  const { logsReportHtml } = await import("../../report/html/reports.js");
+  const byRun = new Map(readMetricLogs(logsPath, options).map((l) => [l.run, l]));
+  const series = new Map(
+    d.runs.map((r) => {
+      const log = byRun.get(r.run);
+      return [r.run, log === undefined ? {} : quantitySeries(log, r.names.mapped)] as const;
+    }),
+  );
+  await writeHtml(
+    fn,
+    path,
+    logsReportHtml(d, series),
+    say,
+    `the report of ${d.runs.length} logged run(s), ${d.alarms.length} alarm(s)`,
+  );
+}
+
 /** Write the HTML report of one batch (its which table, gradients kept) to `path` and say so with `say`. @internal */
 export async function writeBatchReport(
   fn: string,

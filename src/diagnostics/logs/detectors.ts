@@ -1,5 +1,5 @@
 /**
- * The detectors on a run's logged scalars (docs/diagnostics/logs.md#detectors): each reads one
+ * The detectors on a run's logged scalars (docs/diagnostics/log-detectors.md#detectors): each reads one
  * quantity (quantities.ts) and raises an alarm only when its test rejects at its share of the
  * run's α and the effect is at least its minimum size. The run's tests form one family: each
  * runs at α/m, m the number of tests that ran (Bonferroni), so a healthy run raises any alarm with
@@ -8,6 +8,7 @@
  */
 
 import { fmtValue } from "../../core/message.js";
+import { closestNames, didYouMean } from "../../core/names.js";
 import { ConfigError, fail } from "../../errors.js";
 import type { LogQuantity } from "./quantities.js";
 import {
@@ -22,9 +23,26 @@ import {
 /** How a detector tests its quantity. */
 export type LogDetectorKind = "shift" | "level" | "spike";
 
+/** The detectors' names, in report order (for --only/--skip and alarm codes). */
+export const LOG_DETECTOR_NAMES = [
+  "entropy_collapse",
+  "clip_shift",
+  "length_shift",
+  "truncation_shift",
+  "kl_ref_shift",
+  "kl_old_shift",
+  "mismatch_shift",
+  "mismatch_level",
+  "dead_groups",
+  "grad_norm_spike",
+] as const;
+
+/** A detector's name. */
+export type LogDetectorName = (typeof LOG_DETECTOR_NAMES)[number];
+
 /** One detector: its name (for --only/--skip), quantity, test, direction and default effect size. */
 export interface LogDetector {
-  readonly name: string;
+  readonly name: LogDetectorName;
   readonly quantity: LogQuantity;
   readonly kind: LogDetectorKind;
   /** shift: the bad direction ("both": either). */
@@ -39,7 +57,7 @@ export interface LogDetector {
   readonly what: string;
 }
 
-/** Every detector on logged scalars, in report order. */
+/** Every detector on logged scalars, in the order of LOG_DETECTOR_NAMES. */
 export const LOG_DETECTORS: readonly LogDetector[] = [
   {
     name: "entropy_collapse",
@@ -144,7 +162,7 @@ export interface LogDetectorOptions {
 
 /** One detector's outcome. */
 export interface LogFinding {
-  readonly detector: string;
+  readonly detector: LogDetectorName;
   readonly quantity: LogQuantity;
   /** The metric name it read. */
   readonly metric: string;
@@ -207,7 +225,7 @@ export function runLogDetectors(
   const alpha = options.alpha ?? 0.05;
   if (typeof alpha !== "number" || !(alpha > 0 && alpha < 1))
     throw fail(ConfigError, FN, "alpha", "in (0, 1)", fmtValue(alpha));
-  const names = LOG_DETECTORS.map((d) => d.name);
+  const names: readonly string[] = LOG_DETECTOR_NAMES;
   for (const [arg, list] of [
     ["only", options.only ?? []],
     ["skip", options.skip ?? []],
@@ -215,7 +233,13 @@ export function runLogDetectors(
   ] as const)
     for (const n of list)
       if (!names.includes(n))
-        throw fail(ConfigError, FN, arg, `detector names (${names.join(", ")})`, fmtValue(n));
+        throw fail(
+          ConfigError,
+          FN,
+          arg,
+          `detector names (${names.join(", ")})${didYouMean(closestNames(n, names))}`,
+          fmtValue(n),
+        );
   const chosen = LOG_DETECTORS.filter(
     (d) =>
       (options.only === undefined || options.only.includes(d.name)) &&

@@ -347,3 +347,20 @@ export function mapMetricNames(
   }
   return { framework: fw, why, candidates: [], mapped, ambiguous, absent, setAside, unmapped };
 }
+
+/**
+ * Whether some framework's table maps `name` (exactly or under a recorded logger prefix): the
+ * names whose points a follower keeps (the others cannot reach a detector). @internal
+ */
+export function isMappedName(name: string): boolean {
+  return METRIC_FRAMEWORKS.some((fw) => {
+    const names = MAPPED_NAMES[fw];
+    return baseNames(fw, name).some((b) => names.has(b));
+  });
+}
+
+const MAPPED_NAMES: Readonly<Record<MetricFramework, ReadonlySet<string>>> = {
+  trl: new Set(NAME_MAPS.trl.map((e) => e.name)),
+  verl: new Set(NAME_MAPS.verl.map((e) => e.name)),
+  openrlhf: new Set(NAME_MAPS.openrlhf.map((e) => e.name)),
+};

@@ -1,5 +1,5 @@
 /**
- * The three tests the detectors on logged scalars are built from (docs/diagnostics/logs.md#tests):
+ * The three tests the detectors on logged scalars are built from (docs/diagnostics/log-detectors.md#tests):
  * a level shift beyond the series' linear trend (the detrended CUSUM of seriesTrend with its
  * permutation null, plus the shift's size), a level above a bound (a one-sided t-test on the last
  * window), and spikes above a running median (a robust z-score with a Bonferroni bound over the

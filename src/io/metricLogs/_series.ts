@@ -65,6 +65,13 @@ export function checkBytes(fn: string, path: string, bytes: Uint8Array, limits: 
 export class Problems {
   readonly list: MetricLogProblem[] = [];
   count = 0;
+  /** A copy, to add to without changing this one. */
+  copy(): Problems {
+    const c = new Problems();
+    c.list.push(...this.list);
+    c.count = this.count;
+    return c;
+  }
   add(file: string, at: string, what: string): void {
     this.count++;
     if (this.list.length < MAX_PROBLEMS) this.list.push({ file, at, what: safeText(what, 500) });
@@ -127,6 +134,12 @@ export class SeriesBuilder {
   private readonly nonNumeric = new Map<string, { at: string; count: number; kind: string }>();
   private otherNonNumeric = 0;
   private rewrites = 0;
+  /**
+   * Which series keep their points (default: all). A series whose name this rejects is still a
+   * series of the log (named, counted against maxSeries) but holds no point: a follower keeps
+   * only the points its detectors can read, so that its memory is bounded over a long run.
+   */
+  keepPoints: ((name: string) => boolean) | null = null;
 
   /**
    * @param fn - The reader, named by its errors.
@@ -167,6 +180,7 @@ export class SeriesBuilder {
       };
       this.points.set(name, s);
     }
+    if (this.keepPoints !== null && !this.keepPoints(name)) return;
     const n = s.steps.length;
     if (n > 0 && !(step > (s.steps[n - 1] as number))) s.ascending = false;
     s.steps.push(step);
@@ -206,13 +220,18 @@ export class SeriesBuilder {
     return this.points.size === 0;
   }
 
-  /** The series sorted by name, each by step (the last value read at a step wins), and the log. */
+  /**
+   * The series sorted by name, each by step (the last value read at a step wins), and the log:
+   * `problems` with the values that were not numbers added (to a copy: the builder may read more
+   * and finish again).
+   */
   finish(
     format: MetricLogFormat,
     run: string,
     files: readonly MetricLogFile[],
-    problems: Problems,
+    given: Problems,
   ): MetricLog {
+    const problems = given.copy();
     for (const [name, k] of this.nonNumeric) {
       const more = k.count === 1 ? "" : ` (${k.count} such values, this is the first)`;
       problems.add(

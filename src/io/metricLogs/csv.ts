@@ -1,5 +1,5 @@
 /**
- * A small RFC 4180 CSV reader for the W&B exports (docs/diagnostics/logs-text.md#wb-exports):
+ * A small RFC 4180 CSV reader for the W&B exports (docs/diagnostics/logs.md#wb-exports):
  * fields separated by `,`, records by CRLF or LF, a field in double quotes may hold `,`, line
  * breaks and `""` (one quote). It yields each row with the line it starts on and whether it
  * ended with a line break, so that the caller can tell a row cut off by a live writer (the last

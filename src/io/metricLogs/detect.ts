@@ -1,6 +1,6 @@
 /**
  * Which metric-log format a file is, from its name and its first bytes
- * (docs/diagnostics/logs-text.md#detection): TensorBoard event files (by name, or by the TFRecord
+ * (docs/diagnostics/logs.md#detection): TensorBoard event files (by name, or by the TFRecord
  * framing of their first record), `trainer_state.json`, JSON lines (verl's file logger, flat
  * logs), and W&B exports (CSV, JSON records). Pure: no `node:` import.
  */
@@ -59,7 +59,7 @@ function jsonKeysFormat(value: unknown): MetricLogFormat | null {
  * @param head - The file's first bytes ({@link DETECT_HEAD_BYTES} are enough).
  * @returns The format, or null, with the reasons.
  * @throws {ConfigError} E_CONFIG when `name` is not a string or `head` not a Uint8Array.
- * @derivation docs/diagnostics/logs-text.md#detection
+ * @derivation docs/diagnostics/logs.md#detection
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > detection > golden: every fixture is detected as its format, by content alone too
  * @since 0.1.0
  */

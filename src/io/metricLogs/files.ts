@@ -7,7 +7,7 @@
  */
 
 import { closeSync, type Dirent, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fmtValue } from "../../core/message.js";
 import { requirePath } from "../../core/validate.js";
 import { ConfigError, fail } from "../../errors.js";
@@ -162,7 +162,7 @@ function trainerStateOf(
  * @returns The files found, in walk order.
  * @throws {IoError} E_IO when the path is missing, a file is not a regular file or over
  *   options.maxBytes, a file given directly is of no known format, or the walk exceeds its bounds.
- * @derivation docs/diagnostics/logs-text.md#detection
+ * @derivation docs/diagnostics/logs.md#detection
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > files > golden: a folder of every fixture lists each run once, the newest checkpoint picked
  * @since 0.1.0
  */
@@ -239,7 +239,23 @@ export function findMetricLogFiles(
     for (let k = subdirs.length - 1; k >= 0; k--)
       stack.push(subdirs[k] as (typeof subdirs)[number]);
   }
-  return out;
+  return distinctRuns(out, path);
+}
+
+/**
+ * Text logs of one stem (`history.csv`, `history.json`) would be runs of one name: those keep
+ * their extension (`history.csv`), so that every run is named once and `--run` can pick it.
+ */
+function distinctRuns(found: MetricLogCandidate[], root: string): MetricLogCandidate[] {
+  const count = new Map<string, number>();
+  for (const c of found)
+    if (c.format !== "tensorboard") count.set(c.run, (count.get(c.run) ?? 0) + 1);
+  return found.map((c) => {
+    if (c.format === "tensorboard" || (count.get(c.run) ?? 0) < 2 || c.format === "trainer_state")
+      return c;
+    const rel = relative(root, c.path).split(sep).join("/");
+    return { ...c, run: rel };
+  });
 }
 
 function checkFormat(format: unknown): MetricLogFormat | undefined {
@@ -255,8 +271,8 @@ function checkFormat(format: unknown): MetricLogFormat | undefined {
   return format as MetricLogFormat;
 }
 
-/** Read one text metric-log file (JSONL, trainer_state.json, a W&B export) into its runs, named as the candidate's. */
-function readTextCandidate(candidate: MetricLogCandidate, limits: Limits): MetricLog[] {
+/** Read one text metric-log file (JSONL, trainer_state.json, a W&B export) into its runs, named as the candidate's. @internal */
+export function readTextCandidate(candidate: MetricLogCandidate, limits: Limits): MetricLog[] {
   const { path, format, run } = candidate;
   const bytes = readFileBytes(FN, path, limits.maxBytes);
   const logs =

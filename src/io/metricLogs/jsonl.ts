@@ -1,5 +1,5 @@
 /**
- * JSON Lines metric logs (docs/diagnostics/logs-text.md#jsonl): verl's file logger
+ * JSON Lines metric logs (docs/diagnostics/logs.md#jsonl): verl's file logger
  * (`verl/utils/tracking.py`, `FileLogger.log` writes `{"step": s, "data": {...}}` per call, with
  * orjson) and the flat line-per-step form `{"step": s, "loss": 0.5, ...}` that training scripts
  * write themselves. The line reader is shared with W&B's `to_json(orient="records", lines=True)`
@@ -40,7 +40,8 @@ export interface LineRules {
   readonly skipKey: (key: string) => boolean;
 }
 
-const JSONL_RULES: LineRules = {
+/** The rules of a JSONL metric log (not a W&B lines export). @internal */
+export const JSONL_RULES: LineRules = {
   format: "jsonl",
   stepKeys: JSONL_STEP_KEYS,
   nullIsNaN: true,
@@ -73,9 +74,38 @@ export function readJsonLines(
   checkBytes(fn, path, bytes, limits);
   const builder = new SeriesBuilder(fn, path, limits);
   const problems = new Problems();
+  const scan = scanJsonLines(bytes, path, builder, problems, rules, 0);
+  const file =
+    scan.note === undefined
+      ? { path, bytes: bytes.length, records: scan.records }
+      : { path, bytes: bytes.length, records: scan.records, note: scan.note };
+  return builder.finish(rules.format, "", [file], problems);
+}
+
+/** What {@link scanJsonLines} read: records, lines, and the note of a cut last line. @internal */
+export interface JsonLinesScan {
+  readonly records: number;
+  /** Lines passed (blank ones included), for the next chunk's line numbers. */
+  readonly lines: number;
+  readonly note?: string;
+}
+
+/**
+ * Read the JSON lines of `bytes` into `builder` (problems into `problems`), numbering lines from
+ * `lineBase + 1`: the loop of {@link readJsonLines}, also run by a follower on each new chunk of
+ * complete lines. @internal
+ */
+export function scanJsonLines(
+  bytes: Uint8Array,
+  path: string,
+  builder: SeriesBuilder,
+  problems: Problems,
+  rules: LineRules,
+  lineBase: number,
+): JsonLinesScan {
   let records = 0;
   let note: string | undefined;
-  let line = 0;
+  let line = lineBase;
   for (let start = 0; start < bytes.length; ) {
     line++;
     const nl = bytes.indexOf(0x0a, start);
@@ -119,11 +149,7 @@ export function readJsonLines(
     records++;
     readRecord(builder, problems, path, at, parsed.value, rules);
   }
-  const file =
-    note === undefined
-      ? { path, bytes: bytes.length, records }
-      : { path, bytes: bytes.length, records, note };
-  return builder.finish(rules.format, "", [file], problems);
+  return note === undefined ? { records, lines: line } : { records, lines: line, note };
 }
 
 function truncated(line: number, byte: number): string {
@@ -207,7 +233,7 @@ function addValue(
  * @returns One run (`run` is `""`), its series sorted by name.
  * @throws {IoError} E_IO when a limit is exceeded (the message names it and the file).
  * @throws {ConfigError} E_CONFIG when a limit is not a positive integer.
- * @derivation docs/diagnostics/logs-text.md#jsonl
+ * @derivation docs/diagnostics/logs.md#jsonl
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > jsonl > golden: verl's FileLogger file reads to the values it logged
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > jsonl > golden: bad lines are problems with their line, a truncated last line ends the data
  * @since 0.1.0

@@ -62,6 +62,13 @@ export interface EventFileScan {
   readonly file: MetricLogFile;
   /** Summary values that are not scalars (images, histograms, text, audio, other tensors). */
   readonly skippedValues: number;
+  /**
+   * Bytes read to the end of the last whole record: the file's length, or where a truncated
+   * last record starts (a follower reads on from there once the writer has written it).
+   */
+  readonly consumed: number;
+  /** Records framed before `consumed` (for the record numbers of the next chunk). */
+  readonly framedRecords: number;
 }
 
 /**
@@ -77,6 +84,7 @@ export function scanEventFile(
   run: SeriesBuilder,
   problems: Problems,
   plugins: Map<string, string>,
+  base: { readonly byte: number; readonly record: number } = { byte: 0, record: 0 },
 ): EventFileScan {
   run.path = path;
   const n = bytes.length;
@@ -86,11 +94,13 @@ export function scanEventFile(
   let framed = false; // some header's length CRC matched
   let skippedValues = 0;
   let note: string | undefined;
-  const at = (k: number, p: number): string => `record ${k} (byte ${p})`;
+  let consumed = n;
+  const at = (k: number, p: number): string => `record ${base.record + k} (byte ${base.byte + p})`;
   while (pos < n) {
     index++;
     if (n - pos < HEADER) {
       note = `a truncated last record (a live writer): ${n - pos} bytes of a 12-byte record header at byte ${pos}; the data ends there`;
+      consumed = pos;
       break;
     }
     if (!lengthChecks(bytes, pos)) {
@@ -112,6 +122,7 @@ export function scanEventFile(
       const need =
         len === Number.POSITIVE_INFINITY ? "2^53 or more" : `${pos + HEADER + len + FOOTER}`;
       note = `a truncated last record (a live writer): record ${index} at byte ${pos} needs bytes up to ${need}, the data ends at byte ${n}`;
+      consumed = pos;
       break;
     }
     const start = pos + HEADER;
@@ -151,7 +162,12 @@ export function scanEventFile(
   }
   const file: MetricLogFile =
     note === undefined ? { path, bytes: n, records } : { path, bytes: n, records, note };
-  return { file, skippedValues };
+  return {
+    file,
+    skippedValues,
+    consumed,
+    framedRecords: note === undefined ? index : index - 1,
+  };
 }
 
 function hexOf(b: Uint8Array): string {

@@ -1,5 +1,5 @@
 /**
- * The HF Trainer's `trainer_state.json` (docs/diagnostics/logs-text.md#trainer_statejson):
+ * The HF Trainer's `trainer_state.json` (docs/diagnostics/logs.md#trainer_statejson):
  * `TrainerState.save_to_json` (transformers `trainer_callback.py`) writes
  * `json.dumps(dataclasses.asdict(state), indent=2, sort_keys=True)`, whose `log_history` is the
  * list `Trainer.log` appends to: each entry is the logged metrics plus `epoch` and `step`
@@ -41,7 +41,7 @@ import type { MetricLog, MetricLogLimits } from "./types.js";
  * @throws {IoError} E_IO when the bytes are not UTF-8 JSON (line and column given), not an object
  *   with a `log_history` array, or a limit is exceeded.
  * @throws {ConfigError} E_CONFIG when a limit is not a positive integer.
- * @derivation docs/diagnostics/logs-text.md#trainer_statejson
+ * @derivation docs/diagnostics/logs.md#trainer_statejson
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > trainer_state > golden: transformers' TrainerState file reads to the values logged
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > trainer_state > rejects: not an object with a log_history array
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * W&B history exports (docs/diagnostics/logs-text.md#wb-exports): the CSV the W&B app exports
+ * W&B history exports (docs/diagnostics/logs.md#wb-exports): the CSV the W&B app exports
  * from a line chart (first column its x-axis, `Step` by default, then `<run name> - <metric>`
  * with `__MIN` and `__MAX` companions, one group per run shown), and what users save from the
  * public API: `run.history()` / `run.scan_history()` rows as a pandas `to_csv` (a `_step` column,
@@ -73,7 +73,7 @@ const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
  * @throws {IoError} E_IO when the bytes are not UTF-8, a JSON array does not parse, a CSV has no
  *   step column (or is a runs-table export), or a limit is exceeded.
  * @throws {ConfigError} E_CONFIG when a limit is not a positive integer.
- * @derivation docs/diagnostics/logs-text.md#wb-exports
+ * @derivation docs/diagnostics/logs.md#wb-exports
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > wandb > golden: a chart export with two runs reads to two runs
  * @enforcedBy test/io/metricLogs/textLogs.test.ts > wandb > golden: pandas exports of run.history() read to the values logged
  * @since 0.1.0

@@ -5,7 +5,10 @@
  * self-contained file each (page.ts); the charts are drawn by charts.ts.
  */
 import { g4 } from "../../core/pyFormat.js";
+import type { LogsDiagnosis } from "../../diagnostics/diagnoseLogs.js";
 import type { RunDiagnosis } from "../../diagnostics/diagnoseRun.js";
+import type { QuantitySeries } from "../../diagnostics/logs/detectors.js";
+import { LOG_QUANTITIES, type LogQuantity } from "../../diagnostics/logs/quantities.js";
 import type { RunStep } from "../../diagnostics/runSteps.js";
 import { ConfigError, fail } from "../../errors.js";
 import type { WhichReport } from "../../which/whichTable.js";
@@ -280,6 +283,81 @@ export function runReportHtml(d: RunDiagnosis, o: { readonly essAlarm?: number }
   return page({
     title: "polgrad report: a run",
     meta: `${d.dir}: ${steps.length} steps${d.stride === null ? "" : `, stride ${d.stride}`}`,
+    alarms,
+    panels,
+  });
+}
+
+/** Points drawn per logged series (a longer series is thinned to every k-th point, its alarm steps kept). */
+export const MAX_LOG_CHART_POINTS = 2000;
+
+/**
+ * The report of a diagnosis of metric logs: per run, one panel per mapped quantity (the metric as
+ * logged, finite points, a marker at each alarm's step), alarms on top linking to their panel.
+ *
+ * @param d - diagnoseLogs' result.
+ * @param series - Per run (by its name), per quantity, the metric's points (quantitySeries).
+ * @returns The page.
+ * @derivation docs/diagnostics/logs.md#the-command
+ * @enforcedBy test/cli/diagnoseLogs.test.ts > diagnose on metric logs > golden: --html and --json on logs: the alarm links to the entropy panel, the document validates
+ * @since 0.1.0
+ */
+export function logsReportHtml(
+  d: LogsDiagnosis,
+  series: ReadonlyMap<string, Partial<Record<LogQuantity, QuantitySeries>>>,
+): string {
+  const panels: Panel[] = [];
+  const alarms: { text: string; panel: string }[] = [];
+  d.runs.forEach((r, k) => {
+    const of = series.get(r.run) ?? {};
+    const runLabel = r.run === "" ? d.path : r.run;
+    for (const q of LOG_QUANTITIES) {
+      const s = of[q];
+      if (s === undefined) continue;
+      const id = `panel-${k}-${q}`;
+      const marks = r.family.findings
+        .filter((f) => f.quantity === q && f.alarm && f.step !== undefined && f.step !== null)
+        .map((f) => f.step as number);
+      const pts: { x: number; y: number }[] = [];
+      const stride = Math.max(1, Math.ceil(s.values.length / MAX_LOG_CHART_POINTS));
+      for (let i = 0; i < s.values.length; i++) {
+        const x = s.steps[i] as number;
+        const y = s.values[i] as number;
+        if (Number.isFinite(y) && (i % stride === 0 || marks.includes(x))) pts.push({ x, y });
+      }
+      if (pts.length === 0) continue;
+      const sum = r.series[q];
+      const chart = lineChart({
+        series: [{ name: s.metric, points: pts }],
+        xLabel: "step",
+        yLabel: q,
+        ariaLabel: `${s.metric} per step`,
+        ...(marks.length === 0 ? {} : { vRules: marks.map((x) => ({ x, id: "alarm" })) }),
+      });
+      panels.push({
+        id,
+        title: `${runLabel}: ${s.metric} (${q})`,
+        reading: `The logged ${q} per step${stride > 1 ? `, every ${stride}th point drawn` : ""}; a dashed marker is an alarm's step.`,
+        docs: "docs/diagnostics/log-detectors.md",
+        body: chart.svg,
+        data: { ...chartData(chart), "alarm-steps": marks.join(",") },
+        alt:
+          sum === undefined
+            ? `${s.metric}: no finite point.`
+            : `${s.metric} from ${num(sum.first.value)} at step ${sum.first.step} to ${num(sum.last.value)} at step ${sum.last.step}; minimum ${num(sum.min.value)}, maximum ${num(sum.max.value)}${marks.length === 0 ? "" : `; alarm at step ${marks.join(", ")}`}.`,
+      });
+    }
+    for (const a of r.alarms) {
+      const f = r.family.findings.find((x) => x.detector === a.code);
+      alarms.push({
+        text: `${a.code}${a.step === null ? "" : ` (step ${a.step})`}: ${d.runs.length > 1 ? `${runLabel}: ` : ""}${a.message}`,
+        panel: f === undefined ? "alarms" : `panel-${k}-${f.quantity}`,
+      });
+    }
+  });
+  return page({
+    title: "polgrad report: logged metrics",
+    meta: `${d.path}: ${d.runs.length} run(s), ${d.runs.map((r) => `${r.run === "" ? "(the path)" : r.run} (${r.format}, steps ${r.steps.first ?? "-"}..${r.steps.last ?? "-"})`).join(", ")}`,
     alarms,
     panels,
   });

@@ -1,70 +1,13 @@
 /**
- * Enforces docs/diagnostics/logs.md#calibration: the detectors on logged scalars, run as one family
+ * Enforces docs/diagnostics/log-detectors.md#calibration: the detectors on logged scalars, run as one family
  * at α = 0.05, raise any alarm on at most 5 % of healthy runs (stationary or drifting linearly,
  * with noise), measured over 240 simulated runs of four lengths and three noise levels; and they
  * find an injected entropy collapse at its step.
  */
 import { describe, expect, test } from "vitest";
-import { createRng, type Rng } from "../../../src/core/rng.js";
-import { type QuantitySeries, runLogDetectors } from "../../../src/diagnostics/logs/detectors.js";
-import type { LogQuantity } from "../../../src/diagnostics/logs/quantities.js";
-
-/** A standard normal draw (Box–Muller). */
-function normal(rng: Rng): number {
-  let u = 0;
-  while (u === 0) u = rng.uniform();
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.uniform());
-}
-
-/**
- * A healthy run of n steps: every quantity a line (a level and a drift over the run drawn per
- * run) plus independent Gaussian noise at `sigma` (entropy's scale; the others' scaled to their
- * units); the gradient norm log-normal around 1.
- */
-function healthyRun(
-  rng: Rng,
-  n: number,
-  sigma: number,
-): Partial<Record<LogQuantity, QuantitySeries>> {
-  const steps = Float64Array.from({ length: n }, (_, i) => i + 1);
-  const line = (metric: string, level: number, drift: number, s: number): QuantitySeries => ({
-    metric,
-    steps,
-    values: Float64Array.from(steps, (t) => level + (drift * t) / n + s * normal(rng)),
-  });
-  return {
-    entropy: line("entropy", 0.8, -0.3 * rng.uniform(), sigma),
-    clip_total: line("clip_ratio/region_mean", 0.1, 0.02 * rng.uniform(), sigma / 3),
-    response_length: line(
-      "completions/mean_length",
-      300,
-      100 * (rng.uniform() - 0.5),
-      sigma * 1000,
-    ),
-    truncation_rate: line("completions/clipped_ratio", 0.05, 0.02 * rng.uniform(), sigma / 3),
-    kl_ref: line("kl", 0.01, 0.04 * rng.uniform(), sigma / 10),
-    kl_old: line("actor/ppo_kl", 0.002, 0, sigma / 30),
-    logp_diff_mean: line("sampling/sampling_logp_difference/mean", 0.02, 0, sigma / 5),
-    zero_std_frac: line("frac_reward_zero_std", 0.2, 0.1 * rng.uniform(), sigma),
-    grad_norm: {
-      metric: "grad_norm",
-      steps,
-      values: Float64Array.from(steps, () => Math.exp(0.3 * normal(rng))),
-    },
-  };
-}
-
-/** The 0.99 quantile of Binomial(n, p), by summing the pmf. */
-function binomialQuantile99(n: number, p: number): number {
-  let cdf = 0;
-  let pmf = (1 - p) ** n;
-  for (let k = 0; k <= n; k++) {
-    cdf += pmf;
-    if (cdf >= 0.99) return k;
-    pmf *= ((n - k) / (k + 1)) * (p / (1 - p));
-  }
-  return n;
-}
+import { createRng } from "../../../src/core/rng.js";
+import { runLogDetectors } from "../../../src/diagnostics/logs/detectors.js";
+import { binomialQuantile99, healthyRun, normal } from "./_runKit.js";
 
 describe("runLogDetectors", () => {
   test("calibration: healthy runs raise any alarm at most alpha of the time (240 runs, lengths 30–1000, three noise levels)", () => {

@@ -1,5 +1,5 @@
 /**
- * Enforces docs/diagnostics/logs-text.md: the JSONL, trainer_state.json and W&B export readers on
+ * Enforces docs/diagnostics/logs.md: the JSONL, trainer_state.json and W&B export readers on
  * files written by the real writers (test/fixtures/logs/, tools/record-fixtures/textLogs.py),
  * their problems, truncation and limits, format detection, the folder walk, and a property per
  * parser: mutated bytes give a MetricLog or a typed error, nothing else.
@@ -291,9 +291,10 @@ describe("files", () => {
       ["tensorboard/tensorboard", "tensorboard"],
       ["tensorboard/torch", "tensorboard"],
       ["trainer_state/out", "trainer_state"],
-      ["wandb/history", "wandb"],
-      ["wandb/history", "wandb"],
-      ["wandb/history", "wandb"],
+      // Three exports of one stem keep their extensions: each run is named once.
+      ["wandb/history.csv", "wandb"],
+      ["wandb/history.json", "wandb"],
+      ["wandb/history.jsonl", "wandb"],
       ["wandb/wandb_export_2026-01-02T03_04_05.678+00_00", "wandb"],
     ]);
     expect(found.find((c) => c.format === "trainer_state")?.note).toBe(
