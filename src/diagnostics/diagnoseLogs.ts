@@ -7,6 +7,7 @@
 
 import { fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
+import { requireArrayOf, requireObject, requireString } from "../core/validate.js";
 import { ConfigError, fail, IoError } from "../errors.js";
 import { type MetricLogOptions, readMetricLogs } from "../io/metricLogs/files.js";
 import type { MetricLog, MetricLogProblem } from "../io/metricLogs/types.js";
@@ -136,6 +137,11 @@ export function diagnoseMetricLogs(
   logs: readonly MetricLog[],
   options: DiagnoseLogsOptions = {},
 ): LogsDiagnosis {
+  requireString(FN, "path", path);
+  requireArrayOf(FN, "logs", logs, "an array of MetricLogs (readMetricLogs)", isMetricLog);
+  if (options !== undefined) requireObject(FN, "options", options, "an options object");
+  if (options.runs !== undefined)
+    requireArrayOf(FN, "runs", options.runs, "an array of run names", (r) => typeof r === "string");
   const alpha = options.alpha ?? 0.05;
   if (typeof alpha !== "number" || !(alpha > 0 && alpha < 1))
     throw fail(ConfigError, FN, "alpha", "in (0, 1)", fmtValue(alpha));
@@ -195,6 +201,34 @@ export function diagnoseMetricLogs(
     ),
   );
   return { path, alpha, runs, alarms };
+}
+
+/** A MetricLog's shape, every field the diagnosis reads (so that none can throw a TypeError). */
+function isMetricLog(x: unknown): boolean {
+  if (typeof x !== "object" || x === null) return false;
+  const l = x as Partial<Record<keyof MetricLog, unknown>>;
+  const arrayLike = (v: unknown): v is ArrayLike<unknown> =>
+    (Array.isArray(v) || ArrayBuffer.isView(v)) &&
+    typeof (v as ArrayLike<unknown>).length === "number";
+  return (
+    typeof l.run === "string" &&
+    typeof l.format === "string" &&
+    typeof l.problemCount === "number" &&
+    typeof l.rewrites === "number" &&
+    Array.isArray(l.problems) &&
+    Array.isArray(l.files) &&
+    l.files.every((f) => typeof f === "object" && f !== null && typeof f.records === "number") &&
+    Array.isArray(l.series) &&
+    l.series.every(
+      (s) =>
+        typeof s === "object" &&
+        s !== null &&
+        typeof s.name === "string" &&
+        arrayLike(s.steps) &&
+        arrayLike(s.values) &&
+        s.steps.length === s.values.length,
+    )
+  );
 }
 
 function diagnoseOne(

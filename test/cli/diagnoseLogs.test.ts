@@ -6,9 +6,11 @@
  * appends to within one poll of the step.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { createRng } from "../../src/core/rng.js";
 import { ALARM_CODES } from "../../src/diagnostics/diagnoseBatch.js";
@@ -63,6 +65,35 @@ describe("diagnose on metric logs", () => {
     for (const [what, path] of Object.entries(healthy)) {
       const r = await runMain(["diagnose", path]);
       expect({ what, code: r.code, tail: r.stdout.trim().split("\n").at(-1) }).toEqual({
+        what,
+        code: 0,
+        tail: "alarms: none",
+      });
+    }
+  });
+
+  test("golden: runs recorded by the real writers (transformers TrainerState, verl's FileLogger, tensorboardX, torch new_style): the collapse exits 1 at step 100, the healthy run 0", async () => {
+    const dir = fileURLToPath(new URL("../fixtures/logs/runs/", import.meta.url));
+    const prov = JSON.parse(readFileSync(join(dir, "provenance.json"), "utf8")) as {
+      files: Record<string, { sha256: string }>;
+      runs: Record<string, { entropy_drop_after_step: number | null }>;
+    };
+    for (const [rel, f] of Object.entries(prov.files))
+      expect({
+        rel,
+        sha256: createHash("sha256")
+          .update(readFileSync(join(dir, rel)))
+          .digest("hex"),
+      }).toEqual({ rel, sha256: f.sha256 });
+    expect(prov.runs.collapse?.entropy_drop_after_step).toBe(100);
+    for (const what of ["trl", "verl/gsm8k/qwen_grpo.jsonl", "tb-simple", "tb-tensor"]) {
+      const bad = await runMain(["diagnose", join(dir, "collapse", what)]);
+      expect({ what, code: bad.code, stderr: bad.stderr }).toEqual({ what, code: 1, stderr: "" });
+      expect(bad.stdout).toMatch(
+        /alarms \(1\): \[entropy_collapse\] entropy_collapse: (train\/entropy|entropy|actor\/entropy) shifts by -0\.4\d* after step 100 beyond its trend/,
+      );
+      const ok = await runMain(["diagnose", join(dir, "healthy", what)]);
+      expect({ what, code: ok.code, tail: ok.stdout.trim().split("\n").at(-1) }).toEqual({
         what,
         code: 0,
         tail: "alarms: none",

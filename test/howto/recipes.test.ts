@@ -15,8 +15,15 @@ import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { COMMANDS } from "../../src/cli/main.js";
+import {
+  METRIC_FRAMEWORKS,
+  type MetricFramework,
+  metricNames,
+} from "../../src/diagnostics/logs/metricNames.js";
 import { BATCH_TENSOR_NAMES, REQUIRED_BATCH_TENSORS } from "../../src/io/batchNames.js";
 import { FRAMEWORK_NAME_MAPS } from "../../src/io/frameworkNames.js";
+import { METRIC_LOG_FORMATS } from "../../src/io/metricLogs/types.js";
 import { type CliRun, runMain } from "../cli/_run.js";
 
 const HOWTO = fileURLToPath(new URL("../../docs/howto/", import.meta.url));
@@ -137,8 +144,9 @@ describe("framework name maps", () => {
 
 describe("docs/howto recipes", () => {
   it("identity: every docs/howto page has recipe blocks and a fake trainer", () => {
+    // The logs-*.md pages need no hook: they are checked below.
     const pages = readdirSync(HOWTO)
-      .filter((f) => f.endsWith(".md"))
+      .filter((f) => f.endsWith(".md") && !f.startsWith("logs-"))
       .map((f) => basename(f, ".md"))
       .sort();
     expect(pages).toEqual(PAGES.map((p) => p.framework).sort());
@@ -210,4 +218,42 @@ describe("docs/howto recipes", () => {
       300_000,
     );
   }
+});
+
+describe("docs/howto logs pages", () => {
+  it("identity: one logs page per framework; every polgrad command on them uses diagnose's options, formats and recorded releases", () => {
+    const pages = readdirSync(HOWTO)
+      .filter((f) => f.startsWith("logs-") && f.endsWith(".md"))
+      .sort();
+    expect(pages).toEqual(["logs-openrlhf.md", "logs-trl.md", "logs-verl.md"]);
+    const diagnose = COMMANDS.find((c) => c.name === "diagnose");
+    const options = new Set(Object.keys(diagnose?.options ?? {}).map((o) => `--${o}`));
+    for (const page of pages) {
+      const text = readFileSync(join(HOWTO, page), "utf8");
+      const lines = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) =>
+        (m[1] as string).split("\n").filter((l) => l.startsWith("polgrad ")),
+      );
+      expect({ page, commands: lines.length > 0 }).toEqual({ page, commands: true });
+      for (const line of lines) {
+        const words = (line.split("#")[0] as string).trim().split(/\s+/);
+        expect({ line, command: words[1] }).toEqual({ line, command: "diagnose" });
+        for (const [i, w] of words.entries()) {
+          if (!w.startsWith("--")) continue;
+          expect({ line, option: w, known: options.has(w) }).toEqual({
+            line,
+            option: w,
+            known: true,
+          });
+          const value = words[i + 1] as string;
+          if (w === "--format") expect([...METRIC_LOG_FORMATS, "dumps"]).toContain(value);
+          if (w === "--names") {
+            const [fw, release] = value.split("@") as [MetricFramework, string | undefined];
+            expect(METRIC_FRAMEWORKS).toContain(fw);
+            if (release !== undefined)
+              expect(metricNames(fw).releases.map((r) => r.label)).toContain(release);
+          }
+        }
+      }
+    }
+  });
 });
