@@ -39,6 +39,7 @@ import {
   runLogDetectors,
 } from "./logs/detectors.js";
 import { normalQuantile } from "./ols.js";
+import { type RewardStats, rewardStats } from "./rewards.js";
 import {
   checkEssAlarm,
   checkRange,
@@ -77,6 +78,9 @@ export interface RunDiagnosis {
     readonly clipKilledFrac: SeriesSummary | null;
     readonly zeroAdvFrac: SeriesSummary | null;
     readonly klRef: SeriesSummary | null;
+    readonly rewardMean: SeriesSummary | null;
+    readonly rewardStd: SeriesSummary | null;
+    readonly truncationRate: SeriesSummary | null;
     readonly lengthSlope: SeriesSummary | null;
   };
   /**
@@ -102,7 +106,7 @@ export interface RunDiagnosis {
 
 /**
  * Options of {@link diagnoseRun}. `minEffect`, `only` and `skip` name the run's family of tests
- * (entropy_collapse, clip_shift, kl_ref_shift, length_bias), as the log detectors' options do.
+ * (entropy_collapse, clip_shift, kl_ref_shift, truncation_shift, length_bias), as the log detectors' options do.
  */
 export interface DiagnoseRunOptions
   extends DiagnoseOptions,
@@ -419,6 +423,7 @@ function collectRunStepsAs(
       let used: RunStepEntry | null = null;
       let d: ReturnType<typeof summaryOf> | null = null;
       let klRef: number | null = null;
+      let rewards: RewardStats = { rewardMean: null, rewardStd: null, truncationRate: null };
       // The names of the candidate diagnosed, else of the last one whose names resolved.
       let source: StepNames | null = null;
       for (const c of candidates) {
@@ -437,6 +442,7 @@ function collectRunStepsAs(
           // The fused pass on the plain case; diagnoseBatch (every report, every reason) otherwise.
           d = stepSummary(batch, opts) ?? summaryOf(diagnoseBatch(batch, opts));
           klRef = klRefMean(batch);
+          rewards = rewardStats(batch);
           used = c;
           break;
         } catch (e) {
@@ -477,7 +483,7 @@ function collectRunStepsAs(
           skipCounts.set(key, entry);
         }
         const { skipped: _skipped, mismatchOverflow: _overflow, ...scalars } = d;
-        steps.push({ step, file: used.name, ...scalars, klRef });
+        steps.push({ step, file: used.name, ...scalars, klRef, ...rewards });
         // Candidates before the one diagnosed could not be read; those after it are not read.
         for (const f of failed)
           unreadable.push({
@@ -604,7 +610,12 @@ function summarizeRunAs(
   const essSummary = summarize(series((s) => s.essRatio));
   const family = runFamily(
     opts,
-    { entropy: entropyPoints, clip: series(clipTotal), klRef: series((s) => s.klRef ?? null) },
+    {
+      entropy: entropyPoints,
+      clip: series(clipTotal),
+      klRef: series((s) => s.klRef ?? null),
+      truncation: series((s) => s.truncationRate ?? null),
+    },
     withCi.length > 0,
   );
   const alarms: Alarm[] = [];
@@ -645,6 +656,9 @@ function summarizeRunAs(
       clipKilledFrac: summarize(series((s) => s.clipKilledFrac)),
       zeroAdvFrac: summarize(series((s) => s.zeroAdvFrac)),
       klRef: summarize(series((s) => s.klRef ?? null)),
+      rewardMean: summarize(series((s) => s.rewardMean ?? null)),
+      rewardStd: summarize(series((s) => s.rewardStd ?? null)),
+      truncationRate: summarize(series((s) => s.truncationRate ?? null)),
       lengthSlope: summarize(series((s) => s.lengthSlope)),
     },
     entropyTrend,
@@ -662,7 +676,7 @@ function clipTotal(s: RunStep): number | null {
 }
 
 /** The run's detector names that --only/--skip and minEffect may name (docs/diagnostics/run.md#alarms). */
-const RUN_FAMILY = ["entropy_collapse", "clip_shift", "kl_ref_shift"] as const;
+const RUN_FAMILY = ["entropy_collapse", "clip_shift", "kl_ref_shift", "truncation_shift"] as const;
 
 /**
  * The run's family of tests (docs/diagnostics/log-detectors.md): the shift tests of the entropy
@@ -671,11 +685,11 @@ const RUN_FAMILY = ["entropy_collapse", "clip_shift", "kl_ref_shift"] as const;
 function runFamily(
   opts: DiagnoseRunOptions,
   points: Readonly<
-    Record<"entropy" | "clip" | "klRef", readonly { step: number; value: number }[]>
+    Record<"entropy" | "clip" | "klRef" | "truncation", readonly { step: number; value: number }[]>
   >,
   withLength: boolean,
 ): { report: LogDetectorReport; lengthBias: boolean } {
-  const { entropy, clip, klRef } = points;
+  const { entropy, clip, klRef, truncation } = points;
   const names = [...RUN_FAMILY, "length_bias"];
   for (const [arg, list] of [
     ["only", opts.only ?? []],
@@ -703,6 +717,9 @@ function runFamily(
       ...(entropy.length > 0 ? { entropy: of("entropy estimate", entropy) } : {}),
       ...(clip.length > 0 ? { clip_total: of("clip census: outside the band", clip) } : {}),
       ...(klRef.length > 0 ? { kl_ref: of("KL to the reference (k3)", klRef) } : {}),
+      ...(truncation.length > 0
+        ? { truncation_rate: of("truncated sequences (fraction)", truncation) }
+        : {}),
     },
     {
       only: RUN_FAMILY.filter(chosen),

@@ -35,6 +35,11 @@ export interface RunStep {
   readonly lengthCiHigh: number | null;
   /** The mean k3 KL to the reference over the response tokens (klRef.ts), null without reference log-probs; absent in summaries written before it. */
   readonly klRef?: number | null;
+  /** The step's reward mean and sample std over its sequences (rewards.ts), null without `rewards`; absent in summaries written before them. */
+  readonly rewardMean?: number | null;
+  readonly rewardStd?: number | null;
+  /** The fraction of the step's sequences cut at the length limit, null without `truncated`. */
+  readonly truncationRate?: number | null;
 }
 
 /** An inclusive range of step numbers. */

@@ -44,7 +44,8 @@ const GAP_BOUND = 600;
 const KEPT_INDICES = 10;
 
 /** The scalars of one step (RunStep's, without its step and file; null where a detector was skipped). */
-export interface StepSummary extends Omit<RunStep, "step" | "file" | "klRef"> {
+export interface StepSummary
+  extends Omit<RunStep, "step" | "file" | "klRef" | "rewardMean" | "rewardStd" | "truncationRate"> {
   /** The detectors skipped, with diagnoseBatch's reasons, in its order. */
   readonly skipped: readonly SkippedDetector[];
   /** Whether the mismatch detector overflowed (a gap beyond 709 nats: an alarm in a run). */

@@ -126,6 +126,10 @@ export interface Batch {
   /** PAPO: the policy's logprobs with the image masked, and that view's per-token entropies. */
   readonly maskedLogprobs?: Matrix;
   readonly maskedEntropies?: Matrix;
+  /** Each sequence's reward: `[B]`, or `[B, T]` token-level rewards (summed over the response). */
+  readonly rewards?: Float64Array | Matrix;
+  /** Whether each sequence was cut at the length limit: `[B]`, 0 or 1. */
+  readonly truncated?: Uint8Array;
   readonly source: BatchSource;
 }
 
@@ -169,14 +173,20 @@ function floatMatrix(fail: Fail, name: string, t: NamedTensor, like: Matrix | un
   return { rows, cols, data: t.data };
 }
 
-function advantagesOf(fail: Fail, t: NamedTensor, like: Matrix): Float64Array | Matrix {
+/** A per-sequence `[B]` or per-token `[B, T]` float tensor (advantages, rewards). */
+function rowsOrMatrix(
+  fail: Fail,
+  name: string,
+  t: NamedTensor,
+  like: Matrix,
+): Float64Array | Matrix {
   if (t.shape.length === 1) {
     if (!FLOAT_DTYPES.includes(t.dtype) || !(t.data instanceof Float64Array)) {
-      throw fail("advantages", `a float dtype (${FLOAT_DTYPES.join(", ")})`, `dtype ${t.dtype}`);
+      throw fail(name, `a float dtype (${FLOAT_DTYPES.join(", ")})`, `dtype ${t.dtype}`);
     }
     if (t.shape[0] !== like.rows) {
       throw fail(
-        "advantages",
+        name,
         `[B] with B = ${like.rows} or [B, T] = ${fmtShape([like.rows, like.cols])} (logprobs)`,
         `shape ${fmtShape(t.shape)}`,
       );
@@ -185,12 +195,25 @@ function advantagesOf(fail: Fail, t: NamedTensor, like: Matrix): Float64Array | 
   }
   if (t.shape.length !== 2) {
     throw fail(
-      "advantages",
+      name,
       `[B] or [B, T] = ${fmtShape([like.rows, like.cols])} (logprobs)`,
       `shape ${fmtShape(t.shape)}`,
     );
   }
-  return floatMatrix(fail, "advantages", t, like);
+  return floatMatrix(fail, name, t, like);
+}
+
+/** A per-sequence 0/1 flag `[B]` (truncated), of any numeric or bool dtype. */
+function flagsOf(fail: Fail, name: string, t: NamedTensor, like: Matrix): Uint8Array {
+  if (t.shape.length !== 1 || t.shape[0] !== like.rows)
+    throw fail(name, `[B] with B = ${like.rows}`, `shape ${fmtShape(t.shape)}`);
+  const out = new Uint8Array(like.rows);
+  for (let b = 0; b < like.rows; b++) {
+    const v = Number(t.data[b]);
+    if (v !== 0 && v !== 1) throw fail(name, "0/1 valued (or true/false)", `${t.data[b]} at ${b}`);
+    out[b] = v;
+  }
+  return out;
 }
 
 /** The first index of a byte other than 0 or 1, or −1. */
@@ -307,6 +330,10 @@ export interface PartialBatch {
   /** PAPO: the policy's logprobs with the image masked, and that view's per-token entropies. */
   readonly maskedLogprobs?: Matrix;
   readonly maskedEntropies?: Matrix;
+  /** Each sequence's reward: `[B]`, or `[B, T]` token-level rewards (summed over the response). */
+  readonly rewards?: Float64Array | Matrix;
+  /** Whether each sequence was cut at the length limit: `[B]`, 0 or 1. */
+  readonly truncated?: Uint8Array;
   readonly source: BatchSource;
 }
 
@@ -435,7 +462,11 @@ function assemble(
   const old = set.tensors.get("old_logprobs");
   if (old !== undefined) out.oldLogprobs = floatMatrix(fail, "old_logprobs", old, like);
   const adv = set.tensors.get("advantages");
-  if (adv !== undefined) out.advantages = advantagesOf(fail, adv, like);
+  if (adv !== undefined) out.advantages = rowsOrMatrix(fail, "advantages", adv, like);
+  const rewards = set.tensors.get("rewards");
+  if (rewards !== undefined) out.rewards = rowsOrMatrix(fail, "rewards", rewards, like);
+  const truncated = set.tensors.get("truncated");
+  if (truncated !== undefined) out.truncated = flagsOf(fail, "truncated", truncated, like);
   for (const [name, field] of Object.entries(OPTIONAL_FIELDS)) {
     const t = set.tensors.get(name);
     if (t !== undefined) out[field] = floatMatrix(fail, name, t, like);

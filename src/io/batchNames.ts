@@ -17,6 +17,8 @@ export const BATCH_TENSOR_NAMES = [
   "entropies",
   "masked_logprobs",
   "masked_entropies",
+  "rewards",
+  "truncated",
 ] as const;
 
 /** One batch tensor name. */

@@ -170,7 +170,12 @@ const VERL: FrameworkNameMap = {
     { theirs: "input_ids", ours: null, source: { path: VERL_AGENT_LOOP, line: 1053 } },
     { theirs: "position_ids", ours: null, source: { path: VERL_AGENT_LOOP, line: 1056 } },
     { theirs: "rm_scores", ours: null, source: { path: VERL_AGENT_LOOP, line: 1068 } },
-    { theirs: "token_level_scores", ours: null, source: { path: VERL_TRAINER, line: 1633 } },
+    {
+      theirs: "token_level_scores",
+      ours: "rewards",
+      source: { path: VERL_TRAINER, line: 1633 },
+      note: "[B, T]: the reward function's score at each sequence's last response token (reward_manager/naive.py:153); summed it is the sequence score verl logs as critic/score/* (metric_utils.py:453).",
+    },
     { theirs: "token_level_rewards", ours: null, source: { path: VERL_TRAINER, line: 1645 } },
     {
       theirs: "rollout_is_weights",
@@ -401,10 +406,20 @@ const OPENRLHF: FrameworkNameMap = {
       source: { path: ORL_EXPERIENCE, line: 54 },
       note: "Set to None after the advantages are computed (experience_maker.py:312).",
     },
-    { theirs: "rewards", ours: null, source: { path: ORL_EXPERIENCE, line: 57 } },
+    {
+      theirs: "rewards",
+      ours: "rewards",
+      source: { path: ORL_EXPERIENCE, line: 57 },
+      note: "[B]: each sample's reward R, used for the advantages.",
+    },
     { theirs: "scores", ours: null, source: { path: ORL_EXPERIENCE, line: 58 } },
     { theirs: "response_length", ours: null, source: { path: ORL_EXPERIENCE, line: 59 } },
-    { theirs: "truncated", ours: null, source: { path: ORL_EXPERIENCE, line: 60 } },
+    {
+      theirs: "truncated",
+      ours: "truncated",
+      source: { path: ORL_EXPERIENCE, line: 60 },
+      note: "[B]: whether generation was cut at the length limit.",
+    },
     { theirs: "total_length", ours: null, source: { path: ORL_EXPERIENCE, line: 61 } },
   ],
 };

@@ -96,6 +96,9 @@ export function renderRunDiagnosisText(d: RunDiagnosis): string {
     trend("PPO clip census: gradient killed by the clip", d.series.clipKilledFrac),
     trend("zero-advantage tokens (no gradient, not the clip)", d.series.zeroAdvFrac),
     trend("KL to the reference (k3)", d.series.klRef, " nats"),
+    trend("reward (mean over the step's sequences)", d.series.rewardMean ?? null),
+    trend("reward std (over the step's sequences)", d.series.rewardStd ?? null),
+    trend("truncated sequences (fraction)", d.series.truncationRate ?? null),
     trend("length-bias slope", d.series.lengthSlope),
   ];
   for (const r of rows) if (r !== null) lines.push(r);

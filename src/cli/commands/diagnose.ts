@@ -135,7 +135,7 @@ export const diagnoseCommand: Command = {
       type: "string",
       argument: "D[,D]",
       description:
-        "only these detectors of a run's family (entropy_collapse, clip_shift, kl_ref_shift, length_bias)",
+        "only these detectors: of a tensor run (entropy_collapse, clip_shift, kl_ref_shift, truncation_shift, length_bias) or of metric logs (docs/diagnostics/log-detectors.md)",
     },
     skip: {
       type: "string",

@@ -127,6 +127,7 @@ const PANEL_OF: Readonly<Record<string, string>> = {
   entropy_collapse: "panel-entropy",
   clip_shift: "panel-clip",
   kl_ref_shift: "panel-kl-ref",
+  truncation_shift: "panel-rewards",
   length_bias: "panel-length",
 };
 
@@ -253,6 +254,28 @@ export function runReportHtml(d: RunDiagnosis, o: { readonly essAlarm?: number }
         ariaLabel: "KL to the reference per step",
       }),
       alt: `KL to the reference from ${num((kl[0] as { y: number }).y)} to ${num((kl.at(-1) as { y: number }).y)}.`,
+    });
+  const reward = series(steps, (s) => s.rewardMean ?? null);
+  const rewardStd = series(steps, (s) => s.rewardStd ?? null);
+  const truncation = series(steps, (s) => s.truncationRate ?? null);
+  if (reward.length > 0 || truncation.length > 0)
+    add({
+      id: "panel-rewards",
+      title: "Rewards and truncation per step",
+      reading:
+        "The mean and the standard deviation of the step's sequence rewards, and the fraction of its sequences cut at the length limit: a reward std falling to 0 leaves GRPO no signal; a rising truncation rate is the policy running into the length budget.",
+      docs: "docs/diagnostics/run.md#rewards-and-truncation",
+      chart: lineChart({
+        series: [
+          ...(reward.length > 0 ? [{ name: "reward mean", points: reward }] : []),
+          ...(rewardStd.length > 0 ? [{ name: "reward std", points: rewardStd }] : []),
+          ...(truncation.length > 0 ? [{ name: "truncated (fraction)", points: truncation }] : []),
+        ],
+        xLabel: "step",
+        yLabel: "value",
+        ariaLabel: "rewards and truncation per step",
+      }),
+      alt: `${reward.length > 0 ? `reward mean from ${num((reward[0] as { y: number }).y)} to ${num((reward.at(-1) as { y: number }).y)}` : "no reward"}; ${truncation.length > 0 ? `truncated from ${num((truncation[0] as { y: number }).y)} to ${num((truncation.at(-1) as { y: number }).y)}` : "no truncation flag"}.`,
     });
   const slope = series(steps, (s) => s.lengthSlope);
   if (slope.length > 0) {
