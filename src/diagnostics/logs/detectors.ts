@@ -33,6 +33,7 @@ export const LOG_DETECTOR_NAMES = [
   "kl_old_shift",
   "mismatch_shift",
   "mismatch_level",
+  "is_ratio_shift",
   "dead_groups",
   "grad_norm_spike",
 ] as const;
@@ -123,6 +124,14 @@ export const LOG_DETECTORS: readonly LogDetector[] = [
     direction: "up",
     minEffect: 0.1,
     what: "the rollout↔trainer log-probability gap sits above its bound",
+  },
+  {
+    name: "is_ratio_shift",
+    quantity: "is_ratio_mean",
+    kind: "shift",
+    direction: "both",
+    minEffect: 0.05,
+    what: "the mean rollout↔trainer importance ratio moves beyond its trend (verl's rollout_corr, TRL's vLLM IS correction)",
   },
   {
     name: "dead_groups",
