@@ -34,7 +34,7 @@ export interface LineRules {
   readonly format: MetricLogFormat;
   /** Keys that hold the step, the first present wins (it is not a series; the others are). */
   readonly stepKeys: readonly string[];
-  /** `null` is a logged NaN or ±∞ (orjson's spelling) rather than a missing value (pandas'). */
+  /** `null` inside verl's `data` object is a logged NaN or ±∞ (orjson's spelling) rather than a missing value (pandas', and a flat log's). */
   readonly nullIsNaN: boolean;
   /** Keys that are not metrics (W&B's `_runtime`, `_timestamp`, …). */
   readonly skipKey: (key: string) => boolean;
@@ -190,8 +190,8 @@ export function readRecord(
     // verl's FileLogger nests the metrics under "data"; its keys are the series names.
     if (k === "data" && typeof v === "object" && v !== null && !Array.isArray(v)) {
       const data = v as Record<string, unknown>;
-      for (const d of Object.keys(data)) addValue(builder, rules, at, d, step, data[d]);
-    } else addValue(builder, rules, at, k, step, v);
+      for (const d of Object.keys(data)) addValue(builder, rules, at, d, step, data[d], true);
+    } else addValue(builder, rules, at, k, step, v, false);
   }
 }
 
@@ -202,10 +202,13 @@ function addValue(
   name: string,
   step: number,
   v: unknown,
+  inVerlData: boolean,
 ): void {
   if (rules.skipKey(name)) return;
   if (v === null) {
-    if (rules.nullIsNaN) builder.add(name, step, Number.NaN);
+    // orjson (verl's FileLogger) writes NaN and ±∞ as null; Python's json, which a flat log is
+    // written with, writes them as NaN and Infinity, so a null there is a missing value.
+    if (rules.nullIsNaN && inVerlData) builder.add(name, step, Number.NaN);
     return;
   }
   const x = metricValue(v);

@@ -64,6 +64,18 @@ describe("jsonl", () => {
     expect(log.series.map((s) => s.name)).toEqual([...log.series.map((s) => s.name)].sort());
   });
 
+  test("golden: in the flat form null is a missing value (Python's json writes NaN as NaN); in verl's data it is NaN (orjson)", () => {
+    const log = parseJsonlLog(
+      enc.encode(
+        '{"step":1,"a":null,"b":NaN}\n{"step":2,"a":0.5,"b":1}\n{"step":3,"data":{"a":null}}\n',
+      ),
+      "flat.jsonl",
+    );
+    expect(series(log, "a")).toEqual({ steps: [2, 3], values: [0.5, Number.NaN] });
+    expect(series(log, "b")).toEqual({ steps: [1, 2], values: [Number.NaN, 1] });
+    expect(log.problems).toEqual([]);
+  });
+
   test("golden: bad lines are problems with their line, a truncated last line ends the data", () => {
     const good = bytesOf(JSONL);
     const text = new TextDecoder().decode(good);
