@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,38 +17,16 @@ import { ALARM_CODES } from "../../src/diagnostics/diagnoseBatch.js";
 import {
   collapsedRun,
   healthyRun,
-  tensorboardEvents,
   verlJsonl,
-  writeTrlOutput,
+  writeAllFormats,
 } from "../diagnostics/logs/_runKit.js";
 import { BIN, runMain, SCHEMA_DIR } from "./_run.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A run in each format under a fresh folder: trl/, verl.jsonl, tb-simple/, tb-tensor/. */
+/** A run in each format under a fresh folder (writeAllFormats). */
 function logsOf(run: ReturnType<typeof healthyRun>): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-logs-"));
-  writeTrlOutput(join(dir, "trl"), run);
-  writeFileSync(join(dir, "verl.jsonl"), verlJsonl(run));
-  for (const style of ["simple", "tensor"] as const) {
-    mkdirSync(join(dir, `tb-${style}`, "runs", "Dec05_12-00-00_host"), { recursive: true });
-    writeFileSync(
-      join(
-        dir,
-        `tb-${style}`,
-        "runs",
-        "Dec05_12-00-00_host",
-        "events.out.tfevents.1700000000.host",
-      ),
-      tensorboardEvents(run, style),
-    );
-  }
-  return {
-    trl: join(dir, "trl"),
-    verl: join(dir, "verl.jsonl"),
-    "tb-simple": join(dir, "tb-simple"),
-    "tb-tensor": join(dir, "tb-tensor"),
-  };
+  return writeAllFormats(mkdtempSync(join(tmpdir(), "polgrad-cli-logs-")), run);
 }
 
 describe("diagnose on metric logs", () => {
@@ -102,7 +80,7 @@ describe("diagnose on metric logs", () => {
   });
 
   test("golden: --html and --json on logs: the alarm links to the entropy panel, the document validates", async () => {
-    const { trl } = logsOf(collapsedRun(11, 150, 100));
+    const { trainer_state: trl } = logsOf(collapsedRun(11, 150, 100));
     const html = join(mkdtempSync(join(tmpdir(), "polgrad-cli-logs-")), "r.html");
     const r = await runMain(["diagnose", trl as string, "--json", "--html", html]);
     expect(r.code).toBe(1);
@@ -131,7 +109,7 @@ describe("diagnose on metric logs", () => {
   });
 
   test("rejects: a folder with both dumps and logs needs --format; tensor options and unknown runs and formats are usage errors", async () => {
-    const { verl } = logsOf(healthyRun(createRng(5), 40, 0.02));
+    const { jsonl: verl } = logsOf(healthyRun(createRng(5), 40, 0.02));
     const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-logs-"));
     writeFileSync(join(dir, "metrics.jsonl"), readFileSync(verl as string));
     writeFileSync(join(dir, "step_1.json"), JSON.stringify({ logprobs: [[-1]] }));

@@ -12,8 +12,9 @@ import {
 } from "../batchInput.js";
 import type { Command, CommandIO, OptionSpec, OptionValues } from "../command.js";
 import { followLoop, pollSeconds } from "../follow.js";
-import { intOption, SCHEMA_VERSION, writeJson } from "../output.js";
+import { intOption, SCHEMA_VERSION } from "../output.js";
 import { progressBar } from "../progress.js";
+import { finishDiagnosis } from "./diagnoseOutput.js";
 
 /** A decimal number as written on a command line (no empty item: `Number("")` would be 0). */
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -336,25 +337,25 @@ async function diagnoseRunCommand(
     const batch = toPartialBatch(tensors, names);
     sayBatchSource(fn, io, batch.source);
     const d = diagnoseBatch(batch, options);
-    if (typeof values.html === "string") {
+    const source = path === "-" ? "<stdin>" : path;
+    return finishDiagnosis(fn, values, io, d, {
       // One batch's page is the which table over the whole batch (its loss streams are needed).
-      const { toBatch } = await import("../../io/batch.js");
-      const { writeBatchReport } = await import("./report.js");
-      const say = io.notice ?? io.stderr;
-      await writeBatchReport(
-        fn,
-        values.html,
-        toBatch(tensors, names),
-        { source: path === "-" ? "<stdin>" : path, normLen: options.normLen },
-        values.json ? (t) => say(`${fn}: ${t}`) : io.stdout,
-      );
-    }
-    if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
-    else {
-      const { renderBatchDiagnosisText } = await import("../../report/diagnoseText.js");
-      io.stdout(renderBatchDiagnosisText(d, path === "-" ? "<stdin>" : path));
-    }
-    return d.alarms.length > 0 ? 1 : 0;
+      html: async (file, say) => {
+        const { toBatch } = await import("../../io/batch.js");
+        const { writeBatchReport } = await import("./report.js");
+        await writeBatchReport(
+          fn,
+          file,
+          toBatch(tensors, names),
+          { source, normLen: options.normLen },
+          say,
+        );
+      },
+      text: async () => {
+        const { renderBatchDiagnosisText } = await import("../../report/diagnoseText.js");
+        return renderBatchDiagnosisText(d, source);
+      },
+    });
   }
 }
 
@@ -476,23 +477,16 @@ async function printRun(
 ): Promise<number> {
   const notice = runNotice(fn, d);
   if (notice !== "") (io.notice ?? io.stderr)(notice);
-  if (typeof values.html === "string") {
-    const { writeRunReport } = await import("./report.js");
-    // Beside a --json document the line is a notice on stderr (`polgrad diagnose: …`).
-    const notice = io.notice ?? io.stderr;
-    await writeRunReport(
-      fn,
-      values.html,
-      d,
-      values.json ? (t) => notice(`${fn}: ${t}`) : io.stdout,
-    );
-  }
-  if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
-  else {
-    const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");
-    io.stdout(renderRunDiagnosisText(d));
-  }
-  return d.alarms.length > 0 ? 1 : 0;
+  return finishDiagnosis(fn, values, io, d, {
+    html: async (path, say) => {
+      const { writeRunReport } = await import("./report.js");
+      await writeRunReport(fn, path, d, say);
+    },
+    text: async () => {
+      const { renderRunDiagnosisText } = await import("../../report/diagnoseText.js");
+      return renderRunDiagnosisText(d);
+    },
+  });
 }
 
 /**

@@ -12,7 +12,7 @@ import { fail, UsageError } from "../../errors.js";
 import { METRIC_LOG_FORMATS, type MetricLogFormat } from "../../io/metricLogs/types.js";
 import { fsPath } from "../../platform/fsPath.js";
 import type { CommandIO, OptionValues } from "../command.js";
-import { writeJson } from "../output.js";
+import { finishDiagnosis } from "./diagnoseOutput.js";
 
 /** What `diagnose PATH` reads PATH as. */
 export type InputKind =
@@ -168,22 +168,15 @@ export async function diagnoseLogsCli(
     const { diagnoseLogs } = await import("../../diagnostics/diagnoseLogs.js");
     d = diagnoseLogs(path, options);
   }
-  if (typeof values.html === "string") {
-    const { writeLogsReport } = await import("./report.js");
-    const notice = io.notice ?? io.stderr;
-    await writeLogsReport(
-      fn,
-      values.html,
-      d,
-      path,
-      options,
-      values.json ? (t) => notice(`${fn}: ${t}`) : io.stdout,
-    );
-  }
-  if (values.json) writeJson(io, "diagnose", d, d.alarms.length === 0);
-  else {
-    const { renderLogsDiagnosisText } = await import("../../report/diagnoseText.js");
-    io.stdout(renderLogsDiagnosisText(d));
-  }
-  return d.alarms.length > 0 ? 1 : 0;
+  const diagnosis = d;
+  return finishDiagnosis(fn, values, io, diagnosis, {
+    html: async (file, say) => {
+      const { writeLogsReport } = await import("./report.js");
+      await writeLogsReport(fn, file, diagnosis, path, options, say);
+    },
+    text: async () => {
+      const { renderLogsDiagnosisText } = await import("../../report/diagnoseText.js");
+      return renderLogsDiagnosisText(diagnosis);
+    },
+  });
 }

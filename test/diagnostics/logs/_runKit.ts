@@ -11,7 +11,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { createRng, type Rng } from "../../../src/core/rng.js";
 import type { QuantitySeries } from "../../../src/diagnostics/logs/detectors.js";
 import type { LogQuantity } from "../../../src/diagnostics/logs/quantities.js";
-import { maskedCrc32c } from "../../../src/io/metricLogs/crc32c.js";
+import { frame } from "../../io/metricLogs/_tensorboardKit.js";
 
 /** The 0.99 quantile of Binomial(n, p), by summing the pmf. */
 export function binomialQuantile99(n: number, p: number): number {
@@ -203,17 +203,6 @@ function scalarEvent(
   return w.finish();
 }
 
-/** TFRecord framing: length, its masked CRC-32C, data, the data's masked CRC-32C. */
-export function tfRecord(d: Uint8Array): Uint8Array {
-  const out = new Uint8Array(16 + d.length);
-  const v = new DataView(out.buffer);
-  v.setBigUint64(0, BigInt(d.length), true);
-  v.setUint32(8, maskedCrc32c(out, 0, 8), true);
-  out.set(d, 12);
-  v.setUint32(12 + d.length, maskedCrc32c(d), true);
-  return out;
-}
-
 /** The file_version event every writer starts a file with. */
 function fileVersion(): Uint8Array {
   const w = new BinaryWriter();
@@ -230,15 +219,33 @@ export function tensorboardEvents(
   style: "simple" | "tensor",
 ): Uint8Array {
   const prefixed = Object.fromEntries(Object.entries(NAMES.trl).map(([q, n]) => [q, `train/${n}`]));
-  const records = [
-    tfRecord(fileVersion()),
-    ...rows(run, prefixed).map((r, i) => tfRecord(scalarEvent(r.step, r.metrics, style, i === 0))),
-  ];
-  const out = new Uint8Array(records.reduce((s, r) => s + r.length, 0));
-  let at = 0;
-  for (const r of records) {
-    out.set(r, at);
-    at += r.length;
+  return frame(
+    fileVersion(),
+    ...rows(run, prefixed).map((r, i) => scalarEvent(r.step, r.metrics, style, i === 0)),
+  );
+}
+
+/**
+ * The run written in each format under `dir`: `trl/` (a TRL output folder), `verl.jsonl`, and
+ * `tb-simple/`, `tb-tensor/` (TensorBoard folders, the event file in `runs/Dec05_12-00-00_host/`
+ * as the HF Trainer names its run); returns the path to diagnose per format.
+ */
+export function writeAllFormats(
+  dir: string,
+  run: Partial<Record<LogQuantity, QuantitySeries>>,
+): Record<"trainer_state" | "jsonl" | "tensorboard simple_value" | "tensorboard tensor", string> {
+  mkdirSync(dir, { recursive: true });
+  writeTrlOutput(join(dir, "trl"), run);
+  writeFileSync(join(dir, "verl.jsonl"), verlJsonl(run));
+  for (const style of ["simple", "tensor"] as const) {
+    const at = join(dir, `tb-${style}`, "runs", "Dec05_12-00-00_host");
+    mkdirSync(at, { recursive: true });
+    writeFileSync(join(at, "events.out.tfevents.1700000000.host"), tensorboardEvents(run, style));
   }
-  return out;
+  return {
+    trainer_state: join(dir, "trl"),
+    jsonl: join(dir, "verl.jsonl"),
+    "tensorboard simple_value": join(dir, "tb-simple"),
+    "tensorboard tensor": join(dir, "tb-tensor"),
+  };
 }

@@ -13,42 +13,20 @@ import { createRng } from "../../../src/core/rng.js";
 import { diagnoseLogs } from "../../../src/diagnostics/diagnoseLogs.js";
 import { LogFollower } from "../../../src/diagnostics/followLogs.js";
 import { ConfigError, IoError } from "../../../src/errors.js";
+import { frame } from "../../io/metricLogs/_tensorboardKit.js";
 import {
   binomialQuantile99,
   collapsedRun,
   healthyRun,
   tensorboardEvents,
-  tfRecord,
   verlJsonl,
-  writeTrlOutput,
+  writeAllFormats,
 } from "./_runKit.js";
-
-type Run = ReturnType<typeof healthyRun>;
-
-/** The run written in each format under `dir`; returns the path to diagnose per format. */
-function writeAll(dir: string, run: Run): Record<string, string> {
-  mkdirSync(dir, { recursive: true });
-  writeTrlOutput(join(dir, "trl"), run);
-  writeFileSync(join(dir, "verl.jsonl"), verlJsonl(run));
-  for (const style of ["simple", "tensor"] as const) {
-    mkdirSync(join(dir, `tb-${style}`));
-    writeFileSync(
-      join(dir, `tb-${style}`, "events.out.tfevents.1700000000.host"),
-      tensorboardEvents(run, style),
-    );
-  }
-  return {
-    trainer_state: join(dir, "trl"),
-    jsonl: join(dir, "verl.jsonl"),
-    "tensorboard simple_value": join(dir, "tb-simple"),
-    "tensorboard tensor": join(dir, "tb-tensor"),
-  };
-}
 
 describe("diagnoseMetricLogs", () => {
   test("golden: an injected entropy collapse is found at its step in every format", () => {
     const dir = mkdtempSync(join(tmpdir(), "polgrad-logs-"));
-    const paths = writeAll(dir, collapsedRun(7, 120, 80));
+    const paths = writeAllFormats(dir, collapsedRun(7, 120, 80));
     for (const [format, path] of Object.entries(paths)) {
       const d = diagnoseLogs(path);
       expect({ format, runs: d.runs.length }).toEqual({ format, runs: 1 });
@@ -74,7 +52,7 @@ describe("diagnoseMetricLogs", () => {
       const n = lengths[k % lengths.length] as number;
       const sigma = sigmas[Math.floor(k / lengths.length) % sigmas.length] as number;
       const dir = mkdtempSync(join(tmpdir(), "polgrad-logs-cal-"));
-      const paths = writeAll(dir, healthyRun(rng, n, sigma));
+      const paths = writeAllFormats(dir, healthyRun(rng, n, sigma));
       runs++;
       for (const [format, path] of Object.entries(paths)) {
         const d = diagnoseLogs(path, { seed: runs });
@@ -154,7 +132,7 @@ describe("LogFollower", () => {
     expect(g.summary()?.alarms).toEqual(wholeTb.alarms);
     expect(g.summary()?.runs[0]?.records).toBe(121);
     // A writer that adds a file (a restart) to the run: read as the run's next file.
-    writeFileSync(join(tb, "events.out.tfevents.1700000100.host"), tfRecord(new Uint8Array(0)));
+    writeFileSync(join(tb, "events.out.tfevents.1700000100.host"), frame(new Uint8Array(0)));
     expect(g.poll().lastStep).toBe(120);
   });
 });
