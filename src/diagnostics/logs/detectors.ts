@@ -10,6 +10,7 @@
 import { fmtValue } from "../../core/message.js";
 import { closestNames, didYouMean } from "../../core/names.js";
 import { ConfigError, fail } from "../../errors.js";
+import { MAX_PERMUTATION_WORK, MAX_PERMUTATIONS } from "../trend.js";
 import type { LogQuantity } from "./quantities.js";
 import {
   levelTest,
@@ -338,7 +339,12 @@ function run(
         : `${d.name}: no spike of ${metric} (≥ ${minEffect}× the running median beyond the Bonferroni bound)`,
     };
   }
-  const sh = shiftTest(r, alpha, options.nPerm ?? 999, options.seed ?? 1);
+  const sh = shiftTest(
+    r,
+    alpha,
+    permutationsFor(alpha, options.nPerm ?? 999, r.values.length),
+    options.seed ?? 1,
+  );
   const size =
     sh.shift === null
       ? null
@@ -366,6 +372,19 @@ function run(
         ? `${d.name}: no shift of ${metric} beyond its trend (${fmt(sh.slope)} per step, Mann–Kendall p ${fmt(sh.trendP)})`
         : `${d.name}: ${metric} shifts by ${fmt(size as number)}${d.relative ? " (relative)" : ""} after step ${sh.step} beyond its trend (minimum ${d.direction === "both" ? "±" : d.direction === "up" ? "+" : "−"}${minEffect})${bad ? ": alarm" : ""}`,
   };
+}
+
+/**
+ * The permutations of a shift test at level `alpha`: `base` while it can reject at that level
+ * (⌊alpha · (base + 1)⌋ ≥ 1); below that (a family of many tests, a folder of many runs, a small
+ * --alpha) the fewest that can, with two permuted statistics beyond the threshold, ⌈2 / alpha⌉ − 1,
+ * within the bounds of seriesTrend (MAX_PERMUTATIONS, MAX_PERMUTATION_WORK over n points).
+ * @internal
+ */
+export function permutationsFor(alpha: number, base: number, n: number): number {
+  if (Math.floor(alpha * (base + 1)) >= 1) return base;
+  const need = Math.ceil(2 / alpha) - 1;
+  return Math.max(base, Math.min(need, MAX_PERMUTATIONS, Math.floor(MAX_PERMUTATION_WORK / n)));
 }
 
 function nonFiniteOf(

@@ -12,6 +12,7 @@ import { describe, expect, test } from "vitest";
 import { createRng } from "../../../src/core/rng.js";
 import { diagnoseLogs } from "../../../src/diagnostics/diagnoseLogs.js";
 import { LogFollower } from "../../../src/diagnostics/followLogs.js";
+import { permutationsFor } from "../../../src/diagnostics/logs/detectors.js";
 import { ConfigError, IoError } from "../../../src/errors.js";
 import { frame } from "../../io/metricLogs/_tensorboardKit.js";
 import {
@@ -71,6 +72,24 @@ describe("diagnoseMetricLogs", () => {
     expect(total).toBeLessThanOrEqual(binomialQuantile99(240, 0.05));
     // Measured at this seed: 0 of 240 (docs/diagnostics/log-detectors.md#calibration).
   }, 120_000);
+
+  test("golden: a folder of eight runs (each at alpha / 8, below 1/1000 a test) still finds its collapses: the shift tests take the permutations their level needs", () => {
+    const dir = mkdtempSync(join(tmpdir(), "polgrad-logs-many-"));
+    writeAllFormats(join(dir, "collapse"), collapsedRun(7, 120, 80));
+    writeAllFormats(join(dir, "healthy"), healthyRun(createRng(3), 120, 0.02));
+    const d = diagnoseLogs(dir);
+    expect(d.runs).toHaveLength(8);
+    const perTest = d.runs[0]?.family.perTest as number;
+    expect(perTest).toBeLessThan(1 / 1000);
+    expect(permutationsFor(perTest, 999, 120)).toBe(Math.ceil(2 / perTest) - 1);
+    expect(
+      d.runs
+        .filter((r) => r.alarms.length > 0)
+        .map((r) => [r.run.split("/")[0], r.alarms.map((a) => [a.code, a.step])]),
+    ).toEqual(Array.from({ length: 4 }, () => ["collapse", [["entropy_collapse", 80]]]));
+    // 999 permutations serve while they can reject at the level.
+    expect(permutationsFor(0.05 / 11, 999, 120)).toBe(999);
+  });
 
   test("rejects: unreadable records beyond maxUnreadable, an unknown run, a release without a framework", () => {
     const dir = mkdtempSync(join(tmpdir(), "polgrad-logs-"));
