@@ -103,6 +103,21 @@ describe("diagnose on metric logs", () => {
     expect(r.stderr).toMatch(/^polgrad diagnose: wrote .*r\.html/);
   });
 
+  test("golden: report LOGS --out writes the page diagnose --html writes for them", async () => {
+    const { trainer_state: trl } = logsOf(collapsedRun(11, 150, 100));
+    const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-logs-"));
+    const r = await runMain(["report", trl as string, "--out", join(dir, "a.html")]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /^wrote .*a\.html \(\d+ bytes\): the report of 1 logged run\(s\), 1 alarm\(s\)\n$/,
+    );
+    const d = await runMain(["diagnose", trl as string, "--html", join(dir, "b.html")]);
+    expect(d.code).toBe(1);
+    expect(readFileSync(join(dir, "a.html"), "utf8")).toBe(
+      readFileSync(join(dir, "b.html"), "utf8"),
+    );
+  });
+
   test("identity: the schema's alarm codes are ALARM_CODES", () => {
     const schema = JSON.parse(readFileSync(join(SCHEMA_DIR, "diagnose.schema.json"), "utf8"));
     expect(schema.$defs.alarm.properties.code.enum).toEqual([...ALARM_CODES]);

@@ -104,7 +104,7 @@ export async function writeBatchReport(
 export const reportCommand: Command = {
   name: "report",
   summary:
-    "Write a self-contained HTML report (inline SVG, no network): a batch's which table with gradient bars and heat maps, or a run's per-step detector traces with its alarms.",
+    "Write a self-contained HTML report (inline SVG, no network): a batch's which table with gradient bars and heat maps, a run's per-step detector traces with its alarms, or a run's logged metrics (TensorBoard, JSONL, trainer_state.json, W&B exports) with theirs.",
   usage:
     "report [PATH] --out FILE.html [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]]",
   positionals: 1,
@@ -143,6 +143,19 @@ export const reportCommand: Command = {
       throw new UsageError(fn, "--out", `${fn}: --out must be the HTML file to write; got nothing`);
     const path = positionals[0];
     if (path !== undefined && path !== "-") {
+      const { inputKind } = await import("./diagnoseLogs.js");
+      if ((await inputKind(fn, path, undefined)).logs) {
+        // A run's metric logs: the page diagnose --html writes for them.
+        if (values.framework !== undefined || values["framework-config"] !== undefined)
+          throw new UsageError(
+            fn,
+            "--framework",
+            `${fn}: --framework must come with a batch, not metric logs; got ${safeText(path)}`,
+          );
+        const { diagnoseLogs } = await import("../../diagnostics/diagnoseLogs.js");
+        await writeLogsReport(fn, out, diagnoseLogs(path), path, {}, io.stdout);
+        return 0;
+      }
       const { isRunFolder } = await import("../batchInput.js");
       if (await isRunFolder(path)) {
         if (values.framework !== undefined || values["framework-config"] !== undefined)
