@@ -35,6 +35,14 @@ export interface CommandIO {
    * absent, notices go to stderr at once.
    */
   readonly notice?: (text: string) => void;
+  /** The columns of stdout when it is a terminal (text output and help are fitted to them). */
+  readonly columns?: number;
+  /**
+   * The width a command's text output is fitted to (docs/cli.md#width): set by `main` for the
+   * command (∞ under `--wide`, `--json` or `--markdown`); renderers that summarise a table that
+   * would not fit read it. Absent: 100.
+   */
+  readonly width?: number;
 }
 
 /** Parsed options of one invocation. */

@@ -307,7 +307,7 @@ async function writeByRows(
     writeJson(io, "loss", { ...kept, tensorsFile: file });
   } else {
     const { safeText } = await import("../core/message.js");
-    const text = renderLossSummary(config, source, batchSource().path, result, summary);
+    const text = renderLossSummary(config, source, batchSource().path, result, summary, io.width);
     io.stdout(
       `${text.replace(/\(use --json[^)]*\)\n$/, "")}tensors ${Object.keys(tensors).join(", ")} written to ${safeText(path)}\n`,
     );

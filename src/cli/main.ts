@@ -32,6 +32,7 @@ import { verifyCommand } from "./commands/verify.js";
 import { whichCommand } from "./commands/which.js";
 import { processIO, readProcessStdin, renderError } from "./output.js";
 import { checkOutputsApart } from "./paths.js";
+import { DEFAULT_TEXT_WIDTH, fitText, textWidth } from "./textWidth.js";
 
 /** Every command, in help order. */
 export const COMMANDS: readonly Command[] = [
@@ -57,26 +58,57 @@ export const COMMANDS: readonly Command[] = [
 const VERSION = "0.1.0";
 
 /** Render the help text of one command from its option table. */
-export function commandHelp(cmd: Command): string {
+export function commandHelp(cmd: Command, width: number = DEFAULT_TEXT_WIDTH): string {
   const rows = Object.entries(cmd.options).map(([name, o]) => {
     const flag = `--${name}${o.type === "string" ? ` <${o.argument ?? "value"}>` : ""}`;
     const def = o.default !== undefined ? ` (default: ${o.default})` : "";
     return [flag, `${o.description}${def}`] as const;
   });
+  rows.push(["--wide", "do not fit text output to the terminal (or to 100 columns)"]);
   rows.push(["--help", "show this help"]);
-  const w = Math.max(...rows.map(([f]) => f.length));
-  return `Usage: polgrad ${cmd.usage}\n\n${cmd.summary}\n\nOptions:\n${rows.map(([f, d]) => `  ${f.padEnd(w)}  ${d}`).join("\n")}\n`;
+  return `${fitText(`Usage: polgrad ${cmd.usage}`, width)}\n\n${fitText(cmd.summary, width)}\n\nOptions:\n${twoColumns(rows, width)}\n`;
 }
 
-function mainHelp(): string {
-  const w = Math.max(...COMMANDS.map((c) => c.name.length));
-  return `Usage: polgrad <command> [options]\n\nExact semantics of LLM policy-gradient losses, with closed-form float64 gradients.\n\nCommands:\n${COMMANDS.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`).join("\n")}\n\nRun 'polgrad <command> --help' for a command's options. Exit codes: 0 ok, 1 a check failed, 2 bad usage or input.\n`;
+/**
+ * Rows of a help list: the names padded to one column, each description wrapped to `width` and
+ * its continuation lines aligned under the description (or, where that leaves under 30 columns,
+ * each description on the lines below its name).
+ */
+function twoColumns(rows: readonly (readonly [string, string])[], width: number): string {
+  const w = Math.max(...rows.map(([f]) => f.length));
+  const at = 2 + w + 2;
+  const room = width - at;
+  return rows
+    .map(([f, d]) => {
+      if (!Number.isFinite(width) || room >= 30) {
+        const body = fitText(d, Number.isFinite(width) ? room : width, 0).split("\n");
+        return [
+          `  ${f.padEnd(w)}  ${body[0]}`,
+          ...body.slice(1).map((l) => `${" ".repeat(at)}${l}`),
+        ].join("\n");
+      }
+      return [
+        `  ${f}`,
+        ...fitText(d, width - 6, 0)
+          .split("\n")
+          .map((l) => `      ${l}`),
+      ].join("\n");
+    })
+    .join("\n");
+}
+
+function mainHelp(width: number = DEFAULT_TEXT_WIDTH): string {
+  return `Usage: polgrad <command> [options]\n\n${fitText("Exact semantics of LLM policy-gradient losses, with closed-form float64 gradients.", width)}\n\nCommands:\n${twoColumns(
+    COMMANDS.map((c) => [c.name, c.summary] as const),
+    width,
+  )}\n\n${fitText("Run 'polgrad <command> --help' for a command's options; --wide keeps any command's text output unwrapped. Exit codes: 0 ok, 1 a check failed, 2 bad usage or input.", width)}\n`;
 }
 
 const defaultIO: CommandIO = {
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
   stderrIsTTY: process.stderr.isTTY === true,
+  ...(process.stdout.isTTY === true ? { columns: process.stdout.columns } : {}),
   readStdin: readProcessStdin,
 };
 
@@ -188,10 +220,20 @@ function parseCommandArgs(
  * @since 0.1.0
  */
 export async function main(argv: readonly string[], io: CommandIO = defaultIO): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...given] = argv;
   const json = argv.includes("--json");
+  // --wide is every command's: taken out before the command's own options are parsed (never
+  // after `--`, where a pass-through command's arguments are another program's).
+  const end = given.indexOf("--");
+  const before = end < 0 ? given : given.slice(0, end);
+  const wide = before.includes("--wide");
+  const rest = wide
+    ? [...before.filter((a) => a !== "--wide"), ...(end < 0 ? [] : given.slice(end))]
+    : given;
+  const width =
+    wide || json || rest.includes("--markdown") ? Number.POSITIVE_INFINITY : textWidth(io.columns);
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    io.stdout(mainHelp());
+    io.stdout(mainHelp(textWidth(io.columns)));
     return 0;
   }
   if (name === "--version" || name === "-v") {
@@ -216,7 +258,7 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
       );
     }
     if (rest.includes("--help") || rest.includes("-h")) {
-      io.stdout(commandHelp(cmd));
+      io.stdout(commandHelp(cmd, wide ? Number.POSITIVE_INFINITY : textWidth(io.columns)));
       return 0;
     }
     const { values, positionals, passThrough } = parseCommandArgs(cmd, rest);
@@ -227,8 +269,14 @@ export async function main(argv: readonly string[], io: CommandIO = defaultIO): 
     // Notices are held until the command ends: printed on success or a failed check, dropped
     // under an error with --json (the error document is then the one stderr line).
     const notices: string[] = [];
+    const stdout = Number.isFinite(width) ? (t: string) => io.stdout(fitText(t, width)) : io.stdout;
     const code = await cmd
-      .run(values, positionals, { ...io, notice: (t) => notices.push(t) }, passThrough)
+      .run(
+        values,
+        positionals,
+        { ...io, stdout, width, notice: (t) => notices.push(t) },
+        passThrough,
+      )
       .catch((err: unknown) => {
         if (!json) for (const n of notices) io.stderr(n);
         throw err;

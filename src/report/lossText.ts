@@ -6,6 +6,7 @@ import { describeInput, requireObject, requireString, toMask } from "../core/val
 import { ConfigError, fail, ShapeError } from "../errors.js";
 import { fieldTexts, type PolicyLossConfig } from "../losses/config.js";
 import type { PolicyLossResult } from "../losses/policyLoss.js";
+import { sequenceSummary } from "./sequenceSummary.js";
 
 /** Format x, or say that it exceeds float64 (a norm or mass of finite gradients can). */
 function big(x: number, f: (x: number) => string): string {
@@ -32,6 +33,7 @@ export function renderLossText(
   batchPath: string,
   r: PolicyLossResult,
   responseMask: MaskLike,
+  width: number = Number.POSITIVE_INFINITY,
 ): string {
   const fn = "renderLossText";
   checkSummaryArgs(fn, config, source, batchPath, r);
@@ -58,7 +60,7 @@ export function renderLossText(
     r.clippedHigh.data,
     r.gradLogprobs.data,
   );
-  return renderLossSummary(config, source, batchPath, r, summary);
+  return renderLossSummary(config, source, batchPath, r, summary, width);
 }
 
 /**
@@ -142,6 +144,7 @@ export function renderLossSummary(
     readonly entropyLoss?: number | null;
   },
   summary: LossTextSummary,
+  width: number = Number.POSITIVE_INFINITY,
 ): string {
   checkSummaryArgs("renderLossSummary", config, source, batchPath, r);
   if (!(summary instanceof LossTextSummary))
@@ -173,8 +176,11 @@ export function renderLossSummary(
   );
   lines.push(`clipped       low ${low}/${N}, high ${high}/${N}`);
   lines.push(`grad norm     ${big(norm, String)} (d loss / d logprobs, L2)`);
+  const massLine = `grad mass     [${mass.map((m) => big(m, (x) => x.toPrecision(6))).join(", ")}] per sequence (sum_t |d loss / d logprobs[b, t]|)`;
   lines.push(
-    `grad mass     [${mass.map((m) => big(m, (x) => x.toPrecision(6))).join(", ")}] per sequence (sum_t |d loss / d logprobs[b, t]|)`,
+    massLine.length <= width
+      ? massLine
+      : `grad mass     ${sequenceSummary(mass, (m) => big(m, (x) => x.toPrecision(6)))} (sum_t |d loss / d logprobs[b, t]|; --wide lists every sequence)`,
   );
   lines.push("(use --json for every per-token field at full precision)");
   return `${lines.join("\n")}\n`;

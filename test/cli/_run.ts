@@ -117,11 +117,11 @@ export function capturedIO(): {
  */
 export async function runMain(
   args: readonly string[],
-  options: { readonly stdin?: Uint8Array } = {},
+  options: { readonly stdin?: Uint8Array; readonly columns?: number } = {},
 ): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
-  const { stdin } = options;
+  const { stdin, columns } = options;
   const code = await main(args, {
     stdout: (t) => {
       stdout += t;
@@ -130,6 +130,7 @@ export async function runMain(
       stderr += t;
     },
     stderrIsTTY: false,
+    ...(columns === undefined ? {} : { columns }),
     ...(stdin === undefined
       ? {}
       : {

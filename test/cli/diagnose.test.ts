@@ -14,7 +14,8 @@ describe("polgrad diagnose", () => {
     const w = run("demo-run", dir);
     expect(w.code).toBe(0);
     expect(w.stderr).toBe("");
-    const d = run("diagnose", dir);
+    // --wide: the lines are checked whole (docs/cli.md#width).
+    const d = run("diagnose", dir, "--wide");
     expect(d.code).toBe(1);
     // Not a terminal: no progress bar.
     expect(d.stderr).toBe("");

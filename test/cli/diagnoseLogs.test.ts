@@ -33,7 +33,7 @@ describe("diagnose on metric logs", () => {
   test("golden: a TRL output folder, a verl JSONL log and TensorBoard folders (both scalar styles) with an injected collapse exit 1 at its step", async () => {
     const collapsed = logsOf(collapsedRun(11, 150, 100));
     for (const [what, path] of Object.entries(collapsed)) {
-      const r = await runMain(["diagnose", path]);
+      const r = await runMain(["diagnose", path, "--wide"]);
       expect({ what, code: r.code, stderr: r.stderr }).toEqual({ what, code: 1, stderr: "" });
       expect(r.stdout).toMatch(
         /alarms \(1\): \[entropy_collapse\] entropy_collapse: (train\/entropy|entropy|actor\/entropy) shifts by -0\.\d+ after step 100 beyond its trend/,
@@ -65,7 +65,7 @@ describe("diagnose on metric logs", () => {
       }).toEqual({ rel, sha256: f.sha256 });
     expect(prov.runs.collapse?.entropy_drop_after_step).toBe(100);
     for (const what of ["trl", "verl/gsm8k/qwen_grpo.jsonl", "tb-simple", "tb-tensor"]) {
-      const bad = await runMain(["diagnose", join(dir, "collapse", what)]);
+      const bad = await runMain(["diagnose", join(dir, "collapse", what), "--wide"]);
       expect({ what, code: bad.code, stderr: bad.stderr }).toEqual({ what, code: 1, stderr: "" });
       expect(bad.stdout).toMatch(
         /alarms \(1\): \[entropy_collapse\] entropy_collapse: (train\/entropy|entropy|actor\/entropy) shifts by -0\.4\d* after step 100 beyond its trend/,
@@ -187,9 +187,13 @@ describe("diagnose on metric logs", () => {
         written.set(step as number, at as number);
       }
     });
-    const child = spawn(process.execPath, [BIN, "diagnose", path, "--follow", "--poll", "0.25"], {
-      env: { ...process.env, NO_COLOR: "1" },
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, "diagnose", path, "--follow", "--poll", "0.25", "--wide"],
+      {
+        env: { ...process.env, NO_COLOR: "1" },
+      },
+    );
     let stdout = "";
     let stderr = "";
     let seenAt = 0;

@@ -247,7 +247,8 @@ describe("lossOutStreamed", () => {
           "--batch",
           batch,
           ...names.args,
-          ...(json ? ["--json"] : []),
+          // Unwrapped: the file names differ in length, so wrapped lines would break apart.
+          ...(json ? ["--json"] : ["--wide"]),
         ];
         const viaCli = await runMain([...common, "--out", cli]);
         const whole = await runMain([...common, "--out", wholeFile, "--threads", "2"]);

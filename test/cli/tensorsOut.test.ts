@@ -47,7 +47,7 @@ describe("loss --out", () => {
       }
       expect(doc.result.loss).toBe(fullDoc.result.loss);
       // Text mode names the file instead of pointing to --json.
-      const text = await runMain(["loss", ...args, "--batch", BATCH, "--out", file]);
+      const text = await runMain(["loss", ...args, "--batch", BATCH, "--out", file, "--wide"]);
       expect(text.stdout).toContain(`written to ${file}`);
     }
   });

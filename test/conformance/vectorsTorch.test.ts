@@ -86,6 +86,7 @@ describe("vectors round trip", () => {
         vec,
         "--outputs",
         join(dir, "wrong.safetensors"),
+        "--wide",
       ]);
       expect(bad.code).toBe(1);
       expect(bad.stdout).toMatch(/^DOES NOT CONFORM: 12 cases/);

@@ -303,6 +303,7 @@ describe("contract check --contract", () => {
       "papo-g-adapter",
       "--checkout",
       join(fx, "v1.1.0"),
+      "--wide",
     ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
@@ -338,7 +339,7 @@ describe("contract check --contract", () => {
     const tree = join(fx, "v1.7.0");
     const args = ["contract", "check", "--contract", file, "--checkout", tree, "--vendored"];
     expect((await runMain([...args, join(dir, "good.py"), "--json"])).code).toBe(0);
-    const bad = await runMain([...args, join(dir, "bad.py")]);
+    const bad = await runMain([...args, join(dir, "bad.py"), "--wide"]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain(`vendored ${join(dir, "bad.py")}: CHANGED (deciding)`);
     expect(JSON.parse(readFileSync(file, "utf8")).name).toBe("papo-g-adapter");

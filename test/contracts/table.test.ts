@@ -182,7 +182,16 @@ describe("adapterTable", () => {
 
 describe("contract table", () => {
   test("golden: text rows, passing range and the unpacking note, exit 0", async () => {
-    const r = await runMain(["contract", "table", "--git", repo, "--contract", contractFile]);
+    // --wide: the table's rows are checked column by column (docs/cli.md#width).
+    const r = await runMain([
+      "contract",
+      "table",
+      "--git",
+      repo,
+      "--contract",
+      contractFile,
+      "--wide",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     const lines = r.stdout.trimEnd().split("\n");

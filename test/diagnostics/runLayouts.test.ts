@@ -151,7 +151,8 @@ describe("diagnose cli", () => {
   test("golden: every exit 1 names its alarms in text and json, and ok is false", async () => {
     const dir = tmp("demo");
     expect((await runMain(["demo-run", dir, "--steps", "200"])).code).toBe(0);
-    const text = await runMain(["diagnose", dir]);
+    // --wide: the first and the last line are checked whole (docs/cli.md#width).
+    const text = await runMain(["diagnose", dir, "--wide"]);
     expect(text.code).toBe(1);
     const lines = text.stdout.trimEnd().split("\n");
     expect(lines[1]).toMatch(/^alarms \(\d\): \[entropy_collapse\]/);

@@ -106,7 +106,7 @@ describe("polgrad loss with a perception block", () => {
     writeFileSync(file, JSON.stringify(cfg));
     const fromFile = await loss("--config", `@${file}`);
     expect(fromFile.loss).toBe(inline.loss);
-    const text = await runMain(["loss", "--config", `@${file}`, "--batch", batchPath]);
+    const text = await runMain(["loss", "--config", `@${file}`, "--batch", batchPath, "--wide"]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("(official form)");
     expect(text.stdout).toContain(

@@ -237,7 +237,7 @@ async function diagnoseRunCommand(
         `${fn}: PATH must be exactly one batch file, step folder, run folder or - (stdin); got ${positionals.length} arguments`,
       );
     }
-    const { inputKind } = await import("./diagnoseLogs.js");
+    const { inputKind } = await import("../inputKind.js");
     const kind = await inputKind(fn, path, values.format);
     if (kind.logs) {
       const { diagnoseLogsCli } = await import("./diagnoseLogs.js");

@@ -113,7 +113,7 @@ async function runPolicy(
   const result = await asFlags(async () => policyLossRun(config, batch, { threads, global }));
   const { renderLossText } = await import("../../report/lossText.js");
   return emit(values, io, { ...result, source: sourceDocument(batch.source) }, () =>
-    renderLossText(config, source, batch.source.path, result, batch.responseMask),
+    renderLossText(config, source, batch.source.path, result, batch.responseMask, io.width),
   );
 }
 

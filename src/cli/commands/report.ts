@@ -143,7 +143,7 @@ export const reportCommand: Command = {
       throw new UsageError(fn, "--out", `${fn}: --out must be the HTML file to write; got nothing`);
     const path = positionals[0];
     if (path !== undefined && path !== "-") {
-      const { inputKind } = await import("./diagnoseLogs.js");
+      const { inputKind } = await import("../inputKind.js");
       if ((await inputKind(fn, path, undefined)).logs) {
         // A run's metric logs: the page diagnose --html writes for them.
         if (values.framework !== undefined || values["framework-config"] !== undefined)

@@ -75,7 +75,7 @@ export const whichCommand: Command = {
       writeJson(io, "which", notes.length === 0 ? report : { ...report, batchNotes: notes });
     else {
       const { renderWhichText } = await import("../../report/whichText.js");
-      io.stdout(renderWhichText(report));
+      io.stdout(renderWhichText(report, io.width));
       if (notes.length > 0) io.stdout(`The built-in batch: ${notes.join("; ")}\n`);
     }
     return 0;

@@ -1,0 +1,45 @@
+/**
+ * Per-sequence numbers that do not fit a line (docs/cli.md#width): their minimum, median and
+ * maximum and the sequences that carry the most, instead of one column or item per sequence.
+ * Pure.
+ */
+
+/** Sequences named in a summary's "top" list. */
+export const TOP_SEQUENCES = 3;
+
+/** The order statistics of `values`: min, median (the lower middle for an even count), max. */
+export function spread(values: ArrayLike<number>): { min: number; median: number; max: number } {
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  return {
+    min: sorted[0] ?? Number.NaN,
+    median: n === 0 ? Number.NaN : (sorted[(n - 1) >> 1] as number),
+    max: sorted[n - 1] ?? Number.NaN,
+  };
+}
+
+/** The indices of the `k` largest values, largest first (ties: the lower index first). */
+export function topIndices(values: ArrayLike<number>, k: number = TOP_SEQUENCES): number[] {
+  return Array.from({ length: values.length }, (_, i) => i)
+    .sort((a, b) => (values[b] as number) - (values[a] as number) || a - b)
+    .slice(0, k);
+}
+
+/**
+ * "min 0.0001, median 0.002, max 0.019 over 128 sequences; top s17 0.019, s3 0.012, s90 0.011"
+ * (with lengths: "s17 (L=2) 0.019").
+ */
+export function sequenceSummary(
+  values: ArrayLike<number>,
+  fmt: (x: number) => string,
+  lengths?: ArrayLike<number>,
+): string {
+  const s = spread(values);
+  const top = topIndices(values)
+    .map(
+      (b) =>
+        `s${b}${lengths === undefined ? "" : ` (L=${lengths[b]})`} ${fmt(values[b] as number)}`,
+    )
+    .join(", ");
+  return `min ${fmt(s.min)}, median ${fmt(s.median)}, max ${fmt(s.max)} over ${values.length} sequences; top ${top}`;
+}
