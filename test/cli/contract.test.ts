@@ -450,6 +450,7 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   ],
   report: [
     row(0, () => ["report", "--out", join(dir, "builtin.html")], true),
+    row(0, () => ["report", F.run, "--out", join(dir, "run-report.html"), "--json"], true),
     row(0, () => [
       "report",
       F.batch,

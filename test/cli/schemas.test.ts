@@ -74,6 +74,7 @@ const KINDS: readonly (() => string[])[] = [
   () => ["verify", "--algorithm", "cispo", "--cases", "1", "--json"],
   () => ["diagnose", batchPath, "--json"],
   () => ["diagnose", runDir, "--json"],
+  () => ["report", runDir, "--out", join(dir, "report.html"), "--json"],
   () => ["diagnose", join(testRoot, "fixtures/logs/jsonl/gsm8k_grpo.jsonl"), "--json"],
   () => ["demo-run", join(dir, "demo"), "--steps", "3", "--batch-size", "3", "--json"],
   () => ["frameworks", "--json"],

@@ -7,8 +7,8 @@
 import { safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import { NAME_OPTIONS, nameOptionsOf, readCliBatch } from "../batchInput.js";
-import type { Command } from "../command.js";
-import { intOption } from "../output.js";
+import type { Command, CommandIO, OptionValues } from "../command.js";
+import { intOption, writeJson } from "../output.js";
 import { WORLD_OPTIONS } from "./frameworkConfigOption.js";
 
 async function writeHtml(
@@ -17,11 +17,12 @@ async function writeHtml(
   html: string,
   say: (text: string) => void,
   what: string,
-): Promise<void> {
+): Promise<number> {
   const { writeFileBytes } = await import("../../io/_internal/writeFile.js");
   const bytes = new TextEncoder().encode(html);
   writeFileBytes(fn, path, bytes);
   say(`wrote ${safeText(path)} (${bytes.length} bytes): ${what}\n`);
+  return bytes.length;
 }
 
 /** Write the HTML report of a run diagnosis to `path` and say so with `say` (stdout, or stderr beside a --json document). @internal */
@@ -30,9 +31,9 @@ export async function writeRunReport(
   path: string,
   d: import("../../diagnostics/diagnoseRun.js").RunDiagnosis,
   say: (text: string) => void,
-): Promise<void> {
+): Promise<number> {
   const { runReportHtml } = await import("../../report/html/reports.js");
-  await writeHtml(
+  return writeHtml(
     fn,
     path,
     runReportHtml(d),
@@ -52,7 +53,7 @@ export async function writeLogsReport(
   logsPath: string,
   options: import("../../io/metricLogs/files.js").MetricLogOptions,
   say: (text: string) => void,
-): Promise<void> {
+): Promise<number> {
   const { readMetricLogs } = await import("../../io/metricLogs/files.js");
   const { quantitySeries } = await import("../../diagnostics/diagnoseLogs.js");
   const { logsReportHtml } = await import("../../report/html/reports.js");
@@ -63,7 +64,7 @@ export async function writeLogsReport(
       return [r.run, log === undefined ? {} : quantitySeries(log, r.names.mapped)] as const;
     }),
   );
-  await writeHtml(
+  return writeHtml(
     fn,
     path,
     logsReportHtml(d, series),
@@ -83,7 +84,7 @@ export async function writeBatchReport(
     readonly extraRows?: readonly import("./frameworkConfigOption.js").FrameworkConfigRow[];
   },
   say: (text: string) => void,
-): Promise<void> {
+): Promise<number> {
   const { whichTable } = await import("../../which/index.js");
   const { batchReportHtml } = await import("../../report/html/reports.js");
   const report = whichTable(batch, {
@@ -91,7 +92,7 @@ export async function writeBatchReport(
     extraRows: o.extraRows ?? [],
     keepGradients: true,
   });
-  await writeHtml(
+  return writeHtml(
     fn,
     path,
     batchReportHtml(report, { source: o.source }),
@@ -100,13 +101,36 @@ export async function writeBatchReport(
   );
 }
 
+/** Where the "wrote FILE" line goes: stdout, or beside a --json document a notice on stderr. */
+function sayOf(fn: string, values: OptionValues, io: CommandIO): (text: string) => void {
+  if (!values.json) return io.stdout;
+  const notice = io.notice ?? io.stderr;
+  return (t) => notice(`${fn}: ${t}`);
+}
+
+/** The page is written: with --json, the document saying what it holds; exit 0. */
+function written(
+  values: OptionValues,
+  io: CommandIO,
+  r: {
+    readonly out: string;
+    readonly bytes: number;
+    readonly kind: "batch" | "run" | "logs";
+    readonly source: string;
+    readonly alarms: number | null;
+  },
+): number {
+  if (values.json) writeJson(io, "report", r, true);
+  return 0;
+}
+
 /** The `report` command. */
 export const reportCommand: Command = {
   name: "report",
   summary:
     "Write a self-contained HTML report (inline SVG, no network): a batch's which table with gradient bars and heat maps, a run's per-step detector traces with its alarms, or a run's logged metrics (TensorBoard, JSONL, trainer_state.json, W&B exports) with theirs.",
   usage:
-    "report [PATH] --out FILE.html [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]]",
+    "report [PATH] --out FILE.html [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]] [--json]",
   positionals: 1,
   positionalRoles: ["input"],
   options: {
@@ -135,6 +159,10 @@ export const reportCommand: Command = {
       description: "the framework config of the added row (default: the release's defaults)",
     },
     ...WORLD_OPTIONS,
+    json: {
+      type: "boolean",
+      description: "print one JSON document (the file written, its size, what it reports)",
+    },
   },
   async run(values, positionals, io) {
     const fn = "polgrad report";
@@ -153,8 +181,15 @@ export const reportCommand: Command = {
             `${fn}: --framework must come with a batch, not metric logs; got ${safeText(path)}`,
           );
         const { diagnoseLogs } = await import("../../diagnostics/diagnoseLogs.js");
-        await writeLogsReport(fn, out, diagnoseLogs(path), path, {}, io.stdout);
-        return 0;
+        const d = diagnoseLogs(path);
+        const bytes = await writeLogsReport(fn, out, d, path, {}, sayOf(fn, values, io));
+        return written(values, io, {
+          out,
+          bytes,
+          kind: "logs",
+          source: path,
+          alarms: d.alarms.length,
+        });
       }
       const { isRunFolder } = await import("../batchInput.js");
       if (await isRunFolder(path)) {
@@ -166,8 +201,14 @@ export const reportCommand: Command = {
           );
         const { diagnoseRun } = await import("../../diagnostics/diagnoseRun.js");
         const d = diagnoseRun(path, await nameOptionsOf(fn, values));
-        await writeRunReport(fn, out, d, io.stdout);
-        return 0;
+        const bytes = await writeRunReport(fn, out, d, sayOf(fn, values, io));
+        return written(values, io, {
+          out,
+          bytes,
+          kind: "run",
+          source: path,
+          alarms: d.alarms.length,
+        });
       }
     }
     const { BUILTIN_BATCH } = await import("../../which/index.js");
@@ -175,17 +216,18 @@ export const reportCommand: Command = {
       path === undefined ? BUILTIN_BATCH : await readCliBatch(fn, { ...values, batch: path }, io);
     const { frameworkConfigRow } = await import("./frameworkConfigOption.js");
     const row = await frameworkConfigRow(fn, values, io, path === undefined);
-    await writeBatchReport(
+    const source = path ?? "the built-in batch";
+    const bytes = await writeBatchReport(
       fn,
       out,
       batch,
       {
-        source: path ?? "the built-in batch",
+        source,
         normLen: intOption(values, "norm-len", "report") ?? null,
         extraRows: row === null ? [] : [row],
       },
-      io.stdout,
+      sayOf(fn, values, io),
     );
-    return 0;
+    return written(values, io, { out, bytes, kind: "batch", source, alarms: null });
   },
 };
