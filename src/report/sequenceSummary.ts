@@ -43,3 +43,30 @@ export function sequenceSummary(
     .join(", ");
   return `min ${fmt(s.min)}, median ${fmt(s.median)}, max ${fmt(s.max)} over ${values.length} sequences; top ${top}`;
 }
+
+/**
+ * How far each sequence's share of the gradient differs between configurations: per row r,
+ * share_rb = mass_rb / Σ_b mass_rb (rows of zero total left out); per sequence the lowest and the
+ * highest share and their difference (0 where no row counted).
+ */
+export function shareSpread(
+  masses: readonly ArrayLike<number>[],
+  B: number,
+): { readonly lo: Float64Array; readonly hi: Float64Array; readonly spread: Float64Array } {
+  const lo = new Float64Array(B).fill(Number.POSITIVE_INFINITY);
+  const hi = new Float64Array(B).fill(Number.NEGATIVE_INFINITY);
+  for (const m of masses) {
+    let total = 0;
+    for (let b = 0; b < B; b++) total += m[b] as number;
+    if (!(total > 0)) continue;
+    for (let b = 0; b < B; b++) {
+      const x = (m[b] as number) / total;
+      if (x < (lo[b] as number)) lo[b] = x;
+      if (x > (hi[b] as number)) hi[b] = x;
+    }
+  }
+  const spread = Float64Array.from({ length: B }, (_, b) =>
+    Number.isFinite(lo[b] as number) ? (hi[b] as number) - (lo[b] as number) : 0,
+  );
+  return { lo, hi, spread };
+}

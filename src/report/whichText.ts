@@ -2,7 +2,7 @@
 
 import { requireObject } from "../core/validate.js";
 import type { WhichReport } from "../which/whichTable.js";
-import { spread, topIndices } from "./sequenceSummary.js";
+import { shareSpread, spread, topIndices } from "./sequenceSummary.js";
 
 function pad(s: string, n: number, right = false): string {
   return right ? s.padStart(n) : s.padEnd(n);
@@ -120,21 +120,14 @@ function sequencesThatMatter(report: WhichReport): string[] {
     (a, b) => (report.lengths[b] as number) - (report.lengths[a] as number) || a - b,
   );
   const name = (b: number) => `s${b} (L=${report.lengths[b]})`;
-  const spreadOfShare = new Float64Array(B);
-  const lo = new Float64Array(B).fill(Number.POSITIVE_INFINITY);
-  const hi = new Float64Array(B).fill(Number.NEGATIVE_INFINITY);
-  for (const r of report.rows) {
-    let total = 0;
-    for (const m of r.gradMass) total += m;
-    if (!(total > 0)) continue;
-    for (let b = 0; b < B; b++) {
-      const share = (r.gradMass[b] as number) / total;
-      if (share < (lo[b] as number)) lo[b] = share;
-      if (share > (hi[b] as number)) hi[b] = share;
-    }
-  }
-  for (let b = 0; b < B; b++)
-    spreadOfShare[b] = Number.isFinite(lo[b] as number) ? (hi[b] as number) - (lo[b] as number) : 0;
+  const {
+    lo,
+    hi,
+    spread: spreadOfShare,
+  } = shareSpread(
+    report.rows.map((r) => r.gradMass),
+    B,
+  );
   return [
     `longest ${byLength.slice(0, 3).map(name).join(", ")}; shortest ${byLength.slice(-3).reverse().map(name).join(", ")}`,
     `largest disagreement between configurations (share of the gradient, max - min): ${topIndices(

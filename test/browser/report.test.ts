@@ -121,4 +121,56 @@ describe.skipIf(!available)("html report in chromium", () => {
     await page.screenshot({ path: screenshotPath("report-batch"), fullPage: true });
     await page.close();
   }, 60_000);
+
+  test("conformance: a 128×1024 batch's page loads and draws, its pictures decoded, its table the library's losses", async () => {
+    const B = 128;
+    const T = 1024;
+    const lp = new Float64Array(B * T);
+    const mask = new Uint8Array(B * T);
+    const adv = new Float64Array(B);
+    for (let b = 0; b < B; b++) {
+      const L = 1 + ((b * 389) % T);
+      adv[b] = ((b % 7) - 3) / 3;
+      for (let t = 0; t < T; t++) {
+        lp[b * T + t] = -0.3 - 0.002 * ((b * 13 + t * 7) % 500);
+        mask[b * T + t] = t < L ? 1 : 0;
+      }
+    }
+    const old = Float64Array.from(lp, (x, i) => x - 0.02 * Math.sin(i));
+    const batch = {
+      logprobs: { rows: B, cols: T, data: lp },
+      oldLogprobs: { rows: B, cols: T, data: old },
+      advantages: adv,
+      responseMask: { rows: B, cols: T, data: mask },
+    };
+    const report = whichTable(batch, { keepGradients: true });
+    const file = join(mkdtempSync(join(tmpdir(), "polgrad-report-big-")), "b.html");
+    writeFileSync(file, batchReportHtml(report, { source: "128x1024" }));
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    const t = performance.now();
+    await page.goto(pathToFileURL(file).href, { waitUntil: "load" });
+    // Two animation frames: the page is drawn (the DOM's types are not in this test's lib).
+    await page.evaluate(() => {
+      const raf = (globalThis as unknown as { requestAnimationFrame: (f: () => void) => void })
+        .requestAnimationFrame;
+      return new Promise<void>((r) => raf(() => raf(r)));
+    });
+    // The time to draw is measured by `npm run bench:report` (benchmarks are commands, not timed
+    // assertions: docs/report-html.md#a-real-sized-batch); here it is printed.
+    console.log(
+      `128x1024 batch page: loaded and drawn in ${(performance.now() - t).toFixed(0)} ms`,
+    );
+    // Every picture decoded (a broken data URI has naturalWidth 0).
+    const widths = await page.$$eval("img", (imgs) =>
+      imgs.map((i) => (i as unknown as { naturalWidth: number }).naturalWidth),
+    );
+    expect(widths.length).toBeGreaterThan(report.rows.length);
+    expect(widths.every((w) => w > 0)).toBe(true);
+    const losses = await page.$$eval('td[data-col="loss"]', (tds) =>
+      tds.map((td) => Number(td.getAttribute("data-value"))),
+    );
+    expect(losses).toEqual(report.rows.map((r) => r.loss));
+    await page.screenshot({ path: screenshotPath("report-batch-128x1024"), fullPage: false });
+    await page.close();
+  }, 60_000);
 });

@@ -451,6 +451,8 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
   report: [
     row(0, () => ["report", "--out", join(dir, "builtin.html")], true),
     row(0, () => ["report", F.run, "--out", join(dir, "run-report.html"), "--json"], true),
+    row(0, () => ["report", F.batch, "--out", join(dir, "seq.html"), "--sequence", "0,1"]),
+    row(2, () => ["report", F.batch, "--out", join(dir, "seq2.html"), "--sequence", "x"]),
     row(0, () => [
       "report",
       F.batch,

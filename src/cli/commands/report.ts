@@ -82,23 +82,63 @@ export async function writeBatchReport(
     readonly source: string;
     readonly normLen?: number | null;
     readonly extraRows?: readonly import("./frameworkConfigOption.js").FrameworkConfigRow[];
+    /** Sequences to show in detail (a real-sized batch's page). */
+    readonly sequences?: readonly number[];
+    /** A progress bar on a terminal's stderr while the page is built. */
+    readonly io?: import("../command.js").CommandIO;
   },
   say: (text: string) => void,
 ): Promise<number> {
   const { whichTable } = await import("../../which/index.js");
   const { batchReportHtml } = await import("../../report/html/reports.js");
+  const { progressBar } = await import("../progress.js");
+  const bar =
+    o.io === undefined
+      ? { tick: () => {}, finish: () => {} }
+      : progressBar(o.io, "report", o.io.stderrIsTTY === true);
+  const m = batch.responseMask;
+  const B = "rows" in m ? m.rows : m.length;
+  const beyond = (o.sequences ?? []).find((b) => b >= B);
+  if (beyond !== undefined)
+    throw new UsageError(
+      fn,
+      "--sequence",
+      `${fn}: --sequence must name rows of the batch (0 to ${B - 1}); got ${beyond}`,
+    );
   const report = whichTable(batch, {
     normLen: o.normLen ?? null,
     extraRows: o.extraRows ?? [],
     keepGradients: true,
   });
+  const html = batchReportHtml(report, {
+    source: o.source,
+    ...(o.sequences === undefined ? {} : { sequences: o.sequences }),
+    progress: bar.tick,
+  });
+  bar.finish();
   return writeHtml(
     fn,
     path,
-    batchReportHtml(report, { source: o.source }),
+    html,
     say,
     `the which table of ${report.rows.length} configurations on B = ${report.batchSize}, T = ${report.width}`,
   );
+}
+
+/** `--sequence N[,N]`: 0-based rows to show in detail. */
+function sequencesOption(fn: string, values: OptionValues): { sequences?: readonly number[] } {
+  const raw = values.sequence;
+  if (raw === undefined) return {};
+  const items = String(raw)
+    .split(",")
+    .map((x) => x.trim());
+  if (items.some((x) => !/^\d{1,9}$/.test(x)))
+    throw new UsageError(
+      fn,
+      "--sequence",
+      `${fn}: --sequence must be 0-based row numbers N[,N]; got ${JSON.stringify(raw)}`,
+    );
+  return { sequences: items.map(Number) };
 }
 
 /** Where the "wrote FILE" line goes: stdout, or beside a --json document a notice on stderr. */
@@ -159,6 +199,12 @@ export const reportCommand: Command = {
       description: "the framework config of the added row (default: the release's defaults)",
     },
     ...WORLD_OPTIONS,
+    sequence: {
+      type: "string",
+      argument: "N[,N]",
+      description:
+        "also show these sequences (0-based rows) in detail on a batch too large for one column per sequence (a smaller batch shows every sequence)",
+    },
     json: {
       type: "boolean",
       description: "print one JSON document (the file written, its size, what it reports)",
@@ -225,6 +271,8 @@ export const reportCommand: Command = {
         source,
         normLen: intOption(values, "norm-len", "report") ?? null,
         extraRows: row === null ? [] : [row],
+        ...sequencesOption(fn, values),
+        io,
       },
       sayOf(fn, values, io),
     );

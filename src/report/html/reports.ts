@@ -12,8 +12,10 @@ import { LOG_QUANTITIES, type LogQuantity } from "../../diagnostics/logs/quantit
 import type { RunStep } from "../../diagnostics/runSteps.js";
 import { ConfigError, fail } from "../../errors.js";
 import type { WhichReport } from "../../which/whichTable.js";
+import { shareSpread, spread, topIndices } from "../sequenceSummary.js";
 import { barChart, type Chart, heatmap, lineChart, type Series } from "./charts.js";
 import { esc, type Panel, page } from "./page.js";
+import { rasterHeatmap } from "./raster.js";
 
 const num = (x: number) => (Number.isFinite(x) ? g4(x) : String(x));
 
@@ -35,12 +37,21 @@ function chartData(c: Chart): Record<string, string> {
  * @enforcedBy test/report/html.test.ts > html reports > golden: a batch report holds the which table, the mass bars and one heat map per row, padding as padding
  * @since 0.2.0
  */
-export function batchReportHtml(report: WhichReport, o: { readonly source: string }): string {
+export function batchReportHtml(
+  report: WhichReport,
+  o: {
+    readonly source: string;
+    /** Sequences to show in detail beside those that matter most (a real-sized batch). */
+    readonly sequences?: readonly number[];
+    /** Called after each configuration's panel is drawn (a progress bar). */
+    readonly progress?: (done: number, total: number) => void;
+  },
+): string {
   const B = report.batchSize;
   const T = report.width;
+  if (B > MAX_COLUMN_SEQUENCES || B * T > MAX_SVG_CELLS) return largeBatchHtml(report, o);
   const lengths = report.lengths;
-  const mask = new Uint8Array(B * T);
-  for (let b = 0; b < B; b++) for (let t = 0; t < (lengths[b] as number); t++) mask[b * T + t] = 1;
+  const mask = maskOfLengths(lengths, T);
   const maxMass = Math.max(...report.rows.flatMap((r) => Array.from(r.gradMass)), 1e-300);
   const head = `<tr><th scope="col">configuration</th><th scope="col">loss</th>${lengths.map((L, b) => `<th scope="col">seq${b} L=${L}</th>`).join("")}</tr>`;
   const body = report.rows
@@ -103,6 +114,161 @@ export function batchReportHtml(report: WhichReport, o: { readonly source: strin
   return page({
     title: "polgrad report: one batch",
     meta: `batch ${o.source}`,
+    alarms: null,
+    panels,
+  });
+}
+
+/** Sequences a batch's which table gives one column each (beyond: their spread and top ones). */
+export const MAX_COLUMN_SEQUENCES = 16;
+
+/** Cells a heat map draws as SVG rectangles (beyond: a raster, raster.ts). */
+export const MAX_SVG_CELLS = 4096;
+
+/** Sequences shown in detail on a real-sized batch's page (besides those asked for). */
+export const DETAIL_SEQUENCES = 6;
+
+/** The response mask of a which report (its rows are left-aligned: lengths[b] tokens). */
+function maskOfLengths(lengths: readonly number[], T: number): Uint8Array {
+  const mask = new Uint8Array(lengths.length * T);
+  lengths.forEach((L, b) => {
+    mask.fill(1, b * T, b * T + L);
+  });
+  return mask;
+}
+
+function gradOf(r: WhichReport["rows"][number]): Float64Array {
+  if (r.gradLogprobs === undefined)
+    throw fail(
+      ConfigError,
+      "batchReportHtml",
+      "report",
+      "a which report made with { keepGradients: true }",
+      `row ${r.key} without gradLogprobs`,
+    );
+  return r.gradLogprobs;
+}
+
+/**
+ * The page of a real-sized batch (docs/report-html.md#a-real-sized-batch): the which table as
+ * each configuration's loss and the spread and top sequences of its gradient mass; the
+ * sequences that matter most (top mass, most disputed between configurations, longest,
+ * shortest, and those asked for), each with its per-token gradient under every configuration;
+ * and one raster heat map per configuration.
+ */
+function largeBatchHtml(
+  report: WhichReport,
+  o: {
+    readonly source: string;
+    readonly sequences?: readonly number[];
+    readonly progress?: (done: number, total: number) => void;
+  },
+): string {
+  const B = report.batchSize;
+  const T = report.width;
+  const lengths = report.lengths;
+  const mask = maskOfLengths(lengths, T);
+  const rows = report.rows;
+  const grads = rows.map(gradOf);
+  const head = `<tr><th scope="col">configuration</th><th scope="col">loss</th><th scope="col">mass min</th><th scope="col">median</th><th scope="col">max</th><th scope="col">top sequences</th></tr>`;
+  const body = rows
+    .map((r, i) => {
+      const m = spread(r.gradMass);
+      const top = topIndices(r.gradMass)
+        .map((b) => `s${b} (L=${lengths[b]}) ${num(r.gradMass[b] as number)}`)
+        .join(", ");
+      return `<tr data-row="${i}"><td>${esc(r.label)}</td><td data-col="loss" data-value="${r.loss}">${num(r.loss)}</td><td>${num(m.min)}</td><td>${num(m.median)}</td><td>${num(m.max)}</td><td>${esc(top)}</td></tr>`;
+    })
+    .join("");
+  // The sequences that matter most, with why.
+  const why = new Map<number, string[]>();
+  const add = (b: number, reason: string) => {
+    if (b < 0 || b >= B) return;
+    why.set(b, [...(why.get(b) ?? []), reason]);
+  };
+  for (const b of o.sequences ?? []) add(b, "asked for");
+  const first = rows[0];
+  if (first !== undefined)
+    for (const b of topIndices(first.gradMass, 2)) add(b, `top gradient mass (${first.label})`);
+  const share = shareSpread(
+    rows.map((r) => r.gradMass),
+    B,
+  ).spread;
+  for (const b of topIndices(share, 2)) add(b, "most disputed between configurations");
+  const byLength = Array.from({ length: B }, (_, b) => b).sort(
+    (a, b) => (lengths[b] as number) - (lengths[a] as number) || a - b,
+  );
+  add(byLength[0] as number, "longest");
+  add(byLength[B - 1] as number, "shortest");
+  const chosen = [...why.keys()].slice(0, DETAIL_SEQUENCES + (o.sequences?.length ?? 0));
+  const detail = chosen
+    .map((b) => {
+      const L = lengths[b] as number;
+      const field = new Float64Array(rows.length * Math.max(L, 1));
+      grads.forEach((g, i) => {
+        field.set(g.subarray(b * T, b * T + L), i * L);
+      });
+      const img = rasterHeatmap(
+        field,
+        new Uint8Array(field.length).fill(L > 0 ? 1 : 0),
+        rows.length,
+        Math.max(L, 1),
+        { maxHeight: rows.length },
+      );
+      const masses = rows.map((r) => `${esc(r.label)} ${num(r.gradMass[b] as number)}`).join("; ");
+      return `<div class="sequence" data-sequence="${b}"><h3>s${b} (L=${L}): ${esc((why.get(b) ?? []).join(", "))}</h3><img src="${img.dataUri}" width="${Math.min(900, Math.max(200, img.width))}" height="${Math.max(60, rows.length * 14)}" style="image-rendering:pixelated" alt="${esc(`per-token gradient of sequence ${b} under each configuration (one row each, in the table's order)`)}"><p class="docs">gradient mass: ${masses}</p></div>`;
+    })
+    .join("");
+  const panels: Panel[] = [
+    {
+      id: "panel-which",
+      title: "Which loss: one batch, every configuration",
+      reading: `Each row is one configuration's loss on the same ${B} sequences and the spread of its gradient mass Σ_t |∂loss/∂logprobs| per sequence, with the sequences that get the most.`,
+      docs: "docs/report-html.md#a-real-sized-batch",
+      body: `<table aria-label="the which table"><thead>${head}</thead><tbody>${body}</tbody></table>`,
+      alt: `${rows.length} configurations on B = ${B}, T = ${T}, N = ${report.numTokens} tokens; lengths ${spread(lengths).min} to ${spread(lengths).max}.`,
+    },
+    {
+      id: "panel-sequences",
+      title: "The sequences that matter most",
+      reading:
+        "Each picture is one sequence's ∂loss/∂logprobs per token (columns) under every configuration (rows, in the table's order): purple negative, orange positive.",
+      docs: "docs/report-html.md#a-real-sized-batch",
+      body: detail,
+      alt: `${chosen.length} sequences: ${chosen.map((b) => `s${b}`).join(", ")}.`,
+      data: { sequences: chosen.join(",") },
+    },
+  ];
+  o.progress?.(0, rows.length);
+  // Rows with bitwise the same gradient (a framework's model of a polgrad row) share one picture.
+  const drawn: { grad: Float64Array; sig: number; img: ReturnType<typeof rasterHeatmap> }[] = [];
+  rows.forEach((r, i) => {
+    const grad = grads[i] as Float64Array;
+    let sig = 0;
+    for (let k = 0; k < grad.length; k += 61) sig += grad[k] as number;
+    const same = drawn.find(
+      (d) =>
+        d.sig === sig &&
+        d.grad.length === grad.length &&
+        d.grad.every((x, k) => Object.is(x, grad[k])),
+    );
+    const img = same?.img ?? rasterHeatmap(grad, mask, B, T);
+    if (same === undefined) drawn.push({ grad, sig, img });
+    const m = spread(r.gradMass);
+    panels.push({
+      id: `panel-row-${i}`,
+      title: r.label,
+      reading: `Loss ${num(r.loss)}. ∂loss/∂logprobs per token (purple negative, orange positive, grey padding)${img.colsPerPixel > 1 || img.rowsPerPixel > 1 ? `; each pixel is ${img.rowsPerPixel} sequence(s) × ${img.colsPerPixel} token(s), drawn with the value of largest magnitude among them` : ""}.`,
+      docs: "docs/report-html.md#a-real-sized-batch",
+      body: `<details${i === 0 ? " open" : ""}><summary>per-token gradient</summary><img src="${img.dataUri}" width="${Math.min(940, Math.max(300, img.width))}" height="${Math.min(600, Math.max(150, img.height))}" style="image-rendering:pixelated" alt="${esc(`per-token gradient, ${r.key}`)}"></details>`,
+      alt: `gradient mass per sequence: min ${num(m.min)}, median ${num(m.median)}, max ${num(m.max)}; colour scale ±${num(img.vmax)}.`,
+      data: { "cells-per-pixel": `${img.rowsPerPixel}x${img.colsPerPixel}` },
+    });
+    o.progress?.(i + 1, rows.length);
+  });
+  return page({
+    title: "polgrad report: one batch",
+    meta: `batch ${o.source}: B = ${B}, T = ${T}`,
     alarms: null,
     panels,
   });
