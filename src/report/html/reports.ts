@@ -25,6 +25,16 @@ function chartData(c: Chart): Record<string, string> {
     : { "x-domain": c.xDomain.join(","), "x-range": c.xRange.join(",") };
 }
 
+/** Options of {@link batchReportHtml}. */
+export interface BatchReportOptions {
+  /** Where the batch came from (shown escaped). */
+  readonly source: string;
+  /** Sequences to show in detail beside those that matter most (a real-sized batch). */
+  readonly sequences?: readonly number[];
+  /** Called after each configuration's panel is drawn (a progress bar). */
+  readonly progress?: (done: number, total: number) => void;
+}
+
 /**
  * The report of one batch.
  *
@@ -37,16 +47,7 @@ function chartData(c: Chart): Record<string, string> {
  * @enforcedBy test/report/html.test.ts > html reports > golden: a batch report holds the which table, the mass bars and one heat map per row, padding as padding
  * @since 0.2.0
  */
-export function batchReportHtml(
-  report: WhichReport,
-  o: {
-    readonly source: string;
-    /** Sequences to show in detail beside those that matter most (a real-sized batch). */
-    readonly sequences?: readonly number[];
-    /** Called after each configuration's panel is drawn (a progress bar). */
-    readonly progress?: (done: number, total: number) => void;
-  },
-): string {
+export function batchReportHtml(report: WhichReport, o: BatchReportOptions): string {
   const B = report.batchSize;
   const T = report.width;
   if (B > MAX_COLUMN_SEQUENCES || B * T > MAX_SVG_CELLS) return largeBatchHtml(report, o);
@@ -156,14 +157,7 @@ function gradOf(r: WhichReport["rows"][number]): Float64Array {
  * shortest, and those asked for), each with its per-token gradient under every configuration;
  * and one raster heat map per configuration.
  */
-function largeBatchHtml(
-  report: WhichReport,
-  o: {
-    readonly source: string;
-    readonly sequences?: readonly number[];
-    readonly progress?: (done: number, total: number) => void;
-  },
-): string {
+function largeBatchHtml(report: WhichReport, o: BatchReportOptions): string {
   const B = report.batchSize;
   const T = report.width;
   const lengths = report.lengths;
