@@ -66,7 +66,51 @@ export function commandHelp(cmd: Command, width: number = DEFAULT_TEXT_WIDTH): s
   });
   rows.push(["--wide", "do not fit text output to the terminal (or to 100 columns)"]);
   rows.push(["--help", "show this help"]);
-  return `${fitText(`Usage: polgrad ${cmd.usage}`, width)}\n\n${fitText(cmd.summary, width)}\n\nOptions:\n${twoColumns(rows, width)}\n`;
+  return `${wrapUsage(`Usage: polgrad ${cmd.usage}`, width)}\n\n${fitText(cmd.summary, width)}\n\nOptions:\n${twoColumns(rows, width)}\n`;
+}
+
+/**
+ * A usage line wrapped between its top-level groups (`[--only D,...]` is never cut inside its
+ * brackets), continuation lines indented two columns; a group longer than the width is left to
+ * fitText. Each line of a multi-line usage is wrapped on its own.
+ */
+function wrapUsage(usage: string, width: number): string {
+  if (!Number.isFinite(width)) return usage;
+  return usage
+    .split("\n")
+    .map((line) => {
+      if (line.length <= width) return line;
+      // Top-level groups: split at spaces outside brackets and parentheses (the indent kept).
+      const lead = /^ */.exec(line)?.[0] ?? "";
+      const groups: string[] = [];
+      let depth = 0;
+      let start = lead.length;
+      for (let i = 0; i < line.length; i++) {
+        const c = line[i];
+        if (c === "[" || c === "(") depth++;
+        else if (c === "]" || c === ")") depth = Math.max(0, depth - 1);
+        else if (c === " " && depth === 0) {
+          groups.push(line.slice(start, i));
+          start = i + 1;
+        }
+      }
+      groups.push(line.slice(start));
+      const lines: string[] = [];
+      let cur = "";
+      for (const g of groups.filter((x) => x !== "")) {
+        const next = cur === "" ? g : `${cur} ${g}`;
+        if (cur !== "" && `${lines.length === 0 ? lead : `${lead}  `}${next}`.length > width) {
+          lines.push(cur);
+          cur = g;
+        } else cur = next;
+      }
+      lines.push(cur);
+      return fitText(
+        lines.map((l, i) => (i === 0 ? `${lead}${l}` : `${lead}  ${l}`)).join("\n"),
+        width,
+      );
+    })
+    .join("\n");
 }
 
 /**

@@ -136,7 +136,7 @@ describe("text width", () => {
     );
   });
 
-  test("golden: help wraps at the terminal's width, descriptions aligned", async () => {
+  test("golden: help wraps at the terminal's width, descriptions aligned, usage lines between their groups", async () => {
     for (const columns of [60, 100, 140]) {
       for (const cmd of COMMANDS) {
         const r = await run([cmd.name, "--help"], columns);
@@ -147,6 +147,14 @@ describe("text width", () => {
         });
       }
       expect(widest((await run(["--help"], columns)).stdout)).toBeLessThanOrEqual(columns);
+    }
+    // Usage lines break between groups, never inside a group's brackets.
+    for (const cmd of COMMANDS) {
+      const usage = (await run([cmd.name, "--help"], 100)).stdout.split("\n\n")[0] as string;
+      for (const line of usage.split("\n")) {
+        const depth = [...line].reduce((d, c) => d + (c === "[" ? 1 : c === "]" ? -1 : 0), 0);
+        expect({ cmd: cmd.name, line, depth }).toEqual({ cmd: cmd.name, line, depth: 0 });
+      }
     }
     const h = (await run(["diagnose", "--help"], 100)).stdout.split("\n");
     const first = h.findIndex((l) => l.startsWith("  --follow"));
