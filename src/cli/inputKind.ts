@@ -11,6 +11,7 @@ import { closestNames, didYouMean } from "../core/names.js";
 import { fail, UsageError } from "../errors.js";
 import { METRIC_LOG_FORMATS, type MetricLogFormat } from "../io/metricLogs/types.js";
 import { fsPath } from "../platform/fsPath.js";
+import type { OptionSpec } from "./command.js";
 
 /** What `diagnose PATH` reads PATH as. */
 export type InputKind =
@@ -18,6 +19,14 @@ export type InputKind =
   | { readonly logs: false };
 
 const FORMATS: readonly string[] = [...METRIC_LOG_FORMATS, "dumps"];
+
+/** `--format F` of diagnose and report: how to read PATH. @internal */
+export const FORMAT_OPTION: OptionSpec = {
+  type: "string",
+  argument: "F",
+  description: `read PATH as metric logs of format F (${METRIC_LOG_FORMATS.join(", ")}) or as per-step tensor dumps (dumps); needed where PATH holds both`,
+  default: "detected from the names and contents",
+};
 
 /**
  * Whether PATH is metric logs: `--format` decides when given; a folder is logs when it holds

@@ -452,6 +452,7 @@ const TABLE: Readonly<Record<string, readonly Row[]>> = {
     row(0, () => ["report", "--out", join(dir, "builtin.html")], true),
     row(0, () => ["report", F.run, "--out", join(dir, "run-report.html"), "--json"], true),
     row(0, () => ["report", F.batch, "--out", join(dir, "seq.html"), "--sequence", "0,1"]),
+    row(0, () => ["report", LOGS, "--format", "trainer_state", "--out", join(dir, "logs.html")]),
     row(2, () => ["report", F.batch, "--out", join(dir, "seq2.html"), "--sequence", "x"]),
     row(0, () => [
       "report",

@@ -136,6 +136,12 @@ describe("diagnose on metric logs", () => {
     );
     const asLogs = await runMain(["diagnose", dir, "--format", "jsonl"]);
     expect(asLogs.code).toBe(0);
+    // report reads PATH the same way, with the same --format.
+    const page = join(mkdtempSync(join(tmpdir(), "polgrad-cli-logs-")), "p.html");
+    const rep = await runMain(["report", dir, "--out", page]);
+    expect([rep.code, rep.stdout]).toEqual([2, ""]);
+    expect(rep.stderr).toMatch(/polgrad report: --format must say how to read/);
+    expect((await runMain(["report", dir, "--format", "jsonl", "--out", page])).code).toBe(0);
     for (const [args, re] of [
       [
         ["--clip", "0.2,0.2"],

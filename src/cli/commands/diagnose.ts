@@ -12,6 +12,7 @@ import {
 } from "../batchInput.js";
 import type { Command, CommandIO, OptionSpec, OptionValues } from "../command.js";
 import { followLoop, pollSeconds } from "../follow.js";
+import { FORMAT_OPTION } from "../inputKind.js";
 import { intOption, SCHEMA_VERSION } from "../output.js";
 import { progressBar } from "../progress.js";
 import { finishDiagnosis } from "./diagnoseOutput.js";
@@ -51,13 +52,7 @@ export const diagnoseCommand: Command = {
       : { max: 1, rule: "one PATH (a batch file, step folder, run folder or -)" },
   positionalRoles: ["input"],
   options: {
-    format: {
-      type: "string",
-      argument: "F",
-      description:
-        "read PATH as metric logs of format F (tensorboard, jsonl, trainer_state, wandb) or as per-step tensor dumps (dumps); needed where PATH holds both",
-      default: "detected from the names and contents",
-    },
+    format: FORMAT_OPTION,
     run: {
       type: "string",
       argument: "NAME[,NAME]",

@@ -8,6 +8,7 @@ import { safeText } from "../../core/message.js";
 import { UsageError } from "../../errors.js";
 import { NAME_OPTIONS, nameOptionsOf, readCliBatch } from "../batchInput.js";
 import type { Command, CommandIO, OptionValues } from "../command.js";
+import { FORMAT_OPTION } from "../inputKind.js";
 import { intOption, writeJson } from "../output.js";
 import { WORLD_OPTIONS } from "./frameworkConfigOption.js";
 
@@ -170,7 +171,7 @@ export const reportCommand: Command = {
   summary:
     "Write a self-contained HTML report (inline SVG, no network): a batch's which table with gradient bars and heat maps, a run's per-step detector traces with its alarms, or a run's logged metrics (TensorBoard, JSONL, trainer_state.json, W&B exports) with theirs.",
   usage:
-    "report [PATH] --out FILE.html [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]] [--json]",
+    "report [PATH] --out FILE.html [--format F] [--names MAP] [--norm-len N] [--framework REF [--framework-config FILE]] [--sequence N,...] [--json]",
   positionals: 1,
   positionalRoles: ["input"],
   options: {
@@ -199,6 +200,7 @@ export const reportCommand: Command = {
       description: "the framework config of the added row (default: the release's defaults)",
     },
     ...WORLD_OPTIONS,
+    format: FORMAT_OPTION,
     sequence: {
       type: "string",
       argument: "N[,N]",
@@ -218,7 +220,8 @@ export const reportCommand: Command = {
     const path = positionals[0];
     if (path !== undefined && path !== "-") {
       const { inputKind } = await import("../inputKind.js");
-      if ((await inputKind(fn, path, undefined)).logs) {
+      const kind = await inputKind(fn, path, values.format);
+      if (kind.logs) {
         // A run's metric logs: the page diagnose --html writes for them.
         if (values.framework !== undefined || values["framework-config"] !== undefined)
           throw new UsageError(
@@ -227,8 +230,9 @@ export const reportCommand: Command = {
             `${fn}: --framework must come with a batch, not metric logs; got ${safeText(path)}`,
           );
         const { diagnoseLogs } = await import("../../diagnostics/diagnoseLogs.js");
-        const d = diagnoseLogs(path);
-        const bytes = await writeLogsReport(fn, out, d, path, {}, sayOf(fn, values, io));
+        const read = kind.format === undefined ? {} : { format: kind.format };
+        const d = diagnoseLogs(path, read);
+        const bytes = await writeLogsReport(fn, out, d, path, read, sayOf(fn, values, io));
         return written(values, io, {
           out,
           bytes,
