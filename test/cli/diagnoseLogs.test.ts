@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,6 +77,42 @@ describe("diagnose on metric logs", () => {
         tail: "alarms: none",
       });
     }
+  });
+
+  test("golden: a TRL output folder that also logged to TensorBoard (runs/<name>/) is one run, diagnosed once; --format tensorboard reads the event files", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "polgrad-cli-logs-"));
+    const paths = writeAllFormats(dir, collapsedRun(11, 150, 100));
+    const out = paths.trainer_state as string;
+    const tb = join(out, "runs", "Dec05_12-00-00_host");
+    mkdirSync(tb, { recursive: true });
+    writeFileSync(
+      join(tb, "events.out.tfevents.1700000000.host"),
+      readFileSync(
+        join(
+          dir,
+          "tb-simple",
+          "runs",
+          "Dec05_12-00-00_host",
+          "events.out.tfevents.1700000000.host",
+        ),
+      ),
+    );
+    const r = await runMain(["diagnose", out, "--json"]);
+    const doc = JSON.parse(r.stdout) as {
+      result: {
+        runs: { run: string; format: string; files: { note?: string }[] }[];
+        alarms: unknown[];
+      };
+    };
+    expect(doc.result.runs.map((x) => [x.run, x.format])).toEqual([["", "trainer_state"]]);
+    expect(doc.result.runs[0]?.files[0]?.note).toContain(
+      "the same run's TensorBoard event files in runs/Dec05_12-00-00_host (the HF Trainer's TensorBoardCallback) are not read again (--format tensorboard reads them instead)",
+    );
+    expect(doc.result.alarms).toHaveLength(1);
+    const t = await runMain(["diagnose", out, "--format", "tensorboard", "--json"]);
+    expect(JSON.parse(t.stdout).result.runs.map((x: { run: string }) => x.run)).toEqual([
+      "runs/Dec05_12-00-00_host",
+    ]);
   });
 
   test("golden: --html and --json on logs: the alarm links to the entropy panel, the document validates", async () => {

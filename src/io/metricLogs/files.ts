@@ -239,7 +239,38 @@ export function findMetricLogFiles(
     for (let k = subdirs.length - 1; k >= 0; k--)
       stack.push(subdirs[k] as (typeof subdirs)[number]);
   }
-  return distinctRuns(out, path);
+  return distinctRuns(oneTrainerRun(out), path);
+}
+
+/**
+ * An HF Trainer output folder logged to TensorBoard holds its run twice: its trainer_state.json
+ * and the TensorBoardCallback's event files in `runs/<name>/` below it (transformers 4's default
+ * logging_dir). Those event files are left out, said in the trainer state's note, so that one run
+ * is diagnosed once (`--format tensorboard` reads them instead).
+ */
+function oneTrainerRun(found: MetricLogCandidate[]): MetricLogCandidate[] {
+  const states = found.filter((c) => c.format === "trainer_state");
+  if (states.length === 0) return found;
+  const left = new Map<string, Set<string>>();
+  const ownerOf = (c: MetricLogCandidate): string | undefined => {
+    if (c.format !== "tensorboard") return undefined;
+    return states.find((s) => {
+      const base = s.run === "" ? "runs/" : `${s.run}/runs/`;
+      return c.run.startsWith(base) && !c.run.slice(base.length).includes("/");
+    })?.run;
+  };
+  const kept = found.filter((c) => {
+    const owner = ownerOf(c);
+    if (owner === undefined) return true;
+    left.set(owner, (left.get(owner) ?? new Set()).add(c.run));
+    return false;
+  });
+  return kept.map((c) => {
+    const runs = c.format === "trainer_state" ? left.get(c.run) : undefined;
+    if (runs === undefined) return c;
+    const said = `the same run's TensorBoard event files in ${[...runs].join(", ")} (the HF Trainer's TensorBoardCallback) are not read again (--format tensorboard reads them instead)`;
+    return { ...c, note: c.note === undefined ? said : `${c.note}; ${said}` };
+  });
 }
 
 /**
