@@ -622,9 +622,15 @@ function loadBase(base: BaseBatch): void {
 
 /** Parse a picked or dropped file in the page (nothing is uploaded) and make it the batch. */
 async function loadFile(file: File): Promise<void> {
+  await loadBytes(new Uint8Array(await file.arrayBuffer()), file.name);
+}
+
+/** Parse a batch file's bytes in the page and make it the batch. */
+async function loadBytes(bytes: Uint8Array, name: string): Promise<void> {
+  const file = { name };
   const errorBox = byId("file-error");
   try {
-    const set = readTensorsFromBytes(new Uint8Array(await file.arrayBuffer()), file.name);
+    const set = readTensorsFromBytes(bytes, file.name);
     const batch = toBatch(set);
     const [B, T] = [batch.logprobs.rows, batch.logprobs.cols];
     errorBox.textContent = "";
@@ -666,6 +672,24 @@ function wire(): void {
   });
 }
 
+/**
+ * `polgrad playground BATCH` serves the batch beside the page at `./batch` (its file name in the
+ * `x-polgrad-batch-name` header): load it. A static host has no such path (404): the built-in
+ * batch stays.
+ */
+async function loadServedBatch(): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch("./batch");
+  } catch {
+    return;
+  }
+  if (!res.ok) return;
+  const name = res.headers.get("x-polgrad-batch-name") ?? "batch";
+  await loadBytes(new Uint8Array(await res.arrayBuffer()), name);
+}
+
 renderConfigSelect();
 wire();
 loadBase(state.base);
+void loadServedBatch();

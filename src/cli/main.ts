@@ -26,6 +26,7 @@ import { explainCommand } from "./commands/explain.js";
 import { frameworksCommand } from "./commands/frameworks.js";
 import { historyCommand } from "./commands/history.js";
 import { lossCommand } from "./commands/loss.js";
+import { playgroundCommand } from "./commands/playground.js";
 import { reportCommand } from "./commands/report.js";
 import { vectorsCommand } from "./commands/vectors.js";
 import { verifyCommand } from "./commands/verify.js";
@@ -41,6 +42,7 @@ export const COMMANDS: readonly Command[] = [
   verifyCommand,
   diagnoseCommand,
   reportCommand,
+  playgroundCommand,
   demoRunCommand,
   explainCommand,
   historyCommand,

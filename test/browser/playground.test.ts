@@ -311,3 +311,83 @@ describe.skipIf(!available)("playground", () => {
     expect(foreign).toEqual([]);
   });
 });
+
+describe.skipIf(!available)("playground served by polgrad playground", () => {
+  test("conformance: a 128×1024 batch in safetensors and npz, served by the command, is loaded by the page and its which table is the library's", async () => {
+    const { spawn } = await import("node:child_process");
+    const { writeFileSync } = await import("node:fs");
+    const { encodeSafetensors } = await import("../../src/io/writeSafetensors.js");
+    const { npzBytes } = await import("../io/_writers.js");
+    const { BIN } = await import("../cli/_run.js");
+    const B = 128;
+    const T = 1024;
+    const lp = new Float64Array(B * T);
+    const old = new Float64Array(B * T);
+    const mask = new Uint8Array(B * T);
+    const adv = new Float64Array(B);
+    for (let b = 0; b < B; b++) {
+      const L = 1 + ((b * 389) % T);
+      adv[b] = ((b % 7) - 3) / 3;
+      for (let t = 0; t < T; t++) {
+        lp[b * T + t] = -0.3 - 0.002 * ((b * 13 + t * 7) % 500);
+        old[b * T + t] = (lp[b * T + t] as number) - 0.02 * Math.sin(b * T + t);
+        mask[b * T + t] = t < L ? 1 : 0;
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), "polgrad-playground-big-"));
+    const files = {
+      "big.safetensors": encodeSafetensors({
+        logprobs: { dtype: "F64", shape: [B, T], data: lp },
+        old_logprobs: { dtype: "F64", shape: [B, T], data: old },
+        advantages: { dtype: "F64", shape: [B], data: adv },
+        response_mask: { dtype: "U8", shape: [B, T], data: mask },
+      }),
+      "big.npz": npzBytes({
+        logprobs: { descr: "<f8", shape: [B, T], data: lp },
+        old_logprobs: { descr: "<f8", shape: [B, T], data: old },
+        advantages: { descr: "<f8", shape: [B], data: adv },
+        response_mask: { descr: "|b1", shape: [B, T], data: mask },
+      }),
+    };
+    const browser = (await launchChromium(FILE)) as Browser;
+    try {
+      for (const [name, bytes] of Object.entries(files)) {
+        const path = join(dir, name);
+        writeFileSync(path, bytes);
+        const child = spawn(process.execPath, [BIN, "playground", path, "--no-open"]);
+        let out = "";
+        const at = await new Promise<string>((resolve) =>
+          child.stdout.on("data", (d: Buffer) => {
+            out += d.toString();
+            const m = /at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+            if (m !== null) resolve(m[1] as string);
+          }),
+        );
+        const page = await browser.newPage();
+        const foreign: string[] = [];
+        page.on("request", (r) => {
+          if (!r.url().startsWith(at)) foreign.push(r.url());
+        });
+        await page.goto(at);
+        await page.waitForFunction(
+          (n) =>
+            (
+              globalThis as unknown as { document: { body: { textContent: string } } }
+            ).document.body.textContent.includes(n),
+          name,
+          { timeout: 30_000 },
+        );
+        await page.waitForSelector(`#which-table tbody tr [data-col="mass-${B - 1}"]`, {
+          timeout: 30_000,
+        });
+        expectTableOf(await renderedTable(page), toBatch(readTensorsFromBytes(bytes, name)));
+        expect(foreign).toEqual([]);
+        await page.close();
+        child.kill("SIGINT");
+        await new Promise((r) => child.on("close", r));
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+});

@@ -160,7 +160,7 @@ describe("npm package", () => {
     expect(out.stdout).toBe("true 2x3\n");
   });
 
-  test("golden: every command runs from the installed package", () => {
+  test("golden: every command runs from the installed package", async () => {
     // As npx would: the installed package's bin entry.
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
       bin: { polgrad: string };
@@ -207,6 +207,8 @@ describe("npm package", () => {
       [["algorithms"], 0],
       [["describe", "grpo"], 0],
       [["coverage"], 0],
+      // playground serves until Ctrl-C: its usage error here, its page served below.
+      [["playground", "--port", "70000", "--no-open"], 2],
     ];
     // Through the shared runner: exit code, streams and --json schemas checked as for any run.
     const results = runs.map(([args, expected]) => {
@@ -218,5 +220,24 @@ describe("npm package", () => {
     const help = runBin(["--help"], { bin }).stdout;
     const commands = [...help.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]);
     expect(commands.filter((c) => !runs.some(([a]) => a[0] === c))).toEqual([]);
+    // The playground is in the package: the installed command serves its page and its script.
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [bin, "playground", batch, "--no-open"], { cwd });
+    let said = "";
+    const at = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => {
+        said += d.toString();
+        const m = /at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(said);
+        if (m !== null) resolve(m[1] as string);
+      });
+      child.on("close", () => reject(new Error(`playground exited: ${said}`)));
+    });
+    const html = await (await fetch(at)).text();
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(`${at}${script}`)).status).toBe(200);
+    expect((await fetch(`${at}batch`)).status).toBe(200);
+    child.kill("SIGINT");
+    expect(await new Promise((r) => child.on("close", r))).toBe(0);
   });
 });
