@@ -319,34 +319,17 @@ describe.skipIf(!available)("playground served by polgrad playground", () => {
     const { encodeSafetensors } = await import("../../src/io/writeSafetensors.js");
     const { npzBytes } = await import("../io/_writers.js");
     const { BIN } = await import("../cli/_run.js");
-    const B = 128;
-    const T = 1024;
-    const lp = new Float64Array(B * T);
-    const old = new Float64Array(B * T);
-    const mask = new Uint8Array(B * T);
-    const adv = new Float64Array(B);
-    for (let b = 0; b < B; b++) {
-      const L = 1 + ((b * 389) % T);
-      adv[b] = ((b % 7) - 3) / 3;
-      for (let t = 0; t < T; t++) {
-        lp[b * T + t] = -0.3 - 0.002 * ((b * 13 + t * 7) % 500);
-        old[b * T + t] = (lp[b * T + t] as number) - 0.02 * Math.sin(b * T + t);
-        mask[b * T + t] = t < L ? 1 : 0;
-      }
-    }
+    const { realSizedBatch, asSafetensors } = await import("../_kit/realSizedBatch.js");
+    const big = realSizedBatch();
+    const { B, T } = big;
     const dir = mkdtempSync(join(tmpdir(), "polgrad-playground-big-"));
     const files = {
-      "big.safetensors": encodeSafetensors({
-        logprobs: { dtype: "F64", shape: [B, T], data: lp },
-        old_logprobs: { dtype: "F64", shape: [B, T], data: old },
-        advantages: { dtype: "F64", shape: [B], data: adv },
-        response_mask: { dtype: "U8", shape: [B, T], data: mask },
-      }),
+      "big.safetensors": encodeSafetensors(asSafetensors(big)),
       "big.npz": npzBytes({
-        logprobs: { descr: "<f8", shape: [B, T], data: lp },
-        old_logprobs: { descr: "<f8", shape: [B, T], data: old },
-        advantages: { descr: "<f8", shape: [B], data: adv },
-        response_mask: { descr: "|b1", shape: [B, T], data: mask },
+        logprobs: { descr: "<f8", shape: [B, T], data: big.logprobs },
+        old_logprobs: { descr: "<f8", shape: [B, T], data: big.oldLogprobs },
+        advantages: { descr: "<f8", shape: [B], data: big.advantages },
+        response_mask: { descr: "|b1", shape: [B, T], data: big.responseMask },
       }),
     };
     const browser = (await launchChromium(FILE)) as Browser;

@@ -15,6 +15,7 @@ import { writeDemoRun } from "../../src/demo/demoRun.js";
 import { diagnoseRun, type RunDiagnosis } from "../../src/diagnostics/diagnoseRun.js";
 import { batchReportHtml, runReportHtml } from "../../src/report/html/reports.js";
 import { BUILTIN_BATCH, whichTable } from "../../src/which/index.js";
+import { asInputs, realSizedBatch } from "../_kit/realSizedBatch.js";
 import { chromiumPath, launchChromium, screenshotPath } from "./_chromium.js";
 
 const FILE = "test/browser/report.test.ts";
@@ -123,26 +124,7 @@ describe.skipIf(!available)("html report in chromium", () => {
   }, 60_000);
 
   test("conformance: a 128×1024 batch's page loads and draws, its pictures decoded, its table the library's losses", async () => {
-    const B = 128;
-    const T = 1024;
-    const lp = new Float64Array(B * T);
-    const mask = new Uint8Array(B * T);
-    const adv = new Float64Array(B);
-    for (let b = 0; b < B; b++) {
-      const L = 1 + ((b * 389) % T);
-      adv[b] = ((b % 7) - 3) / 3;
-      for (let t = 0; t < T; t++) {
-        lp[b * T + t] = -0.3 - 0.002 * ((b * 13 + t * 7) % 500);
-        mask[b * T + t] = t < L ? 1 : 0;
-      }
-    }
-    const old = Float64Array.from(lp, (x, i) => x - 0.02 * Math.sin(i));
-    const batch = {
-      logprobs: { rows: B, cols: T, data: lp },
-      oldLogprobs: { rows: B, cols: T, data: old },
-      advantages: adv,
-      responseMask: { rows: B, cols: T, data: mask },
-    };
+    const batch = asInputs(realSizedBatch());
     const report = whichTable(batch, { keepGradients: true });
     const file = join(mkdtempSync(join(tmpdir(), "polgrad-report-big-")), "b.html");
     writeFileSync(file, batchReportHtml(report, { source: "128x1024" }));

@@ -92,9 +92,9 @@ describe("batch input", () => {
       adv: canonical.advantages,
       m: canonical.response_mask,
     };
-    const batch = join(tmp("mine")) + ".json";
+    const batch = `${join(tmp("mine"))}.json`;
     writeFileSync(batch, JSON.stringify(mine));
-    const map = join(tmp("map")) + ".json";
+    const map = `${join(tmp("map"))}.json`;
     writeFileSync(
       map,
       JSON.stringify({

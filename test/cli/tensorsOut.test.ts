@@ -24,7 +24,7 @@ describe("loss --out", () => {
       const full = await runMain(["loss", ...args, "--batch", BATCH, "--json"]);
       expect(full.code, full.stderr).toBe(0);
       const fullDoc = JSON.parse(full.stdout) as { result: Record<string, unknown> };
-      const file = join(tmp(`out-${args[0]?.slice(2)}`)) + ".safetensors";
+      const file = `${join(tmp(`out-${args[0]?.slice(2)}`))}.safetensors`;
       const split = await runMain(["loss", ...args, "--batch", BATCH, "--out", file, "--json"]);
       expect(split.code, split.stderr).toBe(0);
       const doc = JSON.parse(split.stdout) as { result: Record<string, unknown> };

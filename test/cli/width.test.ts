@@ -12,6 +12,7 @@ import { COMMANDS } from "../../src/cli/main.js";
 import { fitText } from "../../src/cli/textWidth.js";
 import { writeDemoRun } from "../../src/demo/demoRun.js";
 import { encodeSafetensors } from "../../src/io/writeSafetensors.js";
+import { asSafetensors, realSizedBatch } from "../_kit/realSizedBatch.js";
 import { collapsedRun, writeAllFormats } from "../diagnostics/logs/_runKit.js";
 import { runMain } from "./_run.js";
 
@@ -28,31 +29,7 @@ async function run(args: readonly string[], columns?: number) {
 
 beforeAll(() => {
   // A real-sized ragged batch: B = 128 sequences of up to T = 1024 tokens.
-  const B = 128;
-  const T = 1024;
-  const lp = new Float64Array(B * T);
-  const old = new Float64Array(B * T);
-  const mask = new Uint8Array(B * T);
-  const adv = new Float64Array(B);
-  for (let b = 0; b < B; b++) {
-    const L = 64 + ((b * 389) % (T - 64));
-    adv[b] = ((b % 7) - 3) / 3;
-    for (let t = 0; t < T; t++) {
-      lp[b * T + t] = -0.5 - 0.001 * ((b * 7 + t * 3) % 97);
-      old[b * T + t] = lp[b * T + t] as number;
-      old[b * T + t] -= 0.01 * Math.sin(b + t);
-      mask[b * T + t] = t < L ? 1 : 0;
-    }
-  }
-  writeFileSync(
-    big,
-    encodeSafetensors({
-      logprobs: { dtype: "F64", shape: [B, T], data: lp },
-      old_logprobs: { dtype: "F64", shape: [B, T], data: old },
-      advantages: { dtype: "F64", shape: [B], data: adv },
-      response_mask: { dtype: "U8", shape: [B, T], data: mask },
-    }),
-  );
+  writeFileSync(big, encodeSafetensors(asSafetensors(realSizedBatch())));
   writeFileSync(
     small,
     JSON.stringify({

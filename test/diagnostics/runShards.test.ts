@@ -38,8 +38,8 @@ describe("run shards", () => {
     expect(summarizeRun(parts, { window: 20 })).toEqual(whole);
     expect(whole.problems.map((p) => p.file)).toEqual(["steps 16..18", "step_000025.safetensors"]);
     // Through the command line and the summary files (JSON, snake_case) as well.
-    const a = join(tmp("a")) + ".json";
-    const b = join(tmp("b")) + ".json";
+    const a = `${join(tmp("a"))}.json`;
+    const b = `${join(tmp("b"))}.json`;
     expect((await runMain(["diagnose", dir, "--steps", "0-22", "--summary-out", a])).code).toBe(0);
     expect((await runMain(["diagnose", dir, "--steps", "23-39", "--summary-out", b])).code).toBe(0);
     const merged = await runMain(["diagnose", "--merge", b, a, "--window", "20", "--json"]);
