@@ -33,7 +33,11 @@ function start(args: readonly string[]) {
   return { child, out, address, done };
 }
 
-describe.skipIf(!existsSync(WEB))("polgrad playground", () => {
+describe("polgrad playground", () => {
+  test("identity: the built page is there (npm run build builds it into dist/web)", () => {
+    expect(existsSync(WEB), `${WEB}: run npm run build`).toBe(true);
+  });
+
   test("golden: the shipped page and the batch on 127.0.0.1, nothing else; Ctrl-C stops it with exit 0", async () => {
     const dir = mkdtempSync(join(tmpdir(), "polgrad-playground-"));
     const batch = join(dir, "my batch.json");
