@@ -5,7 +5,8 @@
  * compared with the library computing the same thing in Node. Skipped, with the reason printed,
  * when no Chromium is installed.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -313,9 +314,8 @@ describe.skipIf(!available)("playground", () => {
 });
 
 describe.skipIf(!available)("playground served by polgrad playground", () => {
-  test("conformance: a 128×1024 batch in safetensors and npz, served by the command, is loaded by the page and its which table is the library's", async () => {
+  test("conformance: a 128×1024 batch in safetensors, npz and pt (torch.save), served by the command, is loaded by the page and its which table is the library's", async () => {
     const { spawn } = await import("node:child_process");
-    const { writeFileSync } = await import("node:fs");
     const { encodeSafetensors } = await import("../../src/io/writeSafetensors.js");
     const { npzBytes } = await import("../io/_writers.js");
     const { BIN } = await import("../cli/_run.js");
@@ -323,7 +323,7 @@ describe.skipIf(!available)("playground served by polgrad playground", () => {
     const big = realSizedBatch();
     const { B, T } = big;
     const dir = mkdtempSync(join(tmpdir(), "polgrad-playground-big-"));
-    const files = {
+    const files: Record<string, Uint8Array> = {
       "big.safetensors": encodeSafetensors(asSafetensors(big)),
       "big.npz": npzBytes({
         logprobs: { descr: "<f8", shape: [B, T], data: big.logprobs },
@@ -332,6 +332,13 @@ describe.skipIf(!available)("playground served by polgrad playground", () => {
         response_mask: { descr: "|b1", shape: [B, T], data: big.responseMask },
       }),
     };
+    // The .pt: the npz's arrays saved by the real torch.save (Debian's python3-torch), when there.
+    const pt = torchSave(dir, files["big.npz"] as Uint8Array);
+    if (pt === null)
+      console.log(
+        `${FILE}: the .pt case is skipped: no python3 that imports torch and numpy (scripts/install-test-tools.sh installs python3-torch)`,
+      );
+    else files["big.pt"] = pt;
     const browser = (await launchChromium(FILE)) as Browser;
     try {
       for (const [name, bytes] of Object.entries(files)) {
@@ -374,3 +381,20 @@ describe.skipIf(!available)("playground served by polgrad playground", () => {
     }
   }, 120_000);
 });
+
+/** `torch.save` of the arrays of an .npz (python3 with torch and numpy), or null without one. */
+function torchSave(dir: string, npz: Uint8Array): Uint8Array | null {
+  const src = join(dir, "for-torch.npz");
+  const out = join(dir, "big-from-torch.pt");
+  writeFileSync(src, npz);
+  const script =
+    "import sys, numpy, torch\n" +
+    "a = numpy.load(sys.argv[1])\n" +
+    "torch.save({k: torch.from_numpy(a[k]) for k in a.files}, sys.argv[2])\n";
+  for (const py of [process.env.POLGRAD_PYTHON, "/usr/bin/python3", "python3"]) {
+    if (py === undefined || py === "") continue;
+    const r = spawnSync(py, ["-c", script, src, out], { encoding: "utf8", timeout: 120_000 });
+    if (r.status === 0) return new Uint8Array(readFileSync(out));
+  }
+  return null;
+}
