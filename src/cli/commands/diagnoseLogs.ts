@@ -75,6 +75,10 @@ export async function diagnoseLogsCli(
     ...(runs === undefined ? {} : { runs }),
   };
   let d: import("../../diagnostics/diagnoseLogs.js").LogsDiagnosis | null;
+  // The runs the page draws: read with the diagnosis, or (--follow, whose follower keeps only
+  // the points its detectors read) read again for --html at the end.
+  let logs: readonly import("../../io/metricLogs/types.js").MetricLog[] | null = null;
+  const { readMetricLogs } = await import("../../io/metricLogs/files.js");
   if (values.follow === true) {
     const { LogFollower } = await import("../../diagnostics/followLogs.js");
     const { followLoop, pollSeconds } = await import("../follow.js");
@@ -91,14 +95,16 @@ export async function diagnoseLogsCli(
         `none in ${safeText(path)}`,
       );
   } else {
-    const { diagnoseLogs } = await import("../../diagnostics/diagnoseLogs.js");
-    d = diagnoseLogs(path, options);
+    const { diagnoseMetricLogs } = await import("../../diagnostics/diagnoseLogs.js");
+    logs = readMetricLogs(path, options);
+    d = diagnoseMetricLogs(path, logs, options);
   }
   const diagnosis = d;
+  const read = logs;
   return finishDiagnosis(fn, values, io, diagnosis, {
     html: async (file, say) => {
       const { writeLogsReport } = await import("./report.js");
-      await writeLogsReport(fn, file, diagnosis, path, options, say);
+      await writeLogsReport(fn, file, diagnosis, read ?? readMetricLogs(path, options), say);
     },
     text: async () => {
       const { renderLogsDiagnosisText } = await import("../../report/diagnoseText.js");

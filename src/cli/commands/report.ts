@@ -44,21 +44,19 @@ export async function writeRunReport(
 }
 
 /**
- * Write the HTML report of a diagnosis of metric logs to `path` (the logs read again for their
- * points: a follower keeps only what its detectors need) and say so with `say`. @internal
+ * Write the HTML report of a diagnosis of metric logs to `path`, its points from `logs` (the runs
+ * the diagnosis was made of), and say so with `say`. @internal
  */
 export async function writeLogsReport(
   fn: string,
   path: string,
   d: import("../../diagnostics/diagnoseLogs.js").LogsDiagnosis,
-  logsPath: string,
-  options: import("../../io/metricLogs/files.js").MetricLogOptions,
+  logs: readonly import("../../io/metricLogs/types.js").MetricLog[],
   say: (text: string) => void,
 ): Promise<number> {
-  const { readMetricLogs } = await import("../../io/metricLogs/files.js");
   const { quantitySeries } = await import("../../diagnostics/diagnoseLogs.js");
   const { logsReportHtml } = await import("../../report/html/reports.js");
-  const byRun = new Map(readMetricLogs(logsPath, options).map((l) => [l.run, l]));
+  const byRun = new Map(logs.map((l) => [l.run, l]));
   const series = new Map(
     d.runs.map((r) => {
       const log = byRun.get(r.run);
@@ -229,10 +227,13 @@ export const reportCommand: Command = {
             "--framework",
             `${fn}: --framework must come with a batch, not metric logs; got ${safeText(path)}`,
           );
-        const { diagnoseLogs } = await import("../../diagnostics/diagnoseLogs.js");
+        const { diagnoseMetricLogs } = await import("../../diagnostics/diagnoseLogs.js");
+        const { readMetricLogs } = await import("../../io/metricLogs/files.js");
         const read = kind.format === undefined ? {} : { format: kind.format };
-        const d = diagnoseLogs(path, read);
-        const bytes = await writeLogsReport(fn, out, d, path, read, sayOf(fn, values, io));
+        // Read once: the diagnosis and the page's points come from the same runs.
+        const logs = readMetricLogs(path, read);
+        const d = diagnoseMetricLogs(path, logs);
+        const bytes = await writeLogsReport(fn, out, d, logs, sayOf(fn, values, io));
         return written(values, io, {
           out,
           bytes,

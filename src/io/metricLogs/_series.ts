@@ -91,6 +91,8 @@ interface Collecting {
   compactAt: number;
   /** The file the last point came from (named if the series exceeds maxPoints). */
   file: string;
+  /** Whether its points are kept (keepPoints, asked once when the series is first seen). */
+  readonly keep: boolean;
 }
 
 /**
@@ -177,10 +179,11 @@ export class SeriesBuilder {
         ascending: true,
         compactAt: this.limits.maxPoints + 1,
         file: this.path,
+        keep: this.keepPoints === null || this.keepPoints(name),
       };
       this.points.set(name, s);
     }
-    if (this.keepPoints !== null && !this.keepPoints(name)) return;
+    if (!s.keep) return;
     const n = s.steps.length;
     if (n > 0 && !(step > (s.steps[n - 1] as number))) s.ascending = false;
     s.steps.push(step);

@@ -81,15 +81,7 @@ export function batchReportHtml(report: WhichReport, o: BatchReportOptions): str
     },
   ];
   report.rows.forEach((r, i) => {
-    const grad = r.gradLogprobs;
-    if (grad === undefined)
-      throw fail(
-        ConfigError,
-        "batchReportHtml",
-        "report",
-        "a which report made with { keepGradients: true }",
-        `row ${r.key} without gradLogprobs`,
-      );
+    const grad = gradOf(r);
     const bars = barChart({
       labels: lengths.map((L, b) => `seq${b} L=${L}`),
       values: Array.from(r.gradMass),
