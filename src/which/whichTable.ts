@@ -1,3 +1,4 @@
+import { sharingPreparedBatches } from "../conformance/frameworks/batch.js";
 import { getFrameworkModel } from "../conformance/frameworks/registry.js";
 import { finiteOr } from "../core/finite.js";
 import { fmtValue } from "../core/message.js";
@@ -212,31 +213,35 @@ export function whichTable(
   let maxRatio = 0;
   for (let i = 0; i < first.ratio.data.length; i++)
     if (mask.data[i] === 1) maxRatio = Math.max(maxRatio, first.ratio.data[i] as number);
-  const frameworkRows: WhichRow[] = FRAMEWORK_ROWS.map((f) => {
-    const r = getFrameworkModel(f.id).evaluate(batch);
-    return {
-      key: f.id,
-      source: "framework" as const,
-      label: f.label,
-      config: null,
-      loss: r.loss,
-      gradMass: massOf(fn, f.id, r.gradLogprobs.data, B, T),
-      ...grad(r.gradLogprobs.data),
-    };
-  });
-  rows.push(...frameworkRows);
-  for (const x of options.extraRows ?? []) {
-    const r = x.evaluate(batch);
-    rows.push({
-      key: x.key,
-      source: "framework",
-      label: x.label,
-      config: null,
-      loss: r.loss,
-      gradMass: massOf(fn, x.key, r.gradLogprobs.data, B, T),
-      ...grad(r.gradLogprobs.data),
+  // One batch, many models: validated and zero-filled once (sharingPreparedBatches).
+  const otherRows = sharingPreparedBatches((): WhichRow[] => {
+    const frameworkRows: WhichRow[] = FRAMEWORK_ROWS.map((f) => {
+      const r = getFrameworkModel(f.id).evaluate(batch);
+      return {
+        key: f.id,
+        source: "framework" as const,
+        label: f.label,
+        config: null,
+        loss: r.loss,
+        gradMass: massOf(fn, f.id, r.gradLogprobs.data, B, T),
+        ...grad(r.gradLogprobs.data),
+      };
     });
-  }
+    const extraRows: WhichRow[] = (options.extraRows ?? []).map((x) => {
+      const r = x.evaluate(batch);
+      return {
+        key: x.key,
+        source: "framework" as const,
+        label: x.label,
+        config: null,
+        loss: r.loss,
+        gradMass: massOf(fn, x.key, r.gradLogprobs.data, B, T),
+        ...grad(r.gradLogprobs.data),
+      };
+    });
+    return [...frameworkRows, ...extraRows];
+  });
+  rows.push(...otherRows);
   const byKey = (k: string): WhichRow => rows.find((r) => r.key === k) as WhichRow;
   const scale = N / (B * normLen);
   // |lhs − scale·rhs|: losses near ±1.8e308 of opposite signs differ by more than float64 holds.

@@ -84,6 +84,25 @@ function zeroFilled(x: Float64Array, m: Uint8Array): Float64Array {
   return out;
 }
 
+/** Batches prepared while {@link sharingPreparedBatches} runs, by inputs object and what is read. */
+let shared: WeakMap<object, Map<string, FrameworkBatch>> | null = null;
+
+/**
+ * Run `body` with the batches {@link prepareBatch} makes shared between models: one inputs object
+ * evaluated by many models (the which table's framework rows) is validated and zero-filled once per
+ * set of inputs read, not once per model. Only for the duration of `body`, which must not change
+ * the inputs (outside it every call prepares afresh, so a caller's edits between calls are seen).
+ */
+export function sharingPreparedBatches<T>(body: () => T): T {
+  if (shared !== null) return body();
+  shared = new WeakMap();
+  try {
+    return body();
+  } finally {
+    shared = null;
+  }
+}
+
 /**
  * Validate the inputs a model reads and zero-fill them at padding. Rows with zero response tokens
  * are accepted (the frameworks accept them); whether an all-empty batch is an error depends on the
@@ -95,6 +114,18 @@ export function prepareBatch(
   reads: BatchReads,
 ): FrameworkBatch {
   requireRecord(fn, "inputs", inputs, POLICY_LOSS_INPUTS);
+  const key = `${reads.old}${reads.advantages}${reads.ref}${reads.rollout}`;
+  const hit = shared?.get(inputs)?.get(key);
+  if (hit !== undefined) return { ...hit, fn };
+  const prepared = prepareAfresh(fn, inputs, reads);
+  if (shared !== null) {
+    const byReads = shared.get(inputs) ?? new Map<string, FrameworkBatch>();
+    shared.set(inputs, byReads.set(key, prepared));
+  }
+  return prepared;
+}
+
+function prepareAfresh(fn: string, inputs: PolicyLossInputs, reads: BatchReads): FrameworkBatch {
   const logprobs = toMatrix(fn, "logprobs", inputs.logprobs);
   const { rows: B, cols: T } = logprobs;
   const empty = new Float64Array(B * T);

@@ -232,12 +232,7 @@ function largeBatchHtml(report: WhichReport, o: BatchReportOptions): string {
     const grad = grads[i] as Float64Array;
     let sig = 0;
     for (let k = 0; k < grad.length; k += 61) sig += grad[k] as number;
-    const same = drawn.find(
-      (d) =>
-        d.sig === sig &&
-        d.grad.length === grad.length &&
-        d.grad.every((x, k) => Object.is(x, grad[k])),
-    );
+    const same = drawn.find((d) => d.sig === sig && sameValues(d.grad, grad));
     const img = same?.img ?? rasterHeatmap(grad, mask, B, T);
     if (same === undefined) drawn.push({ grad, sig, img });
     const m = spread(r.gradMass);
@@ -258,6 +253,20 @@ function largeBatchHtml(report: WhichReport, o: BatchReportOptions): string {
     alarms: null,
     panels,
   });
+}
+
+/** Bitwise the same values (Object.is per element: 0 and −0 differ, NaN equals NaN). */
+function sameValues(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) {
+    const x = a[k] as number;
+    const y = b[k] as number;
+    if (x !== y || (x === 0 && 1 / x !== 1 / y)) {
+      if (Number.isNaN(x) && Number.isNaN(y)) continue;
+      return false;
+    }
+  }
+  return true;
 }
 
 function series(

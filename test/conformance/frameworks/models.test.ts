@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
+import { sharingPreparedBatches } from "../../../src/conformance/frameworks/batch.js";
 import {
   FRAMEWORK_MODEL_IDS,
   FRAMEWORK_MODELS,
@@ -69,4 +70,40 @@ describe("framework models", () => {
       }
     },
   );
+
+  test("identity: every model gives bitwise the same result on a batch prepared once and shared (sharingPreparedBatches, the which table's framework rows) as on its own preparation", () => {
+    const inputs = inputsOf(drawBatch(5, [5, 7]));
+    const alone = FRAMEWORK_MODEL_IDS.map((id) => FRAMEWORK_MODELS[id]!.evaluate(inputs));
+    const shared = sharingPreparedBatches(() =>
+      FRAMEWORK_MODEL_IDS.map((id) => FRAMEWORK_MODELS[id]!.evaluate(inputs)),
+    );
+    shared.forEach((r, k) => {
+      const a = alone[k]!;
+      expect(Object.is(r.loss, a.loss)).toBe(true);
+      expect(Array.from(r.gradLogprobs.data)).toEqual(Array.from(a.gradLogprobs.data));
+    });
+  });
+
+  test("hostile: a shared preparation keeps each model's own errors and checks: a model reading refLogprobs is refused naming itself when another model's preparation without it was shared, and edits between calls outside the scope are seen", () => {
+    const drawn = drawBatch(5, [3, 4]);
+    const inputs = { ...inputsOf(drawn), refLogprobs: null };
+    const plain = FRAMEWORK_MODEL_IDS.find((id) => FRAMEWORK_MODELS[id]!.needs.length === 0)!;
+    const needsRef = FRAMEWORK_MODEL_IDS.find((id) =>
+      FRAMEWORK_MODELS[id]!.needs.includes("refLogprobs"),
+    )!;
+    sharingPreparedBatches(() => {
+      FRAMEWORK_MODELS[plain]!.evaluate(inputs);
+      expect(() => FRAMEWORK_MODELS[needsRef]!.evaluate(inputs)).toThrow(
+        new RegExp(`^${needsRef.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: refLogprobs`),
+      );
+    });
+    // The same inputs object, edited in place between two scopes and after them.
+    const evaluate = () => FRAMEWORK_MODELS[plain]!.evaluate(inputs).loss;
+    const before = sharingPreparedBatches(evaluate);
+    for (const row of inputs.advantages as number[][]) row.forEach((a, t) => (row[t] = 2 * a));
+    const doubled = sharingPreparedBatches(evaluate);
+    expect(doubled).not.toBe(before);
+    for (const row of inputs.advantages as number[][]) row.forEach((a, t) => (row[t] = 2 * a));
+    expect(evaluate()).not.toBe(doubled);
+  });
 });
