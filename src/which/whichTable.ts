@@ -46,6 +46,8 @@ export interface WhichReport {
   /** Budget ℓ used by the token_sum_norm row (defaults to the padded width T). */
   readonly normLen: number;
   readonly rows: readonly WhichRow[];
+  /** The batch's response mask, row-major `[B, T]` 0/1: only with `keepGradients` (where each gradient's padding is). */
+  readonly responseMask?: Uint8Array;
   readonly crossChecks: readonly WhichCrossCheck[];
   /** GSPO's per-row sequence ratios s_b, its clip band, and which rows lose their whole gradient. */
   readonly gspo: {
@@ -321,6 +323,7 @@ export function whichTable(
     lengths,
     normLen,
     rows,
+    ...(options.keepGradients === true ? { responseMask: mask.data } : {}),
     crossChecks: [
       {
         claim: `Dr.GRPO == token-mean x N/(B*norm_len) = x ${scale}`,

@@ -9,7 +9,8 @@ import { unzlibSync } from "fflate";
 import { describe, expect, test } from "vitest";
 import { crc32 } from "../../src/io/_internal/zip.js";
 import { COLOUR_STEPS, rasterHeatmap } from "../../src/report/html/raster.js";
-import { batchReportHtml, MAX_COLUMN_SEQUENCES } from "../../src/report/html/reports.js";
+import { batchReportHtml } from "../../src/report/html/reports.js";
+import { MAX_COLUMN_SEQUENCES } from "../../src/report/realSized.js";
 import { whichTable } from "../../src/which/index.js";
 
 /** The chunks of a PNG, each CRC checked. */
@@ -116,5 +117,54 @@ describe("batchReportHtml at real sizes", () => {
     const b = report.rows.find((r) => r.label === "verl@1dda039b 'token-mean'");
     expect(Array.from(a?.gradLogprobs ?? [])).toEqual(Array.from(b?.gradLogprobs ?? []));
     expect(pic(b?.label as string)).toBe(pic(a?.label as string));
+  });
+
+  test("golden: a left-padded batch is drawn where its response tokens are: padding grey in its heat maps, each detailed sequence its response tokens in order", () => {
+    const B = MAX_COLUMN_SEQUENCES + 1;
+    const T = 40;
+    const lengths = Array.from({ length: B }, (_, b) => 3 + b);
+    // Left padding: the response is the last L_b positions of each row.
+    const mask = Uint8Array.from({ length: B * T }, (_, i) =>
+      i % T >= T - (lengths[(i / T) | 0] as number) ? 1 : 0,
+    );
+    const lp = Float64Array.from({ length: B * T }, (_, i) => -0.5 - 0.01 * (i % 37));
+    const old = Float64Array.from(lp, (x, i) => x + 0.02 * Math.sin(i));
+    const adv = Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1));
+    const report = whichTable(
+      {
+        logprobs: { rows: B, cols: T, data: lp },
+        oldLogprobs: { rows: B, cols: T, data: old },
+        advantages: adv,
+        responseMask: { rows: B, cols: T, data: mask },
+      },
+      { keepGradients: true },
+    );
+    const html = batchReportHtml(report, { source: "left", sequences: [2] });
+    const first = /id="panel-row-0"[\s\S]*?src="([^"]+)"/.exec(html)?.[1] as string;
+    const { w, h, px } = pixelsOf(first);
+    expect([w, h]).toEqual([T, B]);
+    // Grey (index 0) exactly at padding, a colour at every response token.
+    expect(Array.from(px, (p) => (p === 0 ? 0 : 1))).toEqual(Array.from(mask));
+    // Sequence 2's picture: its L_2 response tokens (the last ones of its row), one row per configuration.
+    const seq = /data-sequence="2"[\s\S]*?src="([^"]+)"/.exec(html)?.[1] as string;
+    const d = pixelsOf(seq);
+    expect([d.w, d.h]).toEqual([lengths[2], report.rows.length]);
+    const g = report.rows[0]?.gradLogprobs as Float64Array;
+    const vmax = Math.max(
+      ...Array.from({ length: lengths[2] as number }, (_, j) =>
+        Math.abs(g[2 * T + T - (lengths[2] as number) + j] as number),
+      ),
+      ...report.rows
+        .slice(1)
+        .flatMap((r) =>
+          Array.from((r.gradLogprobs as Float64Array).subarray(2 * T, 3 * T), Math.abs),
+        ),
+    );
+    const idx = (v: number) => 2 + Math.round((v / vmax + 1) * COLOUR_STEPS);
+    expect(Array.from(d.px.subarray(0, lengths[2] as number))).toEqual(
+      Array.from({ length: lengths[2] as number }, (_, j) =>
+        idx(g[2 * T + T - (lengths[2] as number) + j] as number),
+      ),
+    );
   });
 });

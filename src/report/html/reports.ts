@@ -12,6 +12,7 @@ import { LOG_QUANTITIES, type LogQuantity } from "../../diagnostics/logs/quantit
 import type { RunStep } from "../../diagnostics/runSteps.js";
 import { ConfigError, fail } from "../../errors.js";
 import type { WhichReport } from "../../which/whichTable.js";
+import { DETAIL_SEQUENCES, isRealSized } from "../realSized.js";
 import { shareSpread, spread, topIndices } from "../sequenceSummary.js";
 import { barChart, type Chart, heatmap, lineChart, type Series } from "./charts.js";
 import { esc, type Panel, page } from "./page.js";
@@ -50,9 +51,9 @@ export interface BatchReportOptions {
 export function batchReportHtml(report: WhichReport, o: BatchReportOptions): string {
   const B = report.batchSize;
   const T = report.width;
-  if (B > MAX_COLUMN_SEQUENCES || B * T > MAX_SVG_CELLS) return largeBatchHtml(report, o);
+  if (isRealSized(B, T)) return largeBatchHtml(report, o);
   const lengths = report.lengths;
-  const mask = maskOfLengths(lengths, T);
+  const mask = maskOf(report);
   const maxMass = Math.max(...report.rows.flatMap((r) => Array.from(r.gradMass)), 1e-300);
   const head = `<tr><th scope="col">configuration</th><th scope="col">loss</th>${lengths.map((L, b) => `<th scope="col">seq${b} L=${L}</th>`).join("")}</tr>`;
   const body = report.rows
@@ -112,22 +113,17 @@ export function batchReportHtml(report: WhichReport, o: BatchReportOptions): str
   });
 }
 
-/** Sequences a batch's which table gives one column each (beyond: their spread and top ones). */
-export const MAX_COLUMN_SEQUENCES = 16;
-
-/** Cells a heat map draws as SVG rectangles (beyond: a raster, raster.ts). */
-export const MAX_SVG_CELLS = 4096;
-
-/** Sequences shown in detail on a real-sized batch's page (besides those asked for). */
-export const DETAIL_SEQUENCES = 6;
-
-/** The response mask of a which report (its rows are left-aligned: lengths[b] tokens). */
-function maskOfLengths(lengths: readonly number[], T: number): Uint8Array {
-  const mask = new Uint8Array(lengths.length * T);
-  lengths.forEach((L, b) => {
-    mask.fill(1, b * T, b * T + L);
-  });
-  return mask;
+/** The batch's response mask, kept by whichTable beside the gradients (any mask: left or right padded, or with holes). */
+function maskOf(report: WhichReport): Uint8Array {
+  if (report.responseMask === undefined)
+    throw fail(
+      ConfigError,
+      "batchReportHtml",
+      "report",
+      "a which report made with { keepGradients: true }",
+      "a report without responseMask",
+    );
+  return report.responseMask;
 }
 
 function gradOf(r: WhichReport["rows"][number]): Float64Array {
@@ -153,7 +149,7 @@ function largeBatchHtml(report: WhichReport, o: BatchReportOptions): string {
   const B = report.batchSize;
   const T = report.width;
   const lengths = report.lengths;
-  const mask = maskOfLengths(lengths, T);
+  const mask = maskOf(report);
   const rows = report.rows;
   const grads = rows.map(gradOf);
   const head = `<tr><th scope="col">configuration</th><th scope="col">loss</th><th scope="col">mass min</th><th scope="col">median</th><th scope="col">max</th><th scope="col">top sequences</th></tr>`;
@@ -189,10 +185,15 @@ function largeBatchHtml(report: WhichReport, o: BatchReportOptions): string {
   const chosen = [...why.keys()].slice(0, DETAIL_SEQUENCES + (o.sequences?.length ?? 0));
   const detail = chosen
     .map((b) => {
-      const L = lengths[b] as number;
+      // The sequence's response positions in order, wherever the mask puts them.
+      const at: number[] = [];
+      for (let t = 0; t < T; t++) if (mask[b * T + t] === 1) at.push(b * T + t);
+      const L = at.length;
       const field = new Float64Array(rows.length * Math.max(L, 1));
       grads.forEach((g, i) => {
-        field.set(g.subarray(b * T, b * T + L), i * L);
+        at.forEach((k, j) => {
+          field[i * L + j] = g[k] as number;
+        });
       });
       const img = rasterHeatmap(
         field,
