@@ -22,6 +22,15 @@ import {
   type WhichReport,
   whichTable,
 } from "../src/browser.ts";
+import { isRealSized } from "../src/report/realSized.ts";
+import { spread } from "../src/report/sequenceSummary.ts";
+import {
+  renderRaster,
+  renderSequenceDetail,
+  renderTopMass,
+  renderWhichSummary,
+  VirtualList,
+} from "./realSized.ts";
 
 type Rows = number[][];
 
@@ -264,18 +273,70 @@ function numberCell(x: number, attrs: Record<string, string>): HTMLTableCellElem
 // ---------------------------------------------------------------------------------------------
 // State
 
-const state: { base: BaseBatch; edits: Edits; choice: Choice; version: number } = {
+const state: {
+  base: BaseBatch;
+  edits: Edits;
+  choice: Choice;
+  version: number;
+  /** A real-sized batch's per-row inputs holding unusable text: input id → the problem. */
+  invalid: Map<string, string>;
+  /** The list of sequences of a real-sized batch. */
+  list: VirtualList | null;
+  /** The sequence shown in detail (null: the top-mass one, chosen at the next recompute), and from which response token. */
+  detail: { b: number | null; from: number };
+  /** The selected configuration's last gradient and the mask it was computed on (the detail redraws from them). */
+  last: { grad: Float64Array; mask: Uint8Array; masses: Float64Array; vmax: number } | null;
+} = {
   base: builtinBase(),
   edits: { lengths: [], advantages: [], gap: 0 },
   choice: "alg:dr_grpo",
   version: 0,
+  invalid: new Map(),
+  list: null,
+  detail: { b: null, from: 0 },
+  last: null,
 };
+
+function dims(base: BaseBatch): { B: number; T: number } {
+  return { B: base.mask.length, T: base.logprobs[0]?.length ?? 0 };
+}
+
+/** Whether the loaded batch is shown as a real-sized one (realSized.ts), as the HTML report decides. */
+function realSized(): boolean {
+  const { B, T } = dims(state.base);
+  return isRealSized(B, T);
+}
+
+function flatMask(mask: Rows): Uint8Array {
+  const T = mask[0]?.length ?? 0;
+  const out = new Uint8Array(mask.length * T);
+  mask.forEach((row, b) => {
+    row.forEach((v, t) => {
+      out[b * T + t] = v === 1 ? 1 : 0;
+    });
+  });
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
 /** The per-row editor; rebuilt only when a new batch is loaded (so typing keeps focus). */
 function renderEditor(): void {
+  const large = realSized();
+  byId("batch-editor").hidden = large;
+  byId("batch-large").hidden = !large;
+  byId("grad-details").hidden = large;
+  byId("sequence-detail").hidden = !large;
+  byId("heatmap-caption").textContent = HEATMAP_CAPTION[large ? "large" : "small"];
+  // One editor's inputs in the document at a time (their ids are the same: length-b, advantage-b).
+  if (large) {
+    byId("batch-editor").querySelector("tbody")?.replaceChildren();
+    renderLargeEditor();
+    return;
+  }
+  state.list?.dispose();
+  state.list = null;
   const { base, edits } = state;
   const T = base.logprobs[0]?.length ?? 0;
   const perSeq = isPerSequence(base.advantages);
@@ -317,6 +378,241 @@ function renderEditor(): void {
   byId("batch-source").textContent = `Batch: ${base.label}.`;
 }
 
+// ---------------------------------------------------------------------------------------------
+// A real-sized batch: the summary, edits to every sequence, the virtualised list
+
+/** Height of a row of the list of sequences, in CSS pixels (style.css's .vrow). */
+const ROW_HEIGHT = 34;
+
+/** The summary of the evaluated lengths and advantages (edits included). */
+function renderSummary(): void {
+  const { base, edits } = state;
+  const { B, T } = dims(base);
+  const L = spread(edits.lengths);
+  const N = edits.lengths.reduce((a, x) => a + x, 0);
+  const loaded = initialEdits(base);
+  const edited = edits.lengths.filter(
+    (x, b) => x !== loaded.lengths[b] || edits.advantages[b] !== loaded.advantages[b],
+  ).length;
+  const adv = isPerSequence(base.advantages)
+    ? (() => {
+        const a = spread(edits.advantages);
+        return `advantages min ${fmt(a.min)}, median ${fmt(a.median)}, max ${fmt(a.max)}`;
+      })()
+    : "advantages per token, from the file (not editable)";
+  byId("batch-summary").textContent =
+    `${B} sequences of up to ${T} positions, ${N} response tokens: lengths min ${L.min}, median ${L.median}, max ${L.max}; ${adv}. ${edited === 0 ? "No sequence edited." : `${edited} sequence(s) edited.`}`;
+}
+
+function rowInput(b: number, kind: "length" | "advantage"): HTMLInputElement {
+  const { T } = dims(state.base);
+  const input = document.createElement("input");
+  input.type = "number";
+  input.id = `${kind}-${b}`;
+  input.dataset.row = String(b);
+  input.dataset.kind = kind;
+  input.setAttribute("aria-label", `Sequence ${b} ${kind}`);
+  if (kind === "length") {
+    input.min = "0";
+    input.max = String(T);
+    input.step = "1";
+  } else {
+    input.step = "0.1";
+    if (!isPerSequence(state.base.advantages)) {
+      input.disabled = true;
+      input.placeholder = "per-token";
+    }
+  }
+  return input;
+}
+
+function makeRow(b: number): HTMLTableRowElement {
+  const row = el("tr", { "aria-rowindex": String(b + 2), "data-row": String(b) });
+  const cell = (child: HTMLElement | string, attrs: Record<string, string> = {}) => {
+    const c = el("td", attrs);
+    c.append(child);
+    return c;
+  };
+  row.append(
+    el("th", { scope: "row", id: `seq-${b}` }, `Sequence ${b}`),
+    cell(rowInput(b, "length")),
+    cell(rowInput(b, "advantage")),
+    cell("", { "data-col": "mass" }),
+  );
+  refreshRow(b, row);
+  return row;
+}
+
+/** A shown row's inputs from the edits (not the one being typed in) and its mass. */
+function refreshRow(b: number, row: HTMLTableRowElement): void {
+  for (const kind of ["length", "advantage"] as const) {
+    const input = row.querySelector<HTMLInputElement>(`#${kind}-${b}`);
+    if (input === null || input === document.activeElement) continue;
+    const raw = state.invalid.get(input.id);
+    const v = kind === "length" ? state.edits.lengths[b] : state.edits.advantages[b];
+    input.value = raw ?? (v === undefined ? "" : String(v));
+    input.setAttribute("aria-invalid", raw === undefined ? "false" : "true");
+  }
+  const mass = row.querySelector<HTMLElement>('[data-col="mass"]');
+  const m = state.last?.masses[b];
+  if (mass !== null) {
+    mass.textContent = m === undefined ? "" : fmt(m);
+    if (m !== undefined) mass.dataset.value = String(m);
+  }
+}
+
+let recomputeTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** Recompute after the edits stop for a moment (a real-sized batch takes a while to evaluate). */
+function scheduleRecompute(): void {
+  if (recomputeTimer !== null) clearTimeout(recomputeTimer);
+  recomputeTimer = setTimeout(() => {
+    recomputeTimer = null;
+    if (readControls()) recompute();
+  }, 150);
+}
+
+/** An edit in the list: check the one value, keep it (or the problem), recompute. */
+function onRowInput(input: HTMLInputElement): void {
+  const b = Number(input.dataset.row);
+  const { T } = dims(state.base);
+  const text = input.value.trim();
+  const v = text === "" ? Number.NaN : Number(text);
+  const isLength = input.dataset.kind === "length";
+  const ok = isLength ? Number.isInteger(v) && v >= 0 && v <= T : Number.isFinite(v);
+  input.setAttribute("aria-invalid", ok ? "false" : "true");
+  if (!ok) {
+    state.invalid.set(
+      input.id,
+      `Sequence ${b} ${isLength ? `length must be an integer from 0 to ${T}` : "advantage must be a number"}`,
+    );
+  } else {
+    state.invalid.delete(input.id);
+    const target = isLength ? state.edits.lengths : state.edits.advantages;
+    target[b] = v;
+  }
+  renderSummary();
+  scheduleRecompute();
+}
+
+function renderLargeEditor(): void {
+  const { B, T } = dims(state.base);
+  byId<HTMLInputElement>("gap").value = String(state.edits.gap);
+  byId("batch-source").textContent = `Batch: ${state.base.label}.`;
+  byId<HTMLInputElement>("cap-length").max = String(T);
+  byId<HTMLInputElement>("goto-sequence").max = String(B - 1);
+  byId<HTMLInputElement>("detail-sequence").max = String(B - 1);
+  const perSeq = isPerSequence(state.base.advantages);
+  for (const id of ["scale-advantages", "shift-advantages", "apply-advantages"])
+    byId<HTMLInputElement>(id).disabled = !perSeq;
+  byId("bulk-error").textContent = "";
+  renderSummary();
+  const table = byId<HTMLTableElement>("sequence-table");
+  table.setAttribute("aria-rowcount", String(B + 1));
+  state.list?.dispose();
+  state.list = new VirtualList(
+    byId("sequence-list"),
+    table.tBodies[0] as HTMLTableSectionElement,
+    B,
+    ROW_HEIGHT,
+    makeRow,
+    refreshRow,
+  );
+}
+
+/** The number in an input, or a message naming it when it breaks `rule`. */
+function bulkValue(id: string, ok: (v: number) => boolean, rule: string): number | string {
+  const input = byId<HTMLInputElement>(id);
+  const v = input.value.trim() === "" ? Number.NaN : Number(input.value);
+  const good = ok(v);
+  input.setAttribute("aria-invalid", good ? "false" : "true");
+  return good ? v : `${input.labels?.[0]?.textContent ?? id} ${rule}`;
+}
+
+/** Apply an edit to every sequence (refused while a row holds an unusable value). */
+function applyToAll(change: () => string | null): void {
+  const box = byId("bulk-error");
+  if (state.invalid.size > 0) {
+    box.textContent = `Correct the marked sequences first: ${[...state.invalid.values()].join("; ")}`;
+    return;
+  }
+  const problem = change();
+  box.textContent = problem ?? "";
+  if (problem !== null) return;
+  state.list?.update();
+  renderSummary();
+  if (readControls()) recompute();
+}
+
+function wireLarge(): void {
+  const box = byId("sequence-list");
+  box.addEventListener("input", (e) => {
+    const t = e.target;
+    if (t instanceof HTMLInputElement && t.dataset.row !== undefined) onRowInput(t);
+  });
+  byId("apply-cap").addEventListener("click", () =>
+    applyToAll(() => {
+      const { T } = dims(state.base);
+      const cap = bulkValue(
+        "cap-length",
+        (v) => Number.isInteger(v) && v >= 0 && v <= T,
+        `must be an integer from 0 to ${T}`,
+      );
+      if (typeof cap === "string") return cap;
+      state.edits.lengths = state.edits.lengths.map((L) => Math.min(L, cap));
+      return null;
+    }),
+  );
+  byId("apply-advantages").addEventListener("click", () =>
+    applyToAll(() => {
+      const k = bulkValue("scale-advantages", Number.isFinite, "must be a number");
+      if (typeof k === "string") return k;
+      const c = bulkValue("shift-advantages", Number.isFinite, "must be a number");
+      if (typeof c === "string") return c;
+      state.edits.advantages = state.edits.advantages.map((a) => a * k + c);
+      return null;
+    }),
+  );
+  byId("undo-edits").addEventListener("click", () => {
+    state.invalid.clear();
+    state.edits = initialEdits(state.base);
+    byId<HTMLInputElement>("gap").value = "0";
+    applyToAll(() => null);
+  });
+  byId("goto-sequence").addEventListener("change", () => {
+    const { B } = dims(state.base);
+    const b = bulkValue(
+      "goto-sequence",
+      (v) => Number.isInteger(v) && v >= 0 && v < B,
+      `must be a sequence from 0 to ${B - 1}`,
+    );
+    byId("bulk-error").textContent = typeof b === "string" ? b : "";
+    if (typeof b === "string") return;
+    state.list?.scrollTo(b);
+    document.getElementById(`length-${b}`)?.focus();
+  });
+  const onDetail = (): void => {
+    const { B } = dims(state.base);
+    const b = bulkValue(
+      "detail-sequence",
+      (v) => Number.isInteger(v) && v >= 0 && v < B,
+      `must be a sequence from 0 to ${B - 1}`,
+    );
+    const from = bulkValue(
+      "detail-from",
+      (v) => Number.isInteger(v) && v >= 0,
+      "must be an integer from 0",
+    );
+    const problems = [b, from].filter((x) => typeof x === "string");
+    byId("detail-error").textContent = problems.join("; ");
+    if (typeof b === "string" || typeof from === "string") return;
+    state.detail = { b, from };
+    renderDetail();
+  };
+  byId("detail-sequence").addEventListener("input", onDetail);
+  byId("detail-from").addEventListener("input", onDetail);
+}
+
 /** Read every control into `state.edits`; false (and a message) when a value is not usable. */
 function readControls(): boolean {
   const { base } = state;
@@ -329,6 +625,14 @@ function readControls(): boolean {
     if (!good) problems.push(`${input.getAttribute("aria-label") ?? input.id} ${rule}`);
     return v;
   };
+  if (realSized()) {
+    const gap = check(byId<HTMLInputElement>("gap"), Number.isFinite, "must be a number");
+    problems.unshift(...state.invalid.values());
+    byId("edit-error").textContent = problems.join("; ");
+    if (problems.length > 0) return false;
+    state.edits = { ...state.edits, gap };
+    return true;
+  }
   const lengths = base.mask.map((_, b) =>
     check(
       byId<HTMLInputElement>(`length-${b}`),
@@ -551,6 +855,59 @@ function renderMassBars(grad: Float64Array, B: number, T: number): void {
   byId("mass-bars").replaceChildren(list);
 }
 
+/** The heat map's caption: the SVG of a small batch, the raster of a real-sized one. */
+const HEATMAP_CAPTION = {
+  small:
+    "Per-token gradient |∂loss/∂logprobs[b, t]| (colour, viridis), its sign (+ or −), and padding (grey, hatched).",
+  large:
+    "Per-token gradient ∂loss/∂logprobs[b, t]: rows are sequences, columns positions; purple negative, orange positive, grey padding (the HTML report's raster).",
+} as const;
+
+/** A real-sized batch's picture, top masses, list masses and chosen sequence. */
+function renderLarge(grad: Float64Array, mask: Rows, B: number, T: number): void {
+  const flat = flatMask(mask);
+  const masses = new Float64Array(B);
+  for (let b = 0; b < B; b++) {
+    let s = 0;
+    for (let t = 0; t < T; t++) s += Math.abs(grad[b * T + t] as number);
+    masses[b] = s;
+  }
+  const vmax = renderRaster(byId("heatmap"), byId("legend"), grad, flat, B, T, fmt);
+  state.last = { grad, mask: flat, masses, vmax };
+  renderTopMass(byId("mass-bars"), masses, state.edits.lengths, fmt, viridis(0.35));
+  if (state.detail.b === null || state.detail.b >= B) {
+    let top = 0;
+    for (let b = 1; b < B; b++) if ((masses[b] as number) > (masses[top] as number)) top = b;
+    state.detail = { b: top, from: 0 };
+    byId<HTMLInputElement>("detail-sequence").value = String(top);
+    byId<HTMLInputElement>("detail-from").value = "0";
+  }
+  renderDetail();
+  state.list?.update();
+}
+
+function renderDetail(): void {
+  const last = state.last;
+  const b = state.detail.b;
+  if (last === null || b === null) return;
+  const { T } = dims(state.base);
+  renderSequenceDetail(
+    {
+      strip: byId("detail-strip"),
+      summary: byId("detail-summary"),
+      table: byId<HTMLTableElement>("detail-table"),
+    },
+    last.grad,
+    last.mask,
+    T,
+    b,
+    state.detail.from,
+    last.masses[b] as number,
+    last.vmax,
+    fmt,
+  );
+}
+
 function clearSelected(): void {
   byId("selected-loss").textContent = "—";
   byId("selected-loss").removeAttribute("data-value");
@@ -558,6 +915,10 @@ function clearSelected(): void {
   byId("legend").replaceChildren();
   byId("grad-table").replaceChildren();
   byId("mass-bars").replaceChildren();
+  byId("detail-strip").replaceChildren();
+  byId("detail-table").replaceChildren();
+  byId("detail-summary").textContent = "";
+  state.last = null;
 }
 
 /** Recompute everything from the current state. */
@@ -566,8 +927,11 @@ function recompute(): void {
   const mask = batch.responseMask as Rows;
   const B = mask.length;
   const T = mask[0]?.length ?? 0;
+  const large = realSized();
   try {
-    renderWhich(whichTable(batch));
+    const report = whichTable(batch);
+    if (large) renderWhichSummary(byId<HTMLTableElement>("which-table"), report, fmt);
+    else renderWhich(report);
     byId("which-error").textContent = "";
   } catch (e) {
     byId("which-table").querySelector("tbody")?.replaceChildren();
@@ -580,8 +944,11 @@ function recompute(): void {
     out.dataset.value = String(r.loss);
     byId("config-note").textContent = r.note;
     byId("config-error").textContent = "";
-    renderHeatmap(r.grad, mask);
-    renderMassBars(r.grad, B, T);
+    if (large) renderLarge(r.grad, mask, B, T);
+    else {
+      renderHeatmap(r.grad, mask);
+      renderMassBars(r.grad, B, T);
+    }
   } catch (e) {
     clearSelected();
     byId("config-note").textContent = "";
@@ -615,6 +982,9 @@ function renderConfigSelect(): void {
 function loadBase(base: BaseBatch): void {
   state.base = base;
   state.edits = initialEdits(base);
+  state.invalid.clear();
+  state.detail = { b: null, from: 0 };
+  state.last = null;
   renderEditor();
   readControls();
   recompute();
@@ -647,7 +1017,11 @@ function wire(): void {
     if (readControls()) recompute();
   };
   byId("batch-editor").addEventListener("input", onEdit);
-  byId("gap").addEventListener("input", onEdit);
+  byId("gap").addEventListener("input", () => {
+    if (realSized()) scheduleRecompute();
+    else onEdit();
+  });
+  wireLarge();
   const fileInput = byId<HTMLInputElement>("file");
   fileInput.addEventListener("change", () => {
     const f = fileInput.files?.[0];

@@ -24,6 +24,7 @@ import {
   toBatch,
   whichTable,
 } from "../../src/browser.js";
+import { spread, topIndices } from "../../src/report/sequenceSummary.js";
 import { chromiumPath, launchChromium, screenshotPath } from "./_chromium.js";
 
 const FILE = "test/browser/playground.test.ts";
@@ -313,12 +314,84 @@ describe.skipIf(!available)("playground", () => {
   });
 });
 
+interface RenderedSummary {
+  key: string;
+  loss: number;
+  spread: number[];
+  top: string;
+}
+
+/** A real-sized batch's which table: loss, mass min / median / max and top sequences per row. */
+async function renderedSummary(page: Page): Promise<RenderedSummary[]> {
+  return page.$$eval("#which-table tbody tr", (trs) =>
+    trs.map((tr) => {
+      const v = (col: string) =>
+        tr.querySelector(`[data-col="${col}"]`)?.getAttribute("data-value") ?? "";
+      return {
+        key: tr.getAttribute("data-key") as string,
+        loss: Number(v("loss")),
+        spread: [Number(v("spread-min")), Number(v("spread-median")), Number(v("spread-max"))],
+        top: v("top"),
+      };
+    }),
+  );
+}
+
+function expectSummaryOf(rendered: RenderedSummary[], batch: PolicyLossInputs): void {
+  const want = whichTable(batch).rows;
+  expect(rendered.map((r) => r.key)).toEqual(want.map((r) => r.key));
+  rendered.forEach((r, i) => {
+    const w = want[i]!;
+    expect(close(r.loss, w.loss), `${r.key} loss ${r.loss} vs ${w.loss}`).toBe(true);
+    const s = spread(w.gradMass);
+    [s.min, s.median, s.max].forEach((x, k) => {
+      expect(close(r.spread[k]!, x), `${r.key} spread ${k}: ${r.spread[k]} vs ${x}`).toBe(true);
+    });
+    expect(r.top, r.key).toBe(topIndices(w.gradMass).join(","));
+  });
+}
+
+/** `polgrad playground FILE --no-open` as a process: its address, and a stop that waits for exit. */
+async function servePlayground(path: string): Promise<{ at: string; stop: () => Promise<void> }> {
+  const { spawn } = await import("node:child_process");
+  const { BIN } = await import("../cli/_run.js");
+  const child = spawn(process.execPath, [BIN, "playground", path, "--no-open"]);
+  let out = "";
+  const at = await new Promise<string>((resolve) =>
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+      if (m !== null) resolve(m[1] as string);
+    }),
+  );
+  return {
+    at,
+    stop: async () => {
+      child.kill("SIGINT");
+      await new Promise((r) => child.on("close", r));
+    },
+  };
+}
+
+/** Wait until the served batch `name` is the page's batch and its summary table is drawn. */
+async function loaded(page: Page, name: string): Promise<void> {
+  await page.waitForFunction(
+    (n) =>
+      (
+        globalThis as unknown as { document: { body: { textContent: string } } }
+      ).document.body.textContent.includes(n),
+    name,
+    { timeout: 30_000 },
+  );
+  await page.waitForSelector('#which-table[data-layout="summary"] tbody tr [data-col="loss"]', {
+    timeout: 30_000,
+  });
+}
+
 describe.skipIf(!available)("playground served by polgrad playground", () => {
-  test("conformance: a 128×1024 batch in safetensors, npz and pt (torch.save), served by the command, is loaded by the page and its which table is the library's", async () => {
-    const { spawn } = await import("node:child_process");
+  test("conformance: a 128×1024 batch in safetensors, npz and pt (torch.save), served by the command, is loaded by the page as a real-sized batch: its which table summary is the library's, its raster heat map decodes, and its list holds only the rows in view", async () => {
     const { encodeSafetensors } = await import("../../src/io/writeSafetensors.js");
     const { npzBytes } = await import("../io/_writers.js");
-    const { BIN } = await import("../cli/_run.js");
     const { realSizedBatch, asSafetensors } = await import("../_kit/realSizedBatch.js");
     const big = realSizedBatch();
     const { B, T } = big;
@@ -344,40 +417,151 @@ describe.skipIf(!available)("playground served by polgrad playground", () => {
       for (const [name, bytes] of Object.entries(files)) {
         const path = join(dir, name);
         writeFileSync(path, bytes);
-        const child = spawn(process.execPath, [BIN, "playground", path, "--no-open"]);
-        let out = "";
-        const at = await new Promise<string>((resolve) =>
-          child.stdout.on("data", (d: Buffer) => {
-            out += d.toString();
-            const m = /at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-            if (m !== null) resolve(m[1] as string);
-          }),
-        );
-        const page = await browser.newPage();
+        const served = await servePlayground(path);
+        const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
         const foreign: string[] = [];
         page.on("request", (r) => {
-          if (!r.url().startsWith(at)) foreign.push(r.url());
+          if (!r.url().startsWith(served.at)) foreign.push(r.url());
         });
-        await page.goto(at);
-        await page.waitForFunction(
-          (n) =>
-            (
-              globalThis as unknown as { document: { body: { textContent: string } } }
-            ).document.body.textContent.includes(n),
-          name,
-          { timeout: 30_000 },
-        );
-        await page.waitForSelector(`#which-table tbody tr [data-col="mass-${B - 1}"]`, {
-          timeout: 30_000,
+        await page.goto(served.at);
+        await loaded(page, name);
+        const batch = toBatch(readTensorsFromBytes(bytes, name));
+        expectSummaryOf(await renderedSummary(page), batch);
+        // The raster heat map: one pixel a token at this size, decoded by the browser.
+        await page.waitForSelector("#heatmap-img");
+        const img = await page.$eval("#heatmap-img", (i) => {
+          const e = i as unknown as {
+            complete: boolean;
+            naturalWidth: number;
+            naturalHeight: number;
+          };
+          return [
+            e.complete,
+            e.naturalWidth,
+            e.naturalHeight,
+            i.getAttribute("data-cells-per-pixel"),
+          ];
         });
-        expectTableOf(await renderedTable(page), toBatch(readTensorsFromBytes(bytes, name)));
+        expect(img).toEqual([true, T, B, "1x1"]);
+        // The list: the first rows are there with the file's values, far fewer than B rows.
+        const shown = await page.$$eval("#sequence-table tbody tr[data-row]", (trs) => trs.length);
+        expect(shown).toBeGreaterThan(5);
+        expect(shown).toBeLessThan(40);
+        expect(Number(await page.inputValue("#length-0"))).toBe(1);
+        expect(Number(await page.inputValue("#advantage-3"))).toBe(big.advantages[3]);
+        expect(await page.$("#length-100")).toBeNull();
         expect(foreign).toEqual([]);
+        if (name.endsWith(".safetensors"))
+          await page.screenshot({ path: screenshotPath("playground-real-sized"), fullPage: true });
         await page.close();
-        child.kill("SIGINT");
-        await new Promise((r) => child.on("close", r));
+        await served.stop();
       }
     } finally {
       await browser.close();
+    }
+  }, 120_000);
+
+  test("golden: on a real-sized batch, a length edited in the list, every length capped, every advantage scaled and shifted, and one sequence chosen in detail give the library's numbers for the edited batch", async () => {
+    const { encodeSafetensors } = await import("../../src/io/writeSafetensors.js");
+    const { realSizedBatch, asSafetensors, asInputs } = await import("../_kit/realSizedBatch.js");
+    const big = realSizedBatch();
+    const { B, T } = big;
+    const dir = mkdtempSync(join(tmpdir(), "polgrad-playground-edit-"));
+    const path = join(dir, "big.safetensors");
+    writeFileSync(path, encodeSafetensors(asSafetensors(big)));
+    const loadedLengths = Array.from({ length: B }, (_, b) => 1 + ((b * 389) % T));
+    // The edit rule on this batch (its masks are prefixes): row b's mask is t < lengths[b].
+    const evaluated = (lengths: number[], advantages: ArrayLike<number>): PolicyLossInputs => ({
+      ...asInputs(big),
+      advantages: Float64Array.from(advantages),
+      responseMask: {
+        rows: B,
+        cols: T,
+        data: Uint8Array.from({ length: B * T }, (_, i) =>
+          i % T < (lengths[(i / T) | 0] as number) ? 1 : 0,
+        ),
+      },
+    });
+    const served = await servePlayground(path);
+    const browser = (await launchChromium(FILE)) as Browser;
+    try {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      await page.goto(served.at);
+      await loaded(page, "big.safetensors");
+      expect(loadedLengths[0]).toBe(1);
+      // Go to sequence 100 (not in the document until then), edit its length.
+      await page.fill("#goto-sequence", "100");
+      await page.press("#goto-sequence", "Enter");
+      await page.waitForSelector("#length-100");
+      const lengths = [...loadedLengths];
+      lengths[100] = 5;
+      let v = await page.getAttribute("body", "data-version");
+      await page.fill("#length-100", "5");
+      await changed(page, v);
+      expectSummaryOf(await renderedSummary(page), evaluated(lengths, big.advantages));
+      expect(await page.textContent("#batch-summary")).toContain("1 sequence(s) edited");
+      // Cap every length at 64.
+      v = await page.getAttribute("body", "data-version");
+      await page.fill("#cap-length", "64");
+      await page.click("#apply-cap");
+      await changed(page, v);
+      const capped = lengths.map((L) => Math.min(L, 64));
+      expectSummaryOf(await renderedSummary(page), evaluated(capped, big.advantages));
+      expect(Number(await page.inputValue("#length-100"))).toBe(5);
+      // Every advantage × 2 then + 0.1 (the page computes a · k + c).
+      v = await page.getAttribute("body", "data-version");
+      await page.fill("#scale-advantages", "2");
+      await page.fill("#shift-advantages", "0.1");
+      await page.click("#apply-advantages");
+      await changed(page, v);
+      const scaled = Array.from(big.advantages, (a) => a * 2 + 0.1);
+      const batch = evaluated(capped, scaled);
+      expectSummaryOf(await renderedSummary(page), batch);
+      // The chosen configuration (dr_grpo, normLen = T) and one sequence in detail.
+      const dr = policyLoss({ ...ALGORITHMS.dr_grpo.loss, normLen: T }, batch);
+      expect(close(await selectedLoss(page), dr.loss)).toBe(true);
+      await page.fill("#detail-sequence", "3");
+      await page.waitForSelector('#detail-table[data-sequence="3"]');
+      const detail = await page.$$eval("#detail-table tbody tr", (trs) =>
+        trs.map((tr) => [
+          Number(tr.getAttribute("data-t")),
+          Number(tr.querySelector('[data-col="grad"]')?.getAttribute("data-value")),
+        ]),
+      );
+      expect(detail.length).toBe(capped[3]);
+      detail.forEach(([t, g]) => {
+        expect(close(g as number, dr.gradLogprobs.data[3 * T + (t as number)]!)).toBe(true);
+      });
+      // An unusable value is named and blocks the edits to every sequence until corrected.
+      await page.fill("#length-100", "-1");
+      await page.waitForFunction(() =>
+        (
+          globalThis as unknown as {
+            document: { getElementById(id: string): { textContent: string } };
+          }
+        ).document
+          .getElementById("edit-error")
+          .textContent.includes("Sequence 100 length"),
+      );
+      await page.click("#apply-cap");
+      expect(await page.textContent("#bulk-error")).toContain("Correct the marked sequences first");
+      // Undo every edit: the loaded batch again.
+      v = await page.getAttribute("body", "data-version");
+      await page.click("#undo-edits");
+      await changed(page, v);
+      expectSummaryOf(await renderedSummary(page), asInputs(big));
+      // Back to the built-in batch: the small editor and table again, the list gone.
+      v = await page.getAttribute("body", "data-version");
+      await page.click("#reset");
+      await changed(page, v);
+      expect(await page.isHidden("#batch-large")).toBe(true);
+      expect(await page.$$eval("#sequence-table tbody tr", (trs) => trs.length)).toBe(0);
+      expect(await page.$$eval("#length-0", (xs) => xs.length)).toBe(1);
+      expectTableOf(await renderedTable(page), BUILTIN_BATCH);
+      await page.close();
+    } finally {
+      await browser.close();
+      await served.stop();
     }
   }, 120_000);
 });

@@ -36,6 +36,19 @@ const MID: readonly [number, number, number] = [247, 247, 247];
 const POS: readonly [number, number, number] = [179, 88, 6];
 const PAD: readonly [number, number, number] = [228, 228, 228];
 
+/** The scale's colours as CSS (the playground's legend draws its bar from these). */
+export const RASTER_COLOURS: {
+  readonly negative: string;
+  readonly zero: string;
+  readonly positive: string;
+  readonly padding: string;
+} = {
+  negative: `rgb(${NEG.join(", ")})`,
+  zero: `rgb(${MID.join(", ")})`,
+  positive: `rgb(${POS.join(", ")})`,
+  padding: `rgb(${PAD.join(", ")})`,
+};
+
 /** Steps of the scale on each side of 0. */
 export const COLOUR_STEPS = 32;
 
