@@ -24,6 +24,7 @@ import {
 } from "../src/browser.ts";
 import { isRealSized } from "../src/report/realSized.ts";
 import { spread } from "../src/report/sequenceSummary.ts";
+import { el } from "./dom.ts";
 import {
   renderRaster,
   renderSequenceDetail,
@@ -246,17 +247,6 @@ function byId<T extends HTMLElement>(id: string): T {
   return el as T;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 const SVG = "http://www.w3.org/2000/svg";
 
 function svg(tag: string, attrs: Record<string, string | number> = {}): SVGElement {
@@ -321,9 +311,20 @@ function flatMask(mask: Rows): Uint8Array {
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
+/** The columns of the batch's editor; a real-sized batch's list adds each sequence's gradient mass. */
+const EDITOR_COLUMNS = ["Sequence", "Length", "Advantage"] as const;
+
+function editorHead(table: HTMLTableElement, columns: readonly string[]): void {
+  const tr = el("tr");
+  for (const c of columns) tr.append(el("th", { scope: "col" }, c));
+  (table.tHead as HTMLTableSectionElement).replaceChildren(tr);
+}
+
 /** The per-row editor; rebuilt only when a new batch is loaded (so typing keeps focus). */
 function renderEditor(): void {
   const large = realSized();
+  editorHead(byId<HTMLTableElement>("batch-editor"), EDITOR_COLUMNS);
+  editorHead(byId<HTMLTableElement>("sequence-table"), [...EDITOR_COLUMNS, "Gradient mass"]);
   byId("batch-editor").hidden = large;
   byId("batch-large").hidden = !large;
   byId("grad-details").hidden = large;

@@ -10,6 +10,7 @@
 import type { WhichReport } from "../src/browser.ts";
 import { RASTER_COLOURS, rasterHeatmap } from "../src/report/html/raster.ts";
 import { spread, topIndices } from "../src/report/sequenceSummary.ts";
+import { el } from "./dom.ts";
 
 /** Tokens of the chosen sequence listed at once in its table (a window moved by "from token"). */
 export const DETAIL_WINDOW = 256;
@@ -18,17 +19,6 @@ export const DETAIL_WINDOW = 256;
 export const TOP_BARS = 10;
 
 type Attrs = Record<string, string>;
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Attrs = {},
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 /**
  * A table of `count` rows of fixed height in a scrolling box: only the rows in view (and a few on

@@ -78,6 +78,27 @@ describe("rasterHeatmap", () => {
   });
 });
 
+/** whichTable of a `[B, T]` batch with its gradients kept (what the report draws). */
+function reportOf(
+  B: number,
+  T: number,
+  lp: Float64Array,
+  old: Float64Array,
+  adv: Float64Array,
+  mask: Uint8Array,
+) {
+  const matrix = <D>(data: D) => ({ rows: B, cols: T, data });
+  return whichTable(
+    {
+      logprobs: matrix(lp),
+      oldLogprobs: matrix(old),
+      advantages: adv,
+      responseMask: matrix(mask),
+    },
+    { keepGradients: true },
+  );
+}
+
 describe("batchReportHtml at real sizes", () => {
   test("golden: a batch too large for columns gets the summary table, the sequences that matter and shared pictures for equal gradients", () => {
     const B = MAX_COLUMN_SEQUENCES + 8;
@@ -88,15 +109,7 @@ describe("batchReportHtml at real sizes", () => {
       i % T < 10 + ((i / T) | 0) * 11 ? 1 : 0,
     );
     const adv = Float64Array.from({ length: B }, (_, b) => (b % 3) - 1);
-    const report = whichTable(
-      {
-        logprobs: { rows: B, cols: T, data: lp },
-        oldLogprobs: { rows: B, cols: T, data: old },
-        advantages: adv,
-        responseMask: { rows: B, cols: T, data: mask },
-      },
-      { keepGradients: true },
-    );
+    const report = reportOf(B, T, lp, old, adv, mask);
     const html = batchReportHtml(report, { source: "x", sequences: [5] });
     expect(html).toContain('<th scope="col">mass min</th>');
     expect(html).not.toContain("seq0 L=");
@@ -130,15 +143,7 @@ describe("batchReportHtml at real sizes", () => {
     const lp = Float64Array.from({ length: B * T }, (_, i) => -0.5 - 0.01 * (i % 37));
     const old = Float64Array.from(lp, (x, i) => x + 0.02 * Math.sin(i));
     const adv = Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1));
-    const report = whichTable(
-      {
-        logprobs: { rows: B, cols: T, data: lp },
-        oldLogprobs: { rows: B, cols: T, data: old },
-        advantages: adv,
-        responseMask: { rows: B, cols: T, data: mask },
-      },
-      { keepGradients: true },
-    );
+    const report = reportOf(B, T, lp, old, adv, mask);
     const html = batchReportHtml(report, { source: "left", sequences: [2] });
     const first = /id="panel-row-0"[\s\S]*?src="([^"]+)"/.exec(html)?.[1] as string;
     const { w, h, px } = pixelsOf(first);
