@@ -5,6 +5,7 @@ import {
 } from "../aggregate/effectiveTokenWeights.js";
 import { finiteOr, overflowError } from "../core/finite.js";
 import { fmtValue } from "../core/message.js";
+import { oneOf } from "../core/names.js";
 import { CompensatedSum, robustSum } from "../core/sum.js";
 import type { Mask, Matrix } from "../core/tensor.js";
 import { ConfigError, fail, type OverflowError } from "../errors.js";
@@ -24,7 +25,10 @@ import {
 import { InputScratch } from "./kernel/inputScratch.js";
 import {
   allocOutputs,
+  allocSome,
+  callerArrays,
   callerOutputs,
+  type OutputKey,
   outputs,
   type PolicyLossOut,
   type PolicyOutputs,
@@ -74,8 +78,31 @@ export interface PolicyLossResult {
   readonly gradEntropies: Matrix | null;
 }
 
+/** A field of {@link PolicyLossResult}: what `options.fields` may ask for. */
+export type PolicyLossField = keyof PolicyLossResult;
+
+/** Every field of {@link PolicyLossResult}, in its order. */
+export const POLICY_LOSS_FIELDS: readonly PolicyLossField[] = Object.freeze([
+  "loss",
+  "gradLogprobs",
+  "perTokenObjective",
+  "ratio",
+  "clippedLow",
+  "clippedHigh",
+  "klLoss",
+  "entropyLoss",
+  "gradEntropies",
+] as const);
+
 /** Options of {@link policyLoss}. */
 export interface PolicyLossOptions {
+  /**
+   * The fields to compute and return (docs/performance.md#fields): only these are allocated and
+   * in the result, each bitwise what the full call gives. Default: every field. The `[B, T]`
+   * fields left out are never written whole: the kernel keeps them for one block of rows at a
+   * time, in reused memory. `out` may hold only fields asked for.
+   */
+  readonly fields?: readonly PolicyLossField[];
   /**
    * Caller-provided `[B, T]` output arrays (each of length B·T, disjoint from each other and from
    * the inputs), written in place and returned as the result's `data`; fields left out are
@@ -151,9 +178,19 @@ const MAX_THREADS = 256;
 export function policyLoss(
   config: PolicyLossConfig,
   inputs: PolicyLossInputs,
+  options?: PolicyLossOptions & { readonly fields?: undefined },
+): PolicyLossResult;
+export function policyLoss<F extends PolicyLossField>(
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
+  options: PolicyLossOptions & { readonly fields: readonly F[] },
+): Pick<PolicyLossResult, F>;
+export function policyLoss(
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
   options: PolicyLossOptions = {},
-): PolicyLossResult {
-  return policyLossAs("policyLoss", config, inputs, options);
+): Partial<PolicyLossResult> {
+  return policyLossAs("policyLoss", config, inputs, options as PolicyLossOptions & { fields: [] });
 }
 
 /**
@@ -164,16 +201,155 @@ export function policyLossAs(
   fn: string,
   config: PolicyLossConfig,
   inputs: PolicyLossInputs,
+  options?: PolicyLossOptions & { readonly fields?: undefined },
+): PolicyLossResult;
+export function policyLossAs<F extends PolicyLossField>(
+  fn: string,
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
+  options: PolicyLossOptions & { readonly fields: readonly F[] },
+): Pick<PolicyLossResult, F>;
+export function policyLossAs(
+  fn: string,
+  config: PolicyLossConfig,
+  inputs: PolicyLossInputs,
   options: PolicyLossOptions = {},
-): PolicyLossResult {
+): Partial<PolicyLossResult> {
   const cfg = validatePolicyLossConfig(fn, config);
   const opts = checkPolicyLossOptions(fn, options);
+  const fields = opts.fields === undefined ? null : checkFields(fn, opts.fields, opts.out);
   scratch.enter();
   try {
-    return evaluate(fn, cfg, opts, planPolicyLoss(fn, cfg, inputs, scratch, opts.global));
+    const planned = planPolicyLoss(fn, cfg, inputs, scratch, opts.global);
+    if (fields === null) return evaluate(fn, cfg, opts, planned);
+    // Anything the row blocks stop at (an error, an overflow, a sum past float64) is judged by
+    // the whole call, which throws what it always throws or returns the fields asked for.
+    return (
+      evaluateFields(fn, cfg, opts, planned, fields) ??
+      pickFields(evaluate(fn, cfg, opts, planned), fields)
+    );
   } finally {
     scratch.exit();
   }
+}
+
+/** Check `options.fields`: an array of result fields, at least one; `out` only for fields in it. */
+function checkFields(fn: string, fields: unknown, out: unknown): ReadonlySet<PolicyLossField> {
+  if (!Array.isArray(fields) || fields.length === 0) {
+    const rule = `a non-empty array of result fields (${POLICY_LOSS_FIELDS.join(", ")})`;
+    throw fail(ConfigError, fn, "options.fields", rule, fmtValue(fields));
+  }
+  const set = new Set<PolicyLossField>(
+    fields.map((f, i) => oneOf(fn, `options.fields[${i}]`, f, POLICY_LOSS_FIELDS)),
+  );
+  if (typeof out === "object" && out !== null) {
+    for (const [key, v] of Object.entries(out)) {
+      if (v !== undefined && !set.has(key as PolicyLossField)) {
+        const rule = "given only for a field listed in options.fields";
+        throw fail(ConfigError, fn, `options.out.${key}`, rule, `${key}, which is not asked for`);
+      }
+    }
+  }
+  return set;
+}
+
+/** The asked-for fields of a whole result, in the result's order. */
+function pickFields(
+  r: PolicyLossResult,
+  fields: ReadonlySet<PolicyLossField>,
+): Partial<PolicyLossResult> {
+  const out: Record<string, unknown> = {};
+  for (const f of POLICY_LOSS_FIELDS) if (fields.has(f)) out[f] = r[f];
+  return out as Partial<PolicyLossResult>;
+}
+
+/** The `[B, T]` outputs a call with `fields` may ask for. */
+const OUTPUT_KEYS: readonly OutputKey[] = [
+  "gradLogprobs",
+  "perTokenObjective",
+  "ratio",
+  "clippedLow",
+  "clippedHigh",
+];
+
+/** Positions per block of rows of a call with `fields` (the left-out outputs' reused memory). */
+let fieldBlockPositions = 8192;
+
+/**
+ * Set the positions per block of a call with `fields` (tests: every block size gives the same
+ * bits); returns the previous value. @internal
+ */
+export function setFieldBlockPositions(positions: number): number {
+  const was = fieldBlockPositions;
+  fieldBlockPositions = positions;
+  return was;
+}
+
+/**
+ * policyLoss with only `fields` (docs/performance.md#fields): the rows run in blocks of about
+ * fieldBlockPositions positions (rowsOf: every row gives the bits it gives in the whole call),
+ * each block writing the asked-for `[B, T]` outputs in place and the others into memory reused
+ * from block to block; the sums are the whole call's, in row-major order. Returns null where
+ * {@link runRowBlocks} stops, and for the entropy bonus (its own `[B, T]` gradient): the whole call
+ * then decides. Runs on one thread.
+ */
+function evaluateFields(
+  fn: string,
+  cfg: ResolvedPolicyLossConfig,
+  opts: PolicyLossOptions,
+  planned: PlannedPolicyLoss,
+  fields: ReadonlySet<PolicyLossField>,
+): Partial<PolicyLossResult> | null {
+  if (cfg.entropyBonus !== null) return null;
+  const { plan } = planned;
+  const { B, T } = plan;
+  const n = B * T;
+  const given = callerArrays(fn, opts.out, n, planned.reads);
+  const want = OUTPUT_KEYS.filter((k) => fields.has(k));
+  const full = allocSome(n, want, given ?? {});
+  // Padding is written only into arrays that were not zero-filled by allocation.
+  const fresh = given === undefined;
+  const rows = Math.max(1, Math.min(B, Math.floor(fieldBlockPositions / Math.max(1, T))));
+  const spare = allocOutputs(rows * T, false);
+  const scalars = runRowBlocks(
+    cfg,
+    B,
+    T,
+    rows * T,
+    (b0, b1) => rowsOf(plan, b0, b1),
+    () => {},
+    (b0, b1) => {
+      const lo = b0 * T;
+      const hi = b1 * T;
+      const m = hi - lo;
+      const pick = <A extends Float64Array | Uint8Array>(x: A | undefined, s: A): A =>
+        (x === undefined ? s.subarray(0, m) : x.subarray(lo, hi)) as A;
+      return outputs(
+        pick(full.gradLogprobs, spare.grad),
+        pick(full.perTokenObjective, spare.objective),
+        pick(full.ratio, spare.ratio),
+        pick(full.clippedLow, spare.low),
+        pick(full.clippedHigh, spare.high),
+        fresh,
+      );
+    },
+  );
+  if (scalars === null) return null;
+  const matrix = <A>(data: A) => ({ rows: B, cols: T, data });
+  const all: Record<PolicyLossField, unknown> = {
+    loss: scalars.loss,
+    gradLogprobs: full.gradLogprobs && matrix(full.gradLogprobs),
+    perTokenObjective: full.perTokenObjective && matrix(full.perTokenObjective),
+    ratio: full.ratio && matrix(full.ratio),
+    clippedLow: full.clippedLow && matrix(full.clippedLow),
+    clippedHigh: full.clippedHigh && matrix(full.clippedHigh),
+    klLoss: scalars.klLoss,
+    entropyLoss: null,
+    gradEntropies: null,
+  };
+  const out: Record<string, unknown> = {};
+  for (const f of POLICY_LOSS_FIELDS) if (fields.has(f)) out[f] = all[f];
+  return out as Partial<PolicyLossResult>;
 }
 
 /** Streams converted by a call live in this memory until the next call (./kernel/inputScratch.ts). */
@@ -205,9 +381,9 @@ function checkPolicyLossOptions(fn: string, options: unknown): PolicyLossOptions
     throw fail(ConfigError, fn, "options", "an options object or undefined", fmtValue(options));
   }
   for (const key of Object.keys(options)) {
-    if (key !== "out" && key !== "threads" && key !== "global") {
+    if (key !== "out" && key !== "threads" && key !== "global" && key !== "fields") {
       const arg = `options.${key}`;
-      throw fail(ConfigError, fn, arg, "one of out, threads, global", "an unknown option");
+      throw fail(ConfigError, fn, arg, "one of out, threads, global, fields", "an unknown option");
     }
   }
   const { threads } = options as PolicyLossOptions;
@@ -379,9 +555,9 @@ function runRowBlocks(
   positions: number,
   planBlock: (b0: number, b1: number) => PolicyPlan | null,
   onBlock: (b0: number, b1: number, out: PolicyOutputs) => void,
+  outputsFor: (b0: number, b1: number) => PolicyOutputs = reusedOutputs(B, T, positions),
 ): PolicyLossScalars | null {
   const rows = Math.max(1, Math.min(B, Math.floor(positions / Math.max(1, T))));
-  const buf = allocOutputs(rows * T, false);
   const k = new Float64Array(cfg.kl === null ? 0 : T);
   const acc = new LossSums();
   const events = new Float64Array(EVENT_SLOTS);
@@ -389,15 +565,7 @@ function runRowBlocks(
     const b1 = Math.min(B, b0 + rows);
     const sub = planBlock(b0, b1);
     if (sub === null) return null;
-    const n = (b1 - b0) * T;
-    const out = outputs(
-      buf.grad.subarray(0, n),
-      buf.objective.subarray(0, n),
-      buf.ratio.subarray(0, n),
-      buf.low.subarray(0, n),
-      buf.high.subarray(0, n),
-      false,
-    );
+    const out = outputsFor(b0, b1);
     runBlock(sub, out, k, 0, Int32Array.of(0, b1 - b0), events, 0, (b) =>
       accumulateRow(sub, out.objective, b, acc, k, 0),
     );
@@ -415,6 +583,27 @@ function runRowBlocks(
   const loss = surrogate + cfg.kl.coef * klLoss;
   if (!Number.isFinite(klLoss) || !Number.isFinite(loss)) return null;
   return { loss, klLoss };
+}
+
+/** Outputs of one block of rows at a time, reused from block to block (policyLossBlocks). */
+function reusedOutputs(
+  B: number,
+  T: number,
+  positions: number,
+): (b0: number, b1: number) => PolicyOutputs {
+  const rows = Math.max(1, Math.min(B, Math.floor(positions / Math.max(1, T))));
+  const buf = allocOutputs(rows * T, false);
+  return (b0, b1) => {
+    const n = (b1 - b0) * T;
+    return outputs(
+      buf.grad.subarray(0, n),
+      buf.objective.subarray(0, n),
+      buf.ratio.subarray(0, n),
+      buf.low.subarray(0, n),
+      buf.high.subarray(0, n),
+      false,
+    );
+  };
 }
 
 /**

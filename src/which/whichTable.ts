@@ -138,7 +138,12 @@ export function whichTable(
       fmtValue(options),
     );
   }
-  const policyLoss = (config: PolicyLossConfig, b: PolicyLossInputs) => policyLossAs(fn, config, b);
+  // The table reads each row's loss and gradient, and the ratio of the first and the GSPO rows:
+  // only those are computed (fields, docs/performance.md#fields).
+  const policyLoss = (config: PolicyLossConfig, b: PolicyLossInputs) =>
+    policyLossAs(fn, config, b, { fields: ["loss", "gradLogprobs", "ratio"] });
+  const lossAndGrad = (config: PolicyLossConfig, b: PolicyLossInputs) =>
+    policyLossAs(fn, config, b, { fields: ["loss", "gradLogprobs"] });
   const first = policyLoss(
     { ratio: "token", surrogate: "pg_clip", clip: PPO_CLIP, aggregation: "seq_mean_token_mean" },
     batch,
@@ -192,14 +197,20 @@ export function whichTable(
   const grad = (g: Float64Array) => (options.keepGradients === true ? { gradLogprobs: g } : {});
   let gspoRatios = new Float64Array(B);
   const rows: WhichRow[] = specs.map((s) => {
-    const r = s.key === "seq_mean_token_mean" ? first : policyLoss(s.config, batch);
+    const withRatio =
+      s.key === "seq_mean_token_mean"
+        ? first
+        : s.key === "gspo"
+          ? policyLoss(s.config, batch)
+          : null;
+    const r = withRatio ?? lossAndGrad(s.config, batch);
     const mass = massOf(fn, s.key, r.gradLogprobs.data, B, T);
-    if (s.key === "gspo") {
+    if (s.key === "gspo" && withRatio !== null) {
       gspoRatios = new Float64Array(B);
       for (let b = 0; b < B; b++) {
         let t = 0;
         while (t < T - 1 && mask.data[b * T + t] !== 1) t++;
-        gspoRatios[b] = r.ratio.data[b * T + t] as number;
+        gspoRatios[b] = withRatio.ratio.data[b * T + t] as number;
       }
     }
     return {

@@ -68,6 +68,38 @@ export function allocOutputs(n: number, shared: boolean): PolicyOutputs {
   );
 }
 
+/** The `[B, T]` output arrays by their result names, as the caller may give or ask for them. @internal */
+export type OutputKey =
+  | "gradLogprobs"
+  | "perTokenObjective"
+  | "ratio"
+  | "clippedLow"
+  | "clippedHigh";
+
+/** Only some of the outputs, each full length (the others are not returned). @internal */
+export type SomeOutputs = {
+  -readonly [K in OutputKey]?: K extends "clippedLow" | "clippedHigh" ? Uint8Array : Float64Array;
+};
+
+/**
+ * Allocate the asked-for outputs of `n` positions in one zero-filled buffer, staggered as
+ * {@link allocOutputs} staggers all five; `given` ones are kept. @internal
+ */
+export function allocSome(n: number, want: readonly OutputKey[], given: SomeOutputs): SomeOutputs {
+  const make = want.filter((k) => given[k] === undefined);
+  const size = (k: OutputKey) => (k === "clippedLow" || k === "clippedHigh" ? n : n * 8) + STAGGER;
+  const buf = new ArrayBuffer(make.reduce((a, k) => a + size(k), 0));
+  const out: SomeOutputs = { ...given };
+  let at = 0;
+  // The float64 views first: their offsets stay multiples of 8.
+  for (const k of [...make].sort((a, b) => size(b) - size(a))) {
+    if (k === "clippedLow" || k === "clippedHigh") out[k] = new Uint8Array(buf, at, n);
+    else out[k] = new Float64Array(buf, at, n);
+    at += size(k);
+  }
+  return out;
+}
+
 const OUT_FIELDS = [
   ["gradLogprobs", Float64Array],
   ["perTokenObjective", Float64Array],
@@ -87,6 +119,29 @@ export function callerOutputs(
   n: number,
   reads: readonly ArrayBufferView[],
 ): PolicyOutputs | undefined {
+  const given = callerArrays(fn, out, n, reads);
+  if (given === undefined) return undefined;
+  const pick = <A>(v: A | undefined, make: () => A): A => (v === undefined ? make() : v);
+  return outputs(
+    pick(given.gradLogprobs, () => new Float64Array(n)),
+    pick(given.perTokenObjective, () => new Float64Array(n)),
+    pick(given.ratio, () => new Float64Array(n)),
+    pick(given.clippedLow, () => new Uint8Array(n)),
+    pick(given.clippedHigh, () => new Uint8Array(n)),
+    false,
+  );
+}
+
+/**
+ * The arrays of `options.out`, validated as {@link callerOutputs} validates them; undefined when
+ * none is given. @internal
+ */
+export function callerArrays(
+  fn: string,
+  out: unknown,
+  n: number,
+  reads: readonly ArrayBufferView[],
+): SomeOutputs | undefined {
   if (out === undefined || out === null) return undefined;
   if (typeof out !== "object" || Array.isArray(out)) {
     throw fail(ConfigError, fn, "options.out", "an object of output arrays", fmtValue(out));
@@ -130,15 +185,7 @@ export function callerOutputs(
     views.push(v);
   }
   if (views.length === 0) return undefined;
-  const pick = <A>(v: unknown, make: () => A): A => (v === undefined ? make() : (v as A));
-  return outputs(
-    pick(given.gradLogprobs, () => new Float64Array(n)),
-    pick(given.perTokenObjective, () => new Float64Array(n)),
-    pick(given.ratio, () => new Float64Array(n)),
-    pick(given.clippedLow, () => new Uint8Array(n)),
-    pick(given.clippedHigh, () => new Uint8Array(n)),
-    false,
-  );
+  return given as SomeOutputs;
 }
 
 function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {

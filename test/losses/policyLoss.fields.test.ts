@@ -1,0 +1,166 @@
+/**
+ * Enforces docs/performance.md#fields: `policyLoss(config, inputs, { fields })` returns exactly the
+ * fields asked for, each bitwise what the full call gives, for every combination of fields, every
+ * block size of the row loop and the whole algebra (the kernel's random batches with holes, junk
+ * and extreme values, and every registry algorithm); errors are the full call's; `out` is written
+ * in place; bad `fields` are refused by name.
+ */
+import fc from "fast-check";
+import { afterEach, describe, expect, it, test } from "vitest";
+import {
+  POLICY_LOSS_FIELDS,
+  type PolicyLossField,
+  type PolicyLossResult,
+  policyLoss,
+  setFieldBlockPositions,
+} from "../../src/losses/policyLoss.js";
+import { ALGORITHM_NAMES, ALGORITHMS } from "../../src/registry/index.js";
+import { drawBatch } from "../../src/verify/draw.js";
+import { FC_PARAMS } from "../_kit/index.js";
+import { policyBatches } from "../_kit/policyBatches.js";
+
+const defaultPositions = setFieldBlockPositions(8192);
+afterEach(() => {
+  setFieldBlockPositions(defaultPositions);
+});
+
+/** A result or its error, as text for errors. */
+function run(f: () => unknown): { ok: Record<string, unknown> } | { err: string } {
+  try {
+    return { ok: f() as Record<string, unknown> };
+  } catch (e) {
+    const x = e as Error & { code?: string };
+    return { err: `${x.constructor.name} ${x.code} ${x.message}` };
+  }
+}
+
+/** Bitwise equality of one field of two results (Object.is per element). */
+function sameField(a: unknown, b: unknown): boolean {
+  if (typeof a === "number" || a === null) return Object.is(a, b);
+  const x = (a as { data: ArrayLike<number> }).data;
+  const y = (b as { data: ArrayLike<number> } | null)?.data;
+  if (y === undefined || x.length !== y.length) return false;
+  if (x.constructor !== (y as object).constructor) return false;
+  for (let i = 0; i < x.length; i++) if (!Object.is(x[i], y[i])) return false;
+  return true;
+}
+
+const subsets = fc.subarray([...POLICY_LOSS_FIELDS], { minLength: 1 });
+
+/** The fields call against the full call: the same error, or exactly the asked fields, bitwise. */
+function expectFieldsOf(
+  full: () => PolicyLossResult,
+  some: (fields: PolicyLossField[]) => unknown,
+  fields: PolicyLossField[],
+  label: string,
+): "ok" | "err" {
+  const want = run(full);
+  const got = run(() => some(fields));
+  if ("err" in want || "err" in got) {
+    expect("err" in got ? got.err : "a result", label).toBe("err" in want ? want.err : "a result");
+    return "err";
+  }
+  expect(Object.keys(got.ok), label).toEqual(POLICY_LOSS_FIELDS.filter((f) => fields.includes(f)));
+  for (const f of fields) expect(sameField(got.ok[f], want.ok[f]), `${label}: ${f}`).toBe(true);
+  return "ok";
+}
+
+describe("policyLoss fields", () => {
+  it("property: every combination of fields, at every block size, is bitwise the full call on the fields it returns, and errors are the full call's (the kernel's random batches: holes, junk, extreme values, every ratio × surrogate × aggregation × IS × KL)", () => {
+    const seen = { ok: 0, err: 0 };
+    fc.assert(
+      fc.property(
+        policyBatches,
+        subsets,
+        fc.integer({ min: 1, max: 40 }),
+        ({ config, inputs }, fields, positions) => {
+          setFieldBlockPositions(positions);
+          seen[
+            expectFieldsOf(
+              () => policyLoss(config, inputs),
+              (f) => policyLoss(config, inputs, { fields: f }),
+              fields,
+              `${JSON.stringify(config)} fields ${fields} positions ${positions}`,
+            )
+          ]++;
+        },
+      ),
+      { ...FC_PARAMS, numRuns: FC_PARAMS.numRuns * 10 },
+    );
+    // Both sides of the comparison were exercised.
+    expect(seen.ok).toBeGreaterThan(50);
+    expect(seen.err).toBeGreaterThan(5);
+  });
+
+  test.each(ALGORITHM_NAMES)(
+    "identity: %s with every single field and with loss and gradLogprobs, blocks of one row and of several, is bitwise the full call",
+    (name) => {
+      const drawn = drawBatch(17, [6, 9]);
+      const inputs = { ...drawn, advantages: drawn.advantages.map((row) => row[0] as number) };
+      // An open generation budget (dr_grpo's normLen null) is set to T, as `polgrad loss` does.
+      const loss = ALGORITHMS[name].loss;
+      const config =
+        loss.aggregation === "token_sum_norm" ? { ...loss, normLen: loss.normLen ?? 9 } : loss;
+      for (const positions of [9, 30, 8192]) {
+        setFieldBlockPositions(positions);
+        for (const fields of [
+          ...POLICY_LOSS_FIELDS.map((f) => [f]),
+          ["loss", "gradLogprobs"] as PolicyLossField[],
+        ]) {
+          expect(
+            expectFieldsOf(
+              () => policyLoss(config, inputs),
+              (f) => policyLoss(config, inputs, { fields: f }),
+              fields,
+              `${name} ${fields} positions ${positions}`,
+            ),
+          ).toBe("ok");
+        }
+      }
+    },
+  );
+
+  it("golden: the result type and object hold only the fields asked for, and out arrays of asked fields are written in place", () => {
+    const drawn = drawBatch(3, [4, 6]);
+    const inputs = { ...drawn, advantages: drawn.advantages.map((row) => row[0] as number) };
+    const config = ALGORITHMS.dapo.loss;
+    const grad = new Float64Array(24);
+    const r = policyLoss(config, inputs, {
+      fields: ["loss", "gradLogprobs"],
+      out: { gradLogprobs: grad },
+    });
+    expect(Object.keys(r)).toEqual(["loss", "gradLogprobs"]);
+    expect(r.gradLogprobs.data).toBe(grad);
+    // @ts-expect-error ratio was not asked for: the result type has no such field
+    expect(r.ratio).toBeUndefined();
+    const full = policyLoss(config, inputs);
+    expect(Object.is(r.loss, full.loss)).toBe(true);
+    expect(Array.from(grad)).toEqual(Array.from(full.gradLogprobs.data));
+    // Only what is asked for is allocated: one buffer holding the gradient (and its 520-byte
+    // stagger), where the full call's holds all five outputs.
+    const lean = policyLoss(config, inputs, { fields: ["loss", "gradLogprobs"] });
+    expect(lean.gradLogprobs.data.buffer.byteLength).toBe(24 * 8 + 520);
+    expect(full.gradLogprobs.data.buffer.byteLength).toBe(3 * (24 * 8 + 520) + 2 * (24 + 520));
+  });
+
+  it("rejects: fields that are not a non-empty array of result fields (with did-you-mean), and out for a field not asked for", () => {
+    const drawn = drawBatch(3, [2, 3]);
+    const inputs = { ...drawn, advantages: drawn.advantages.map((row) => row[0] as number) };
+    const config = ALGORITHMS.dapo.loss;
+    const call = (options: unknown) => () =>
+      policyLoss(config, inputs, options as { fields: PolicyLossField[] });
+    expect(call({ fields: [] })).toThrow(
+      /^policyLoss: options\.fields must be a non-empty array of result fields \(loss, gradLogprobs/,
+    );
+    expect(call({ fields: "loss" })).toThrow(/options\.fields must be a non-empty array/);
+    expect(call({ fields: ["loss", "gradLogprob"] })).toThrow(
+      /options\.fields\[1\] must be one of .*got "gradLogprob" \(did you mean "gradLogprobs"\?\)/,
+    );
+    expect(call({ fields: ["loss"], out: { ratio: new Float64Array(6) } })).toThrow(
+      /^policyLoss: options\.out\.ratio must be given only for a field listed in options\.fields; got ratio, which is not asked for/,
+    );
+    expect(call({ feilds: ["loss"] })).toThrow(
+      /options\.feilds must be one of out, threads, global, fields/,
+    );
+  });
+});
