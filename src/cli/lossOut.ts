@@ -18,12 +18,35 @@ import type { GlobalNormalizer } from "../aggregate/effectiveTokenWeights.js";
 import type { Batch, BatchWarning } from "../io/batch.js";
 import type { NameOptions } from "../io/names.js";
 import type { PolicyLossConfig } from "../losses/config.js";
+import { POLICY_LOSS_FIELDS, type PolicyLossField } from "../losses/fields.js";
 import type { PolicyOutputs } from "../losses/kernel/outputs.js";
 import type { PolicyLossScalars } from "../losses/policyLoss.js";
+import { snakeCase } from "../report/wire.js";
 import { type SourceDocument, sourceDocument } from "./batchInput.js";
 import type { CommandIO, OptionValues } from "./command.js";
+import { fieldsOption } from "./commands/lossOptions.js";
 import { writeJson } from "./output.js";
 import { type TensorsFileInfo, WIDEST_NUMBER } from "./tensorsOut.js";
+
+/**
+ * A loss document with only the result fields `--fields` asks for (all without it) and, with it,
+ * `fields`: the names asked for, after `config`. Its other keys (config, source) are kept.
+ * @internal
+ */
+export function pickWireFields(
+  doc: object,
+  fields: ReadonlySet<PolicyLossField> | undefined,
+): Record<string, unknown> {
+  if (fields === undefined) return { ...doc };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(doc)) {
+    if ((POLICY_LOSS_FIELDS as readonly string[]).includes(k) && !fields.has(k as PolicyLossField))
+      continue;
+    out[k] = v;
+    if (k === "config") out.fields = POLICY_LOSS_FIELDS.filter((f) => fields.has(f)).map(snakeCase);
+  }
+  return out;
+}
 
 /** Positions per block: 2^16 (1.7 MB of outputs), rows of at least one. */
 const BLOCK_POSITIONS = 1 << 16;
@@ -255,13 +278,20 @@ async function writeByRows(
   const { openSafetensorsRows } = await import("../io/writeSafetensors.js");
   const { LossTextSummary, renderLossSummary } = await import("../report/lossText.js");
   const shape = [B, T] as const;
-  const layout = {
+  const fields = fieldsOption(values);
+  const all = {
     grad_logprobs: { dtype: "F64", shape },
     per_token_objective: { dtype: "F64", shape },
     ratio: { dtype: "F64", shape },
     clipped_low: { dtype: "BOOL", shape },
     clipped_high: { dtype: "BOOL", shape },
   } as const;
+  // --fields: only the tensors asked for are written.
+  const asked = (name: keyof typeof all): boolean =>
+    fields === undefined || POLICY_LOSS_FIELDS.some((f) => fields.has(f) && snakeCase(f) === name);
+  const layout = Object.fromEntries(
+    Object.entries(all).filter(([name]) => asked(name as keyof typeof all)),
+  ) as Partial<typeof all>;
   const metadata = (loss: string) => ({ polgrad_command: "loss", loss });
   const summary = new LossTextSummary(B, T);
   // A holder, not a `let`: TypeScript does not see the callback assign it.
@@ -272,11 +302,11 @@ async function writeByRows(
       // Opened at the first block: structural errors (thrown before it) leave no file behind.
       open.writer ??= openSafetensorsRows(path, layout, metadata(WIDEST_NUMBER));
       const writer = open.writer;
-      writer.writeRows("grad_logprobs", b0, out.grad);
-      writer.writeRows("per_token_objective", b0, out.objective);
-      writer.writeRows("ratio", b0, out.ratio);
-      writer.writeRows("clipped_low", b0, out.low);
-      writer.writeRows("clipped_high", b0, out.high);
+      if (asked("grad_logprobs")) writer.writeRows("grad_logprobs", b0, out.grad);
+      if (asked("per_token_objective")) writer.writeRows("per_token_objective", b0, out.objective);
+      if (asked("ratio")) writer.writeRows("ratio", b0, out.ratio);
+      if (asked("clipped_low")) writer.writeRows("clipped_low", b0, out.low);
+      if (asked("clipped_high")) writer.writeRows("clipped_high", b0, out.high);
       if (!values.json) summary.addRows(b0, mask, out.ratio, out.low, out.high, out.grad);
     });
   } catch (e) {
@@ -304,7 +334,7 @@ async function writeByRows(
       gradEntropies: null,
       source: batchSource(),
     };
-    writeJson(io, "loss", { ...kept, tensorsFile: file });
+    writeJson(io, "loss", { ...pickWireFields(kept, fields), tensorsFile: file });
   } else {
     const { safeText } = await import("../core/message.js");
     const text = renderLossSummary(config, source, batchSource().path, result, summary, io.width);

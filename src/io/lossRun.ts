@@ -8,6 +8,7 @@ import type { PolicyLossConfig } from "../losses/config.js";
 import { type PapoResult, papoLoss } from "../losses/papo.js";
 import type { PapoConfig } from "../losses/papoConfig.js";
 import {
+  type PolicyLossField,
   type PolicyLossInputs,
   type PolicyLossOptions,
   type PolicyLossResult,
@@ -70,13 +71,19 @@ export function papoOfRegistry(config: PapoConfig): {
 export function policyLossRun(
   config: PolicyLossConfig,
   batch: PolicyLossInputs,
-  options: { readonly threads: number; readonly global: PolicyLossOptions["global"] | undefined },
-): PolicyLossRun {
-  const { threads, global } = options;
-  const result = policyLoss(config, batch, {
-    threads,
-    ...(global === undefined ? {} : { global }),
-  });
+  options: {
+    readonly threads: number;
+    readonly global: PolicyLossOptions["global"] | undefined;
+    /** Only these fields (policyLoss's `fields`); undefined: every field. */
+    readonly fields?: ReadonlySet<PolicyLossField> | undefined;
+  },
+): PolicyLossRun | ({ readonly config: PolicyLossConfigJson } & Partial<PolicyLossResult>) {
+  const { threads, global, fields } = options;
+  const common = { threads, ...(global === undefined ? {} : { global }) };
+  const result =
+    fields === undefined
+      ? policyLoss(config, batch, common)
+      : policyLoss(config, batch, { ...common, fields: [...fields] });
   return { config: policyLossConfigToJson(config), ...result };
 }
 

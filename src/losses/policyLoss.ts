@@ -44,9 +44,11 @@ import {
   ROW_OK,
 } from "./kernel/policyRows.js";
 
+export { POLICY_LOSS_FIELDS, type PolicyLossField } from "./fields.js";
 export { POLICY_LOSS_INPUTS, type PolicyLossInputs } from "./inputs.js";
 export type { PolicyLossOut } from "./kernel/outputs.js";
 
+import { POLICY_LOSS_FIELDS, type PolicyLossField } from "./fields.js";
 import type { PolicyLossInputs } from "./inputs.js";
 
 /** Result of {@link policyLoss}. Every `[B, T]` field follows the masked-position contract. */
@@ -78,21 +80,13 @@ export interface PolicyLossResult {
   readonly gradEntropies: Matrix | null;
 }
 
-/** A field of {@link PolicyLossResult}: what `options.fields` may ask for. */
-export type PolicyLossField = keyof PolicyLossResult;
-
-/** Every field of {@link PolicyLossResult}, in its order. */
-export const POLICY_LOSS_FIELDS: readonly PolicyLossField[] = Object.freeze([
-  "loss",
-  "gradLogprobs",
-  "perTokenObjective",
-  "ratio",
-  "clippedLow",
-  "clippedHigh",
-  "klLoss",
-  "entropyLoss",
-  "gradEntropies",
-] as const);
+/** The fields `options.fields` names (./fields.ts) are exactly the result's keys: else this fails to compile. */
+const FIELDS_ARE_THE_RESULT: [PolicyLossField] extends [keyof PolicyLossResult]
+  ? [keyof PolicyLossResult] extends [PolicyLossField]
+    ? true
+    : never
+  : never = true;
+void FIELDS_ARE_THE_RESULT;
 
 /** Options of {@link policyLoss}. */
 export interface PolicyLossOptions {

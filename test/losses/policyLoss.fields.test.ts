@@ -134,6 +134,8 @@ describe("policyLoss fields", () => {
     // @ts-expect-error ratio was not asked for: the result type has no such field
     expect(r.ratio).toBeUndefined();
     const full = policyLoss(config, inputs);
+    // The fields are the full result's keys, in its order.
+    expect(Object.keys(full)).toEqual(POLICY_LOSS_FIELDS);
     expect(Object.is(r.loss, full.loss)).toBe(true);
     expect(Array.from(grad)).toEqual(Array.from(full.gradLogprobs.data));
     // Only what is asked for is allocated: one buffer holding the gradient (and its 520-byte

@@ -1,7 +1,7 @@
 /** `polgrad loss`: evaluate one policy-loss configuration on a batch file. */
 
 import type { PerceptionJson } from "../../io/configJson.js";
-import type { LossConfigOfJson } from "../../io/lossRun.js";
+import type { LossConfigOfJson, PolicyLossRun } from "../../io/lossRun.js";
 import type { PolicyLossConfig } from "../../losses/config.js";
 import type { PapoConfig } from "../../losses/papoConfig.js";
 import type { AlgorithmSpec } from "../../registry/spec.js";
@@ -20,6 +20,7 @@ import {
   asFlags,
   checkNoReleaseFlags,
   checkOneSettingsSource,
+  fieldsOption,
   globalOption,
   isReleaseRun,
   LOSS_OPTIONS,
@@ -54,7 +55,7 @@ export const lossCommand: Command = {
   name: "loss",
   summary: "Evaluate a policy loss and its closed-form gradient on a batch file.",
   usage:
-    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID [--mask-dtype DTYPE]) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--global-tokens N] [--global-rows N] [--dp-size D] [--threads N] [--out FILE.safetensors] [--json]",
+    "loss (--config JSON|@file.json|- | --algorithm NAME | --framework ID [--mask-dtype DTYPE]) --batch FILE|DIR|- [--names MAP] [--norm-len N] [--global-tokens N] [--global-rows N] [--dp-size D] [--threads N] [--out FILE.safetensors] [--json] [--fields F,...]",
   options: LOSS_OPTIONS,
   async run(values, _p, io) {
     checkOneStdin(FN, values);
@@ -90,6 +91,7 @@ async function runPolicy(
   const threads = intOption(values, "threads", "loss") ?? 1;
   await import("../../node/registerThreads.js");
   const global = globalOption(values);
+  const fields = fieldsOption(values);
   const out = threads === 1 && typeof values.out === "string" ? values.out : undefined;
   if (out !== undefined && typeof values.batch === "string" && values.batch !== "-") {
     // A safetensors file never whole in memory: read, evaluated and written by row blocks
@@ -110,10 +112,25 @@ async function runPolicy(
   }
   // One thread unless asked (docs/performance.md#threads).
   const { policyLossRun } = await import("../../io/lossRun.js");
-  const result = await asFlags(async () => policyLossRun(config, batch, { threads, global }));
+  // --fields with --json alone: only those fields are computed. With --out the text summary (and
+  // so the whole result) is made, and only the fields asked for are written.
+  const computed = typeof values.out === "string" ? undefined : fields;
+  const result = await asFlags(async () =>
+    policyLossRun(config, batch, { threads, global, fields: computed }),
+  );
   const { renderLossText } = await import("../../report/lossText.js");
-  return emit(values, io, { ...result, source: sourceDocument(batch.source) }, () =>
-    renderLossText(config, source, batch.source.path, result, batch.responseMask, io.width),
+  const { pickWireFields } = await import("../lossOut.js");
+  const doc = { ...pickWireFields(result, fields), source: sourceDocument(batch.source) };
+  // The text is printed only without --json: then the result is whole (--fields needs --json or --out).
+  return emit(values, io, doc, () =>
+    renderLossText(
+      config,
+      source,
+      batch.source.path,
+      result as PolicyLossRun,
+      batch.responseMask,
+      io.width,
+    ),
   );
 }
 

@@ -6,7 +6,10 @@
  */
 import type { GlobalNormalizer } from "../../aggregate/effectiveTokenWeights.js";
 import { fmtValue } from "../../core/message.js";
+import { closestNames, didYouMean } from "../../core/names.js";
 import { ConfigError, UsageError } from "../../errors.js";
+import { POLICY_LOSS_FIELDS, type PolicyLossField } from "../../losses/fields.js";
+import { snakeCase } from "../../report/wire.js";
 import { NAME_OPTIONS } from "../batchInput.js";
 import type { OptionSpec, OptionValues } from "../command.js";
 import { intOption } from "../output.js";
@@ -98,8 +101,45 @@ export const LOSS_OPTIONS: Readonly<Record<string, OptionSpec>> = {
     description:
       "write the [B, T] results (gradients, per-token objective, ratios, clip flags) to a safetensors file; --json then keeps the scalars and names the file",
   },
+  fields: {
+    type: "string",
+    argument: "F,...",
+    description: `with --json or --out, a policy loss's result fields to compute and give, and no others (${POLICY_LOSS_FIELDS.map(snakeCase).join(", ")})`,
+  },
   json: { type: "boolean", description: "print one JSON document with every result field" },
 };
+
+/**
+ * `--fields F,...`: the result fields asked for, by their wire names (docs/cli.md#fields), or
+ * undefined without the flag. A usage error without --json or --out (the text summary reads the
+ * ratio, the clip flags and the gradient), for an unknown name (with did-you-mean) or an empty list.
+ */
+export function fieldsOption(values: OptionValues): ReadonlySet<PolicyLossField> | undefined {
+  const v = values.fields;
+  if (v === undefined) return undefined;
+  if (values.json !== true && values.out === undefined)
+    throw new UsageError(
+      FN,
+      "--fields",
+      `${FN}: --fields chooses the fields of --json and --out (the text summary reads the ratio, the clip flags and the gradient); got --fields without either`,
+    );
+  const wire = POLICY_LOSS_FIELDS.map(snakeCase);
+  const names = String(v)
+    .split(",")
+    .map((x) => x.trim());
+  const set = new Set<PolicyLossField>();
+  for (const name of names) {
+    const at = wire.indexOf(name);
+    if (at < 0)
+      throw new UsageError(
+        FN,
+        "--fields",
+        `${FN}: --fields must list result fields (${wire.join(", ")}); got ${fmtValue(name)}${didYouMean(closestNames(name, wire))}`,
+      );
+    set.add(POLICY_LOSS_FIELDS[at] as PolicyLossField);
+  }
+  return set;
+}
 
 /** Whether `--framework` names a release (a bare REF, or with `--framework-config`): a framework config. */
 export function isReleaseRun(values: OptionValues): boolean {
@@ -139,11 +179,11 @@ export function checkOneSettingsSource(values: OptionValues): void {
   }
 }
 
-/** `--threads` runs policyLoss's row blocks and `--global-*` shape its aggregation; the other evaluations have neither. */
+/** `--threads` runs policyLoss's row blocks, `--global-*` shape its aggregation and `--fields` picks its result fields; the other evaluations have none of them. */
 export function policyOnly(values: OptionValues, what: string): void {
   // --global-* and --dp-size too: a framework model's normaliser is frozen at its pin, and PAPO
   // has no global context yet; silently ignoring them would print a loss they did not shape.
-  for (const flag of ["threads", "global-tokens", "global-rows", "dp-size"]) {
+  for (const flag of ["threads", "global-tokens", "global-rows", "dp-size", "fields"]) {
     if (values[flag] === undefined) continue;
     throw new UsageError(
       FN,
