@@ -12,3 +12,4 @@ export interface FloorOutputs {
 
 export function floorOutputs(n: number): FloorOutputs;
 export function floorPass(batch: BenchBatch, out: FloorOutputs, fresh: boolean): number;
+export function floorPassGrad(batch: BenchBatch, grad: Float64Array): number;

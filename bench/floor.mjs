@@ -87,3 +87,42 @@ export function floorPass(batch, out, fresh) {
   }
   return s * w;
 }
+
+/**
+ * The floor for the fields `["loss", "gradLogprobs"]` (issue 36): dapo's loss and gradient in one
+ * plain pass, reading lp, old and the mask, one exp per response token, writing only the
+ * gradient into `grad` (fresh: zero-filled, so padding needs no write). The same arithmetic as
+ * {@link floorPass}, without the ratio, the objective and the clip flags. Returns the loss.
+ */
+export function floorPassGrad(batch, grad) {
+  const { B, T, logprobs: lp, oldLogprobs: old, mask: m, advantages: adv, valid } = batch;
+  const lo = 1 - 0.2;
+  const hi = 1 + 0.28;
+  const w = 1 / valid;
+  let s = 0;
+  for (let b = 0; b < B; b++) {
+    const a = adv[b];
+    const g = -w * a;
+    const o = b * T;
+    for (let i = o; i < o + T; i++) {
+      if (m[i] !== 1) continue;
+      const r = Math.exp(lp[i] - old[i]);
+      const ra = r * a;
+      let ell;
+      let d = 0;
+      if (r > lo && r < hi) {
+        ell = -ra;
+        d = g * r;
+      } else {
+        const ca = (r < lo ? lo : hi) * a;
+        if (ra < ca) {
+          ell = -ra;
+          d = g * r;
+        } else ell = -ca;
+      }
+      grad[i] = d;
+      s += ell;
+    }
+  }
+  return s * w;
+}

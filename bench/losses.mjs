@@ -11,7 +11,7 @@ import { benchDiagnose } from "./_diagnose.mjs";
 import { PEER_HOW_TO, peerMissing, startPeer } from "./_peer.mjs";
 import { interleave, median, timeSync } from "./_timing.mjs";
 import { makeBatch, nestedInputs, parseSize, typedInputs, writeBatchNpy } from "./cases.mjs";
-import { floorOutputs, floorPass } from "./floor.mjs";
+import { floorOutputs, floorPass, floorPassGrad } from "./floor.mjs";
 // polgrad's benchmark (docs/performance.md): loss + gradient through the public API (dist/) for
 // four registered configs on deterministic ragged and full batches, in typed and nested input
 // forms, beside the bare exp pass and, when present, polgrad 0.2.0 on PyTorch, interleaved
@@ -19,7 +19,7 @@ import { floorOutputs, floorPass } from "./floor.mjs";
 //   node bench/losses.mjs [--quick] [--rounds N] [--sizes 64x4096,…] [--configs dapo,…]
 //                         [--fills ragged,full] [--only losses,cli,diagnose] [--no-peer]
 //                         [--cli-size BxT] [--diagnose-steps N] [--seed N] [--json FILE]
-import { targetVerdicts } from "./targets.mjs";
+import { fieldsVerdicts, targetVerdicts } from "./targets.mjs";
 
 const { values: opt } = parseArgs({
   options: {
@@ -62,6 +62,16 @@ const THREADS = [1, 2];
 const threadLabel = (t) => String(t);
 const callOurs = (config, inputs, threads, out) =>
   policyLoss(config, inputs, out === undefined ? { threads } : { threads, out });
+/** What torch's loss.backward() returns, and no more (issue 36): `fields: ["loss", "gradLogprobs"]`. */
+const LOSS_AND_GRAD = ["loss", "gradLogprobs"];
+const callFields = (config, inputs, threads, grad) =>
+  policyLoss(
+    config,
+    inputs,
+    grad === undefined
+      ? { threads, fields: LOSS_AND_GRAD }
+      : { threads, fields: LOSS_AND_GRAD, out: { gradLogprobs: grad } },
+  );
 
 /** Output arrays for B·T positions, reused call after call (the `out` option's use). */
 function reusedOutputs(n) {
@@ -238,6 +248,17 @@ async function benchLosses() {
               },
             },
             { name: "out", run: () => timed(() => callOurs(config, typed, threads, out)) },
+            // Issue 36: the loss and the gradient only, fresh and into a reused gradient, beside
+            // the floor for those fields (dapo's gradient in one plain pass into fresh memory).
+            { name: "fields", run: () => timed(() => callFields(config, typed, threads)) },
+            {
+              name: "fieldsOut",
+              run: () => timed(() => callFields(config, typed, threads, out.gradLogprobs)),
+            },
+            {
+              name: "floorFields",
+              run: () => timed(() => floorPassGrad(batch, new Float64Array(n))),
+            },
           ];
           if (peer !== null)
             arms.push({
@@ -282,6 +303,10 @@ async function benchLosses() {
             },
             typed: side(t.typed),
             out: side(t.out),
+            fields: side(t.fields),
+            fieldsOut: side(t.fieldsOut),
+            floorFields: side(t.floorFields),
+            fieldsOverFloor: t.fields.median / t.floorFields.median,
             nested: side(t.nested),
             nestedOverTyped: t.nested.median / t.typed.median,
             peer: peer === null ? null : { threads: peerThreads, ...side(t.peer) },
@@ -294,6 +319,9 @@ async function benchLosses() {
                     nested: t.peer.median / t.nested.median,
                     floor: t.peer.median / t.floor.median,
                     floorOut: t.peer.median / t.floorOut.median,
+                    fields: t.peer.median / t.fields.median,
+                    fieldsOut: t.peer.median / t.fieldsOut.median,
+                    floorFields: t.peer.median / t.floorFields.median,
                   },
             agreement,
           };
@@ -321,6 +349,9 @@ async function benchLosses() {
               times(row.ratio?.nested).padStart(7),
               ` ${agree}${agreement.nestedBitwise ? "" : " (nested differs!)"}`,
             ].join("  "),
+          );
+          say(
+            `        fields loss,gradLogprobs: ${fmt(row.fields.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.fields)} torch), into a reused gradient ${fmt(row.fieldsOut.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.fieldsOut)}); the floor for these fields ${fmt(row.floorFields.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.floorFields)} torch), ours ${fmt(row.fieldsOverFloor)}× the floor`,
           );
         }
       }
@@ -380,7 +411,13 @@ if (sections.has("diagnose")) {
     );
 }
 
-// Issue 12's targets, judged from this run (bench/targets.mjs).
+// Issue 36's targets (the loss and the gradient only, against torch's loss.backward()), then
+// issue 12's, judged from this run (bench/targets.mjs).
+doc.fieldsVerdicts = fieldsVerdicts(doc);
+say("");
+say("targets (issue 36: fields loss,gradLogprobs), this run:");
+for (const v of doc.fieldsVerdicts)
+  say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
 doc.verdicts = targetVerdicts(doc);
 say("");
 say("targets (issue 12), this run:");

@@ -13,3 +13,13 @@ export interface Verdict {
 }
 
 export function targetVerdicts(doc: unknown): Verdict[];
+
+/** One of issue 36's targets (the fields loss and gradLogprobs) judged from a bench document. */
+export interface FieldsVerdict {
+  readonly target: string;
+  readonly measured: string;
+  /** null: this run did not measure it (no peer, no 256x8192 row). */
+  readonly met: boolean | null;
+}
+
+export function fieldsVerdicts(doc: unknown): FieldsVerdict[];

@@ -128,3 +128,43 @@ export function targetVerdicts(doc) {
     },
   ];
 }
+
+/**
+ * Issue 36's loss targets (docs/performance.md#the-verdicts), from the rows' `fields` arms: the
+ * loss and the gradient only (what torch's loss.backward() returns), one thread, 256×8192. A row
+ * meets the fresh target at ≥ 2× torch, or, where the floor pass for the same fields is itself
+ * under 2.2× torch (a token-ratio config; GSPO's floor bounds nothing), at ≥ 1.5× torch within
+ * 1.1× of that floor. `measured` lists each row.
+ */
+export function fieldsVerdicts(doc) {
+  const rows = at(doc.rows ?? [], 1).filter((r) => r.fields !== undefined);
+  const peered = rows.filter((r) => r.ratio !== null && r.ratio !== undefined);
+  const label = (r) => `${r.config} ${r.fill}`;
+  const list = (rs, f) =>
+    rs.length === 0 ? "not measured" : rs.map((r) => `${label(r)} ${f(r)}`).join(", ");
+  const floorBounds = (r) => TOKEN_RATIO.has(r.config) && r.ratio.floorFields < 2.2;
+  const freshMet = (r) =>
+    r.ratio.fields >= 2 || (floorBounds(r) && r.ratio.fields >= 1.5 && r.fieldsOverFloor <= 1.1);
+  const floored = rows.filter((r) => TOKEN_RATIO.has(r.config));
+  return [
+    {
+      target:
+        "loss + gradient ≥ 2× torch, fresh, one thread, 256x8192 (or ≥ 1.5× within 1.1× of a floor under 2.2×)",
+      measured: list(
+        peered,
+        (r) => `${times(r.ratio.fields)} (floor ${times(r.ratio.floorFields)})`,
+      ),
+      met: all(peered, freshMet),
+    },
+    {
+      target: "loss + gradient into a reused gradient (out) ≥ 3× torch, one thread, 256x8192",
+      measured: list(peered, (r) => times(r.ratio.fieldsOut)),
+      met: all(peered, (r) => r.ratio.fieldsOut >= 3),
+    },
+    {
+      target: "the library within 1.2× of the floor pass for the same fields (256x8192)",
+      measured: list(floored, (r) => `${r.fieldsOverFloor.toFixed(2)}×`),
+      met: all(floored, (r) => r.fieldsOverFloor <= 1.2),
+    },
+  ];
+}

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { makeBatch, typedInputs } from "../../bench/cases.mjs";
-import { floorOutputs, floorPass } from "../../bench/floor.mjs";
+import { floorOutputs, floorPass, floorPassGrad } from "../../bench/floor.mjs";
 import { getAlgorithm, policyLoss } from "../../src/index.js";
 
 const same = (a: ArrayLike<number>, b: ArrayLike<number>): boolean =>
@@ -42,6 +42,20 @@ describe("floorPass", () => {
       expect(same(out.high, want.clippedHigh.data)).toBe(true);
       // The batch clips on both sides, so the flags' branch is exercised.
       expect(out.low.includes(1) && out.high.includes(1)).toBe(true);
+      expect(Math.abs(loss - want.loss)).toBeLessThanOrEqual(1e-12 * Math.abs(want.loss));
+    },
+  );
+
+  test.each(["ragged", "full"] as const)(
+    "identity: the floor for the fields loss and gradLogprobs gives dapo's gradient bitwise and its loss within rounding (%s rows)",
+    (fill) => {
+      const B = 16;
+      const T = 1024;
+      const batch = makeBatch(B, T, fill, 3);
+      const want = policyLoss(getAlgorithm("dapo").loss, typedInputs(batch));
+      const grad = new Float64Array(B * T);
+      const loss = floorPassGrad(batch, grad);
+      expect(same(grad, want.gradLogprobs.data)).toBe(true);
       expect(Math.abs(loss - want.loss)).toBeLessThanOrEqual(1e-12 * Math.abs(want.loss));
     },
   );

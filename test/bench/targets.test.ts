@@ -4,7 +4,7 @@
  * no row measured it, and only the 256x8192 rows count for the loss targets.
  */
 import { describe, expect, test } from "vitest";
-import { targetVerdicts } from "../../bench/targets.mjs";
+import { fieldsVerdicts, targetVerdicts } from "../../bench/targets.mjs";
 
 /** A row of the bench document with the fields the verdicts read. */
 function row(
@@ -132,5 +132,51 @@ describe("targetVerdicts with the floor pass", () => {
   test("golden: rows without the floor (an older document) give no bound", () => {
     const v = targetVerdicts({ rows: [row("dapo", 256, 8192, 1, 2, 1, 0.2)] });
     expect(v.map((x) => [x.bound, x.reachable])).toEqual(Array(6).fill([null, null]));
+  });
+});
+
+/** A 256×8192 one-thread row of the fields arms: torch over ours, over ours into out, over the floor; ours over the floor. */
+function fieldsRow(
+  config: string,
+  fields: number,
+  fieldsOut: number,
+  floorFields: number,
+  fieldsOverFloor: number,
+) {
+  return {
+    config,
+    fill: "ragged",
+    B: 256,
+    T: 8192,
+    threads: 1,
+    fields: {},
+    fieldsOverFloor,
+    ratio: { fields, fieldsOut, floorFields },
+  };
+}
+
+describe("fieldsVerdicts", () => {
+  test("golden: ≥ 2× torch passes; under 2× passes only where the floor is under 2.2× torch and ours is ≥ 1.5× within 1.1× of it; GSPO has no floor; out ≥ 3×; ours within 1.2× of the floor", () => {
+    const verdicts = (...rows: ReturnType<typeof fieldsRow>[]) =>
+      fieldsVerdicts({ rows }).map((v) => v.met);
+    // 2.0× fresh, 3.0× out, ours 1.2× the floor: every target met.
+    expect(verdicts(fieldsRow("dapo", 2.0, 3.0, 2.4, 1.2))).toEqual([true, true, true]);
+    // 1.6× with a floor at 2.1× torch (under 2.2×), ours 1.1× the floor: met; 1.11× the floor: not.
+    expect(verdicts(fieldsRow("cispo", 1.6, 3.0, 2.1, 1.1))[0]).toBe(true);
+    expect(verdicts(fieldsRow("cispo", 1.6, 3.0, 2.1, 1.11))[0]).toBe(false);
+    // 1.6× with the floor at 2.2× torch: the floor does not excuse it.
+    expect(verdicts(fieldsRow("grpo", 1.6, 3.0, 2.2, 1.05))[0]).toBe(false);
+    // Below 1.5× is never met; GSPO's floor bounds nothing, so 1.9× is not met.
+    expect(verdicts(fieldsRow("dapo", 1.49, 3.0, 1.6, 1.0))[0]).toBe(false);
+    expect(verdicts(fieldsRow("gspo", 1.9, 3.0, 1.0, 1.0))[0]).toBe(false);
+    // out 2.99×: not met; ours 1.21× the floor: not met (GSPO rows are not judged against it).
+    expect(verdicts(fieldsRow("dapo", 2, 2.99, 2.4, 1.21)).slice(1)).toEqual([false, false]);
+    expect(verdicts(fieldsRow("gspo", 2, 3, 2.4, 9))[2]).toBe(null);
+    // No peer: the two torch targets are unmeasured.
+    expect(
+      fieldsVerdicts({ rows: [{ ...fieldsRow("dapo", 2, 3, 2.4, 1), ratio: null }] }).map(
+        (v) => v.met,
+      ),
+    ).toEqual([null, null, true]);
   });
 });

@@ -166,6 +166,41 @@ describe("policyLoss threads", () => {
     expect(grown, `resident memory grew ${grown.toFixed(0)} MiB`).toBeLessThan(400);
   });
 
+  it("golden: 1,000 threaded calls stay bounded in memory (issue 36: two threads over 1,000 calls)", () => {
+    // 1,000 calls of 32×4096 on two threads, half of them with fields: each call's outputs and
+    // staged inputs are 3–6 MB, so memory kept per call (a leaked arena, worker-side copies)
+    // would hold 3 GB or more after 1,000 calls; garbage of returned results is collectable.
+    const B = 32;
+    const T = 4096;
+    const n = B * T;
+    const lp = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.sin(i));
+    const old = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.cos(i));
+    const inputs = {
+      logprobs: { rows: B, cols: T, data: lp },
+      oldLogprobs: { rows: B, cols: T, data: old },
+      advantages: Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1)),
+      responseMask: { rows: B, cols: T, data: new Uint8Array(n).fill(1) },
+    };
+    const cfg = getAlgorithm("dapo").loss;
+    const workers = threadPool.workerBlocks;
+    for (let k = 0; k < 20; k++) policyLoss(cfg, inputs, { threads: 2 });
+    const before = process.memoryUsage().rss;
+    let loss = 0;
+    for (let k = 0; k < 1000; k++) {
+      loss =
+        k % 2 === 0
+          ? policyLoss(cfg, inputs, { threads: 2 }).loss
+          : policyLoss(cfg, inputs, { threads: 2, fields: ["loss", "gradLogprobs"] }).loss;
+    }
+    const grown = (process.memoryUsage().rss - before) / 2 ** 20;
+    expect(grown, `resident memory grew ${grown.toFixed(0)} MiB over 1,000 calls`).toBeLessThan(
+      300,
+    );
+    expect(Object.is(loss, policyLoss(cfg, inputs).loss)).toBe(true);
+    // The threaded calls really ran blocks on the workers.
+    expect(threadPool.workerBlocks).toBeGreaterThan(workers);
+  }, 120_000);
+
   it("regression: the workers start in a process run as node --input-type=module -e (they inherit execArgv)", () => {
     const dist = new URL("../../dist/", import.meta.url).href;
     const script = `
