@@ -32,10 +32,13 @@ import {
   outputs,
   type PolicyLossOut,
   type PolicyOutputs,
+  type SomeOutputs,
 } from "./kernel/outputs.js";
 import { type PlannedPolicyLoss, planPolicyLoss } from "./kernel/policyPlan.js";
 import {
   accumulateRow,
+  fusable,
+  fusedLossAndGrad,
   klValueAt,
   LossSums,
   type PolicyPlan,
@@ -218,10 +221,10 @@ export function policyLossAs(
     if (fields === null) return evaluate(fn, cfg, opts, planned);
     // Anything the row blocks stop at (an error, an overflow, a sum past float64) is judged by
     // the whole call, which throws what it always throws or returns the fields asked for.
-    return (
-      evaluateFields(fn, cfg, opts, planned, fields) ??
-      pickFields(evaluate(fn, cfg, opts, planned), fields)
-    );
+    const some = evaluateFields(fn, cfg, opts, planned, fields);
+    if (some !== null) return some;
+    fieldPaths.whole++;
+    return pickFields(evaluate(fn, cfg, opts, planned), fields);
   } finally {
     scratch.exit();
   }
@@ -266,6 +269,17 @@ const OUTPUT_KEYS: readonly OutputKey[] = [
   "clippedHigh",
 ];
 
+/**
+ * How many calls with `fields` took each path (tests check each path is exercised): `fused`
+ * (fusedLossAndGrad), `blocks` (the row blocks), `whole` (the whole call, where the others stop).
+ * @internal
+ */
+export const fieldPaths: { fused: number; blocks: number; whole: number } = {
+  fused: 0,
+  blocks: 0,
+  whole: 0,
+};
+
 /** Positions per block of rows of a call with `fields` (the left-out outputs' reused memory). */
 let fieldBlockPositions = 8192;
 
@@ -303,6 +317,15 @@ function evaluateFields(
   const full = allocSome(n, want, given ?? {});
   // Padding is written only into arrays that were not zero-filled by allocation.
   const fresh = given === undefined;
+  if (fusable(plan) && want.every((k) => k === "gradLogprobs")) {
+    // The loss and the gradient alone of a plain token-ratio loss: one pass, nothing else written.
+    const acc = new LossSums();
+    if (!fusedLossAndGrad(plan, full.gradLogprobs ?? null, fresh, acc)) return null;
+    const loss = acc.loss();
+    if (!Number.isFinite(loss)) return null;
+    fieldPaths.fused++;
+    return pickFromScalars(fields, { loss, klLoss: null }, full, B, T);
+  }
   const rows = Math.max(1, Math.min(B, Math.floor(fieldBlockPositions / Math.max(1, T))));
   const spare = allocOutputs(rows * T, false);
   const scalars = runRowBlocks(
@@ -329,6 +352,18 @@ function evaluateFields(
     },
   );
   if (scalars === null) return null;
+  fieldPaths.blocks++;
+  return pickFromScalars(fields, scalars, full, B, T);
+}
+
+/** The asked-for fields of a call whose `[B, T]` outputs are `full` and whose sums are `scalars`. */
+function pickFromScalars(
+  fields: ReadonlySet<PolicyLossField>,
+  scalars: PolicyLossScalars,
+  full: SomeOutputs,
+  B: number,
+  T: number,
+): Partial<PolicyLossResult> {
   const matrix = <A>(data: A) => ({ rows: B, cols: T, data });
   const all: Record<PolicyLossField, unknown> = {
     loss: scalars.loss,

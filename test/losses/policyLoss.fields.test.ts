@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, test } from "vitest";
 import {
+  fieldPaths,
   POLICY_LOSS_FIELDS,
   type PolicyLossField,
   type PolicyLossResult,
@@ -68,6 +69,7 @@ function expectFieldsOf(
 describe("policyLoss fields", () => {
   it("property: every combination of fields, at every block size, is bitwise the full call on the fields it returns, and errors are the full call's (the kernel's random batches: holes, junk, extreme values, every ratio × surrogate × aggregation × IS × KL)", () => {
     const seen = { ok: 0, err: 0 };
+    const paths = { ...fieldPaths };
     fc.assert(
       fc.property(
         policyBatches,
@@ -87,9 +89,47 @@ describe("policyLoss fields", () => {
       ),
       { ...FC_PARAMS, numRuns: FC_PARAMS.numRuns * 10 },
     );
-    // Both sides of the comparison were exercised.
+    // Both sides of the comparison were exercised, and each of the three paths of a call with
+    // fields: the fused loss and gradient, the row blocks, the whole call where they stop.
     expect(seen.ok).toBeGreaterThan(50);
     expect(seen.err).toBeGreaterThan(5);
+    expect(fieldPaths.blocks - paths.blocks).toBeGreaterThan(20);
+    expect(fieldPaths.whole - paths.whole).toBeGreaterThan(5);
+  });
+
+  it("property: the loss and the gradient of a plain token-ratio loss (one fused pass) are bitwise the full call's, with its errors (every surrogate and aggregation, holes, junk, extreme values, caller out)", () => {
+    const paths = { ...fieldPaths };
+    fc.assert(
+      fc.property(
+        policyBatches,
+        fc.subarray(["loss", "gradLogprobs", "klLoss", "entropyLoss", "gradEntropies"] as const, {
+          minLength: 1,
+        }),
+        fc.boolean(),
+        ({ config, inputs, B, T }, fields, out) => {
+          // The kit's config made fusable: the token ratio, no IS weights, no KL term.
+          const plain = { ...config, ratio: "token" as const, isCorrection: null, kl: null };
+          const grad = new Float64Array(B * T).fill(Number.NaN);
+          const options =
+            out && fields.includes("gradLogprobs")
+              ? { fields: [...fields], out: { gradLogprobs: grad } }
+              : { fields: [...fields] };
+          const r = expectFieldsOf(
+            () => policyLoss(plain, inputs),
+            () => policyLoss(plain, inputs, options),
+            [...fields],
+            `${JSON.stringify(plain)} fields ${fields} out ${out}`,
+          );
+          if (r === "ok" && options.out !== undefined) {
+            const full = policyLoss(plain, inputs).gradLogprobs.data;
+            expect(grad.every((x, i) => Object.is(x, full[i]))).toBe(true);
+          }
+        },
+      ),
+      { ...FC_PARAMS, numRuns: FC_PARAMS.numRuns * 10 },
+    );
+    expect(fieldPaths.fused - paths.fused).toBeGreaterThan(50);
+    expect(fieldPaths.whole - paths.whole).toBeGreaterThan(5);
   });
 
   test.each(ALGORITHM_NAMES)(

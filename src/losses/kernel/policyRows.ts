@@ -1042,6 +1042,110 @@ export function accumulateRow(
 }
 
 /**
+ * Whether {@link fusedLossAndGrad} computes `plan` (docs/performance.md#fields): a token ratio
+ * and nothing that needs a stage beside the surrogate (no IS weights, KL term, ratio clamp,
+ * off-policy or entropy mask, rejection). @internal
+ */
+export function fusable(plan: PolicyPlan): boolean {
+  return (
+    plan.ratio === "token" &&
+    plan.tis === null &&
+    plan.kl === null &&
+    plan.rclamp === null &&
+    plan.opsm === null &&
+    plan.vespo === null &&
+    !plan.entMask &&
+    plan.isRows === null
+  );
+}
+
+/**
+ * The loss sum and the gradient of a {@link fusable} plan in one pass per row, nothing else
+ * written (`fields: ["loss", "gradLogprobs"]`, docs/performance.md#fields): per response token
+ * r = exp(lp − old) (ratioStage), the surrogate's point function, ∂L/∂lp = d·r (objectiveStage)
+ * and w_b·ℓ added to `acc` in row-major order (accumulateRow): the same operations in the same
+ * order, so the same bits, without the ratio, objective and flag arrays in between. `grad` (null:
+ * the loss alone) is zero-filled when `fresh`, else its padding is written 0. Returns false at
+ * the first thing the whole call must judge (a non-finite input, ℓ or gradient), having stopped.
+ * @internal
+ */
+export function fusedLossAndGrad(
+  plan: PolicyPlan,
+  grad: Float64Array | null,
+  fresh: boolean,
+  acc: LossSums,
+): boolean {
+  const { B, T, m, lp, old, advRow, advTok, sur, params } = plan;
+  const pt = new Float64Array(2);
+  const point = sur.point;
+  const site = sur.site;
+  const uses = sur.usesRatio;
+  const readsOld = sur.readsOld;
+  const viaToken = sur.through === "ratio";
+  const v = acc.v;
+  let s = v[0] as number;
+  let c = v[1] as number;
+  for (let b = 0; b < B; b++) {
+    const o = b * T;
+    const f = plan.first[b] as number;
+    const e = plan.end[b] as number;
+    if (grad !== null && !fresh) {
+      grad.fill(0, o, f);
+      grad.fill(0, e, o + T);
+    }
+    if (plan.L[b] === 0) continue;
+    const wb = plan.w[b] as number;
+    const g = -wb;
+    const aRow = advRow === null ? 0 : (advRow[b] as number);
+    for (let i = f; i < e; i++) {
+      if (m[i] !== 1) {
+        if (grad !== null && !fresh) grad[i] = 0;
+        continue;
+      }
+      const x = lp[i] as number;
+      const od = old[i] as number;
+      if (!finite(x) || !finite(od)) return false;
+      const r = uses ? Math.exp(x - od) : 1;
+      let a = aRow;
+      if (advTok !== null) {
+        a = advTok[i] as number;
+        if (!finite(a)) return false;
+      }
+      const odp = readsOld ? od : 0;
+      switch (site) {
+        case 0:
+          point(r, a, x, g, pt, params, odp);
+          break;
+        case 1:
+          point(r, a, x, g, pt, params, odp);
+          break;
+        case 2:
+          point(r, a, x, g, pt, params, odp);
+          break;
+        case 3:
+          point(r, a, x, g, pt, params, odp);
+          break;
+        default:
+          point(r, a, x, g, pt, params, odp);
+      }
+      const ell = pt[0] as number;
+      if (!finite(ell)) return false;
+      const d = pt[1] as number;
+      const gv = viaToken ? (d === 0 ? d : d * r) : d;
+      if (!finite(gv)) return false;
+      if (grad !== null) grad[i] = gv;
+      const y = wb * ell;
+      const t = s + y;
+      c += twoSumError(s, y, t);
+      s = t;
+    }
+  }
+  v[0] = s;
+  v[1] = c;
+  return true;
+}
+
+/**
  * One instance of each kernel class kept for the life of the module. A class instance's final
  * hidden class is reached by transitions, which V8 holds weakly: when every instance dies (the
  * scratch of a finished call), a GC may collect it, and optimised code that checks it is thrown
