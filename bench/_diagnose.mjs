@@ -3,10 +3,13 @@
 // diagnoseRun on it, timing the call itself and reporting its own peak RSS; MB/s is the run's
 // bytes on disk over that time. One measurement (a run takes seconds; it is not repeated).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { zipSync } from "fflate";
+import { pythonPath } from "./_peer.mjs";
 
 const BIN = fileURLToPath(new URL("../bin/polgrad.js", import.meta.url));
 const DIST = new URL("../dist/index.js", import.meta.url).href;
@@ -26,11 +29,11 @@ export function benchDiagnose(steps, width) {
     const writeSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const bytes = readdirSync(dir).reduce((a, f) => a + statSync(join(dir, f)).size, 0);
     // One child per thread count (1, then 2: diagnoseRun's threads option), the same run.
-    const measure = (threads) => {
+    const measure = (threads, at = dir, size = bytes) => {
       const probe = `
         import { diagnoseRun } from ${JSON.stringify(DIST)};
         const t0 = process.hrtime.bigint();
-        const d = diagnoseRun(${JSON.stringify(dir)}, { threads: ${threads} });
+        const d = diagnoseRun(${JSON.stringify(at)}, { threads: ${threads} });
         const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
         console.log(JSON.stringify({ steps: d.steps.length, seconds, maxRssKiB: process.resourceUsage().maxRSS }));
       `;
@@ -47,13 +50,14 @@ export function benchDiagnose(steps, width) {
         steps: out.steps,
         diagnoseSeconds: out.seconds,
         processWallSeconds: wallSeconds,
-        mbPerSecond: bytes / 1e6 / out.seconds,
+        mbPerSecond: size / 1e6 / out.seconds,
         peakRssMiB: out.maxRssKiB / 1024,
-        peakRssOverRun: (out.maxRssKiB * 1024) / bytes,
+        peakRssOverRun: (out.maxRssKiB * 1024) / size,
       };
     };
     const one = measure(1);
     const two = measure(2);
+    const formats = benchFormats(dir, root, measure);
     return {
       steps: one.steps,
       batchSize: 32,
@@ -67,8 +71,104 @@ export function benchDiagnose(steps, width) {
       peakRssMiB: one.peakRssMiB,
       peakRssOverRun: one.peakRssOverRun,
       threads: [one, two],
+      formats,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** Bytes under `path` (a file, or a folder of files and folders). */
+function sizeOf(path) {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.size;
+  return readdirSync(path).reduce((a, f) => a + sizeOf(join(path, f)), 0);
+}
+
+/** A `.npy` v1.0 file of a C-order little-endian array (`<f8`, `<i8` or `|b1`). */
+function npy(descr, shape, data) {
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
+  header += `${" ".repeat((64 - ((10 + header.length + 1) % 64)) % 64)}\n`;
+  const size = descr === "|b1" ? 1 : 8;
+  const out = new Uint8Array(10 + header.length + size * data.length);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+  new DataView(out.buffer).setUint16(8, header.length, true);
+  for (let i = 0; i < header.length; i++) out[10 + i] = header.charCodeAt(i);
+  const body = out.subarray(10 + header.length);
+  if (descr === "|b1") body.set(data);
+  else if (descr === "<f8") body.set(new Uint8Array(Float64Array.from(data).buffer));
+  else body.set(new Uint8Array(BigInt64Array.from(data, (x) => BigInt(x)).buffer));
+  return out;
+}
+
+/**
+ * The same run in the other formats a trainer dumps (issue 36, point 3), each step with what real
+ * dumps carry beside the loss's streams (int64 token ids [B, 2T] and the attention mask, a value
+ * head's outputs [B, T]), so that reading only the tensors used counts: `.npz` stored (np.savez)
+ * and deflated (np.savez_compressed, level 6), a `.npy` folder per step, and `.pt` (torch.save,
+ * with python3-torch; skipped otherwise). Each diagnosed on one thread: MB/s of its bytes on disk
+ * and peak RSS.
+ */
+function benchFormats(src, root, measureAt) {
+  const { readTensors } = importDist();
+  const out = [];
+  const dirs = {
+    "npz (stored)": join(root, "npz"),
+    "npz (deflated)": join(root, "npzc"),
+    "npy folders": join(root, "npy"),
+  };
+  for (const d of Object.values(dirs)) mkdirSync(d);
+  for (const f of readdirSync(src).sort()) {
+    const set = readTensors(join(src, f));
+    const files = {};
+    for (const [name, t] of set.tensors)
+      files[`${name}.npy`] = npy(t.dtype === "BOOL" ? "|b1" : "<f8", t.shape, t.data);
+    const [B, T] = set.tensors.get("logprobs").shape;
+    const ids = new Array(B * 2 * T);
+    for (let i = 0; i < ids.length; i++) ids[i] = (i * 7919) % 150000;
+    files["input_ids.npy"] = npy("<i8", [B, 2 * T], ids);
+    files["attention_mask.npy"] = npy("<i8", [B, 2 * T], new Array(B * 2 * T).fill(1));
+    files["values.npy"] = npy(
+      "<f8",
+      [B, T],
+      Array.from({ length: B * T }, (_, i) => Math.sin(i)),
+    );
+    const stem = f.replace(/\.safetensors$/, "");
+    writeFileSync(join(dirs["npz (stored)"], `${stem}.npz`), zipSync(files, { level: 0 }));
+    writeFileSync(join(dirs["npz (deflated)"], `${stem}.npz`), zipSync(files, { level: 6 }));
+    mkdirSync(join(dirs["npy folders"], stem));
+    for (const [name, bytes] of Object.entries(files))
+      writeFileSync(join(dirs["npy folders"], stem, name), bytes);
+  }
+  const pt = join(root, "pt");
+  mkdirSync(pt);
+  const script =
+    "import sys, os, numpy, torch\n" +
+    "src, dst = sys.argv[1], sys.argv[2]\n" +
+    "for f in sorted(os.listdir(src)):\n" +
+    "    a = numpy.load(os.path.join(src, f))\n" +
+    "    torch.save({k: torch.from_numpy(a[k]) for k in a.files}, os.path.join(dst, f[:-4] + '.pt'))\n";
+  const py = spawnSync(pythonPath(), ["-c", script, dirs["npz (stored)"], pt], {
+    encoding: "utf8",
+  });
+  if (py.status === 0) dirs[".pt (torch.save)"] = pt;
+  else out.push({ format: ".pt (torch.save)", skipped: "no python3 that imports torch and numpy" });
+  for (const [format, dir] of Object.entries(dirs)) {
+    const bytes = sizeOf(dir);
+    const m = measureAt(1, dir, bytes);
+    out.push({ format, bytes, ...m });
+  }
+  return out;
+}
+
+let distModule = null;
+/** dist/index.js, loaded once (the bench runs after npm run build). */
+function importDist() {
+  if (distModule === null) throw new Error("bench: call loadDist() first");
+  return distModule;
+}
+
+/** Load dist/index.js for the format conversion (readTensors). */
+export async function loadDist() {
+  distModule = await import(DIST);
 }

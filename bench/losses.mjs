@@ -7,7 +7,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import { getAlgorithm, policyLoss, VERSION } from "../dist/index.js";
 import { benchCli } from "./_cli.mjs";
-import { benchDiagnose } from "./_diagnose.mjs";
+import { benchDiagnose, loadDist } from "./_diagnose.mjs";
 import { PEER_HOW_TO, peerMissing, startPeer } from "./_peer.mjs";
 import { interleave, median, timeSync } from "./_timing.mjs";
 import { makeBatch, nestedInputs, parseSize, typedInputs, writeBatchNpy } from "./cases.mjs";
@@ -403,11 +403,18 @@ if (sections.has("cli")) {
 if (sections.has("diagnose")) {
   say("");
   say(`diagnose: ${diagnoseSteps} steps × 32 × 1024 (F64, written by polgrad demo-run)`);
+  await loadDist();
   const d = benchDiagnose(diagnoseSteps, 1024);
   doc.diagnose = d;
   for (const t of d.threads)
     say(
       `diagnose: ${(d.runBytes / 1e9).toFixed(3)} GB on ${t.threads} thread(s) in ${t.diagnoseSeconds.toFixed(2)} s = ${t.mbPerSecond.toFixed(0)} MB/s of run data (target ${TARGET.diagnoseMBps}), peak RSS ${t.peakRssMiB.toFixed(0)} MiB (${t.peakRssOverRun.toFixed(3)}× the run); peer: n/a (polgrad 0.2.0 has no run-level diagnosis)`,
+    );
+  for (const f of d.formats)
+    say(
+      f.skipped !== undefined
+        ? `diagnose: ${f.format}: skipped (${f.skipped})`
+        : `diagnose: ${f.format}, with a dump's extra tensors: ${(f.bytes / 1e9).toFixed(3)} GB in ${f.diagnoseSeconds.toFixed(2)} s = ${f.mbPerSecond.toFixed(0)} MB/s (stored entries: target ${TARGET.diagnoseMBps}), peak RSS ${f.peakRssMiB.toFixed(0)} MiB`,
     );
 }
 

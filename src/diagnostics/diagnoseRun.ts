@@ -435,7 +435,8 @@ function collectRunStepsAs(
           // Step problems read the same from one pass and from shards: they name diagnoseRun.
           const batch = toPartialBatchAs(
             STEP_FN,
-            readTensorsAs(STEP_FN, c.path, {}, scratch),
+            // Lazy: a tensor the step does not use is never decoded (docs/io.md#lazy-values).
+            readTensorsAs(STEP_FN, c.path, {}, scratch, true),
             opts,
           );
           source = batch.source;

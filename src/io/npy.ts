@@ -15,7 +15,13 @@ import type { IoError } from "../errors.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import { type ElementBudget, elementBudget, takeElements } from "./_internal/limits.js";
 import type { TensorReader } from "./tensorTypes.js";
-import { DTYPE_BYTES, type NamedTensor, type TensorDtype, type TensorSet } from "./tensorTypes.js";
+import {
+  DTYPE_BYTES,
+  lazyTensor,
+  type NamedTensor,
+  type TensorDtype,
+  type TensorSet,
+} from "./tensorTypes.js";
 
 /** Largest `.npy` header accepted: 1 MiB (a simple dtype and a rank-64 shape take < 2 KB). */
 export const MAX_NPY_HEADER_BYTES: number = 2 ** 20;
@@ -271,6 +277,7 @@ export function decodeNpy(
   bytes: Uint8Array,
   prefix: string,
   budget: ElementBudget = elementBudget(),
+  lazy = false,
 ): NamedTensor {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   const a = (part: string): string => `${prefix}${part}`;
@@ -327,7 +334,9 @@ export function decodeNpy(
   }
   const count = Number(product);
   takeElements(fail, budget, a("data"), count, `shape ${fmtShape(shape)}`);
-  return decodeData(fail, a("data"), body, dtype, little, shape, count, header.fortranOrder);
+  const decode = () =>
+    decodeData(fail, a("data"), body, dtype, little, shape, count, header.fortranOrder);
+  return lazy ? lazyTensor(dtype, shape, () => decode().data) : decode();
 }
 
 /**
@@ -544,8 +553,9 @@ export function parseNpyAs(
   path: string,
   name: string,
   maxElements?: number,
+  lazy = false,
 ): TensorSet {
-  const tensor = decodeNpy(fn, path, bytes, "", elementBudget(maxElements));
+  const tensor = decodeNpy(fn, path, bytes, "", elementBudget(maxElements), lazy);
   return { path, format: "npy", tensors: new Map([[name, tensor]]), metadata: {} };
 }
 
@@ -568,6 +578,6 @@ export const NPY_READER: TensorReader = Object.freeze({
   extensions: Object.freeze([".npy"]),
   defaultMaxBytes: DEFAULT_MAX_NPY_BYTES,
   sniff: sniffNpy,
-  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
-    parseNpyAs(fn, bytes, path, npyTensorName(path), maxElements),
+  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number, lazy?: boolean) =>
+    parseNpyAs(fn, bytes, path, npyTensorName(path), maxElements, lazy),
 });

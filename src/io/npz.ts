@@ -54,6 +54,7 @@ export function parseNpzAs(
   bytes: Uint8Array,
   path: string,
   maxElements?: number,
+  lazy = false,
 ): TensorSet {
   const zip = openZip(fn, bytes, path);
   let total = 0;
@@ -89,7 +90,7 @@ export function parseNpzAs(
   const tensors = new Map<string, NamedTensor>();
   zip.entries.forEach((e, k) => {
     const name = names[k] as string;
-    tensors.set(name, decodeNpy(fn, path, zip.read(e.name), `${name}.`, budget));
+    tensors.set(name, decodeNpy(fn, path, zip.read(e.name), `${name}.`, budget, lazy));
   });
   return { path, format: "npz", tensors, metadata: {} };
 }
@@ -120,6 +121,6 @@ export const NPZ_READER: TensorReader = Object.freeze({
   extensions: Object.freeze([".npz"]),
   defaultMaxBytes: DEFAULT_MAX_NPZ_BYTES,
   sniff: sniffNpz,
-  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
-    parseNpzAs(fn, bytes, path, maxElements),
+  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number, lazy?: boolean) =>
+    parseNpzAs(fn, bytes, path, maxElements, lazy),
 });

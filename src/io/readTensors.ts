@@ -62,11 +62,12 @@ export function readTensorsAs(
   path: string,
   options: ReadOptions,
   scratch?: ReadScratch,
+  lazy = false,
 ): TensorSet {
   const maxElements = checkMaxElements(fn, options.maxElements);
   if (typeof path === "string" && isDirectory(path))
-    return readTensorDirAs(fn, path, options, maxElements);
-  return readTensorFileAs(fn, path, options, maxElements, scratch);
+    return readTensorDirAs(fn, path, options, maxElements, lazy);
+  return readTensorFileAs(fn, path, options, maxElements, scratch, lazy);
 }
 
 function isDirectory(path: string): boolean {
@@ -98,6 +99,7 @@ function readTensorDirAs(
   dir: string,
   options: ReadOptions,
   maxElements: number,
+  lazy: boolean,
 ): TensorSet {
   const files = tensorFilesOf(fn, dir);
   if (files.length === 0) {
@@ -116,10 +118,11 @@ function readTensorDirAs(
   const formats = new Set<TensorSet["format"]>();
   let left = maxElements;
   for (const f of files) {
-    const set = readTensorFileAs(fn, join(dir, f), options, left);
+    const set = readTensorFileAs(fn, join(dir, f), options, left, undefined, lazy);
     formats.add(set.format);
     for (const [name, t] of set.tensors) {
-      left -= t.data.length;
+      // The element count from the shape: a lazy tensor's values are not read here.
+      left -= t.shape.reduce((a, d) => a * d, 1);
       const prev = origin.get(name);
       if (prev !== undefined) {
         throw ioError(fn, dir, name, "in one file of the folder only", `in ${prev} and ${f}`);
@@ -141,6 +144,7 @@ function readTensorFileAs(
   options: ReadOptions,
   maxElements: number,
   scratch?: ReadScratch,
+  lazy = false,
 ): TensorSet {
   let reader = readerByExtension(path);
   if (reader === undefined && typeof path !== "string") reader = readerFor(fn, path);
@@ -163,7 +167,7 @@ function readTensorFileAs(
     }
     if (reader.format === "safetensors")
       return readOpenSafetensors(fn, path, file, scratch, maxElements);
-    return reader.parse(fn, readRange(fn, path, file, 0, file.size), path, maxElements);
+    return reader.parse(fn, readRange(fn, path, file, 0, file.size), path, maxElements, lazy);
   } finally {
     closeSync(file.fd);
   }

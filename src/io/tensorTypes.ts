@@ -57,6 +57,40 @@ export interface NamedTensor {
   readonly data: Float64Array | Uint8Array;
 }
 
+/**
+ * A tensor whose values are decoded on the first read of `data` (then kept): the readers'
+ * `lazy` mode. @internal
+ */
+export function lazyTensor(
+  dtype: TensorDtype,
+  shape: readonly number[],
+  decode: () => Float64Array | Uint8Array,
+): NamedTensor {
+  let data: Float64Array | Uint8Array | null = null;
+  const t: NamedTensor = {
+    dtype,
+    shape,
+    get data(): Float64Array | Uint8Array {
+      data ??= decode();
+      return data;
+    },
+  };
+  LAZY.add(t);
+  return t;
+}
+
+/** The tensors {@link lazyTensor} made. */
+const LAZY = new WeakSet<object>();
+
+/**
+ * Whether `t` is a reader's lazy tensor: its `data` will be a Float64Array or Uint8Array of the
+ * product of its shape (the decoders make exactly that), so a check of a tensor set need not
+ * read it (checkTensorSet). @internal
+ */
+export function isLazyTensor(t: unknown): boolean {
+  return typeof t === "object" && t !== null && LAZY.has(t);
+}
+
 /** The tensor-file formats of the reader registry (docs/io.md#readers). */
 export type TensorFormat = "safetensors" | "json" | "npy" | "npz" | "pt";
 
@@ -127,7 +161,17 @@ export interface TensorReader {
    * Parse a whole file's bytes; pure. Every failure is a PolgradError (an IoError naming `path`),
    * for any byte string: lengths are checked before use, allocation is bounded by the input and
    * by `maxElements` (elements in all tensors, default {@link DEFAULT_MAX_ELEMENTS}; see
-   * docs/io.md#bounds-on-hostile-files), and nothing recurses on the input's nesting.
+   * docs/io.md#bounds-on-hostile-files), and nothing recurses on the input's nesting. With
+   * `lazy` (internal: the run diagnosis's step reads) a reader may decode a tensor's values on
+   * the first read of its `data`, having checked everything else (names, dtypes, shapes, sizes,
+   * bounds) first; a value rule (a BOOL byte above 1, an int past 2^53) is then reported on that
+   * read, and a tensor never read is never decoded (docs/io.md#lazy-values).
    */
-  readonly parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) => TensorSet;
+  readonly parse: (
+    fn: string,
+    bytes: Uint8Array,
+    path: string,
+    maxElements?: number,
+    lazy?: boolean,
+  ) => TensorSet;
 }

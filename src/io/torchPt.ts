@@ -25,6 +25,7 @@ import type { TensorReader } from "./tensorTypes.js";
 import {
   DEFAULT_MAX_ELEMENTS,
   DTYPE_BYTES,
+  lazyTensor,
   MAX_FILE_TENSORS,
   type NamedTensor,
   type TensorSet,
@@ -333,7 +334,10 @@ function elementReader(
   }
 }
 
-/** Gather a strided view of a storage into row-major order. */
+/**
+ * Gather a strided view of a storage into row-major order: the view's bounds and the element
+ * budget checked now, the values copied now or (`lazy`) on the first read of `data`.
+ */
 function gather(
   fail: Fail,
   name: string,
@@ -341,6 +345,7 @@ function gather(
   s: Storage,
   le: boolean,
   budget: PtBudget,
+  lazy = false,
 ): NamedTensor {
   const { size, stride, offset } = t;
   const numel = s.ref.numel;
@@ -380,12 +385,46 @@ function gather(
   }
   budget.left -= count;
   const dtype = s.ref.dtype;
+  const copy = () => copyView(fail, name, t, s, le, count);
+  return lazy ? lazyTensor(dtype, [...size], copy) : { dtype, shape: [...size], data: copy() };
+}
+
+/** Whether a view is the row-major run of `count` elements from its offset (dimensions of size 1 aside). */
+function contiguous(size: readonly number[], stride: readonly number[]): boolean {
+  let want = 1;
+  for (let i = size.length - 1; i >= 0; i--) {
+    const d = size[i] as number;
+    if (d === 1) continue;
+    if (stride[i] !== want) return false;
+    want *= d;
+  }
+  return true;
+}
+
+/** The values of a checked view, in row-major order. */
+function copyView(
+  fail: Fail,
+  name: string,
+  t: TensorRef,
+  s: Storage,
+  le: boolean,
+  count: number,
+): Float64Array | Uint8Array {
+  const { size, stride, offset } = t;
+  const dtype = s.ref.dtype;
   const bytesOut = dtype === "BOOL" || dtype === "U8";
   let out: Float64Array | Uint8Array;
   try {
     out = bytesOut ? new Uint8Array(count) : new Float64Array(count);
   } catch {
     throw fail(name, "small enough to hold in memory", `${count} elements`);
+  }
+  // A row-major float64 view in the machine's byte order is the storage's bytes as they are: one
+  // copy (the bitwise values; the element loop below gives the same).
+  if (dtype === "F64" && le === LITTLE_ENDIAN_MACHINE && count > 0 && contiguous(size, stride)) {
+    const at = s.bytes.byteOffset + 8 * offset;
+    new Uint8Array(out.buffer).set(new Uint8Array(s.bytes.buffer, at, 8 * count));
+    return out;
   }
   const read = elementReader(fail, name, s, le);
   // Dimensions of size 1 never move the index; without them every carry is amortised O(1).
@@ -407,8 +446,11 @@ function gather(
       e -= (sd - 1) * st;
     }
   }
-  return { dtype, shape: [...size], data: out };
+  return out;
 }
+
+/** Whether this machine stores numbers little-endian (every platform Node runs on today). */
+const LITTLE_ENDIAN_MACHINE = new Uint8Array(Float64Array.of(1).buffer)[7] === 0x3f;
 
 /**
  * Parse the bytes of a PyTorch `torch.save` file held in memory, without executing its pickle.
@@ -444,6 +486,7 @@ export function parsePtAs(
   bytes: Uint8Array,
   path: string,
   maxElements: number = DEFAULT_MAX_ELEMENTS,
+  lazy = false,
 ): TensorSet {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   const zip = openZip(fn, bytes, path);
@@ -461,7 +504,7 @@ export function parsePtAs(
   const gathered = new Map<string, NamedTensor>();
   for (const { name, t } of flat.tensors) {
     const s = storageOf(fail, zip, sizes, prefix, cache, t.storage);
-    gathered.set(name, gather(fail, name, t, s, littleEndian, budget));
+    gathered.set(name, gather(fail, name, t, s, littleEndian, budget, lazy));
   }
   const tensors = new Map<string, NamedTensor>();
   for (const name of flat.order) {
@@ -501,6 +544,6 @@ export const PT_READER: TensorReader = Object.freeze({
   extensions: Object.freeze([".pt", ".pth"]),
   defaultMaxBytes: DEFAULT_MAX_PT_BYTES,
   sniff: sniffPt,
-  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number) =>
-    parsePtAs(fn, bytes, path, maxElements),
+  parse: (fn: string, bytes: Uint8Array, path: string, maxElements?: number, lazy?: boolean) =>
+    parsePtAs(fn, bytes, path, maxElements, lazy),
 });

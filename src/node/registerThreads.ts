@@ -6,6 +6,7 @@
  */
 import { setRunPrefetcher, setRunShardRunner } from "../diagnostics/runThreads.js";
 import { setRowBlockRunner } from "../losses/kernel/blocks.js";
+import "./registerNative.js";
 import { runPool } from "./runPool.js";
 import { runPrefetch } from "./runPrefetch.js";
 import { threadPool } from "./threadPool.js";

