@@ -414,7 +414,7 @@ if (sections.has("diagnose")) {
     say(
       f.skipped !== undefined
         ? `diagnose: ${f.format}: skipped (${f.skipped})`
-        : `diagnose: ${f.format}, with a dump's extra tensors: ${(f.bytes / 1e9).toFixed(3)} GB in ${f.diagnoseSeconds.toFixed(2)} s = ${f.mbPerSecond.toFixed(0)} MB/s (stored entries: target ${TARGET.diagnoseMBps}), peak RSS ${f.peakRssMiB.toFixed(0)} MiB`,
+        : `diagnose: ${f.format}, with a dump's extra tensors: ${(f.bytes / 1e9).toFixed(3)} GB in ${f.diagnoseSeconds.toFixed(2)} s = ${f.mbPerSecond.toFixed(0)} MB/s (stored entries: target ${TARGET.diagnoseMBps}), peak RSS ${f.peakRssMiB.toFixed(0)} MiB${f.inflateFloor === undefined ? "" : `; reading it and inflating the members used, nothing else: ${f.inflateFloor.mbPerSecond.toFixed(0)} MB/s`}`,
     );
 }
 
@@ -422,7 +422,7 @@ if (sections.has("diagnose")) {
 // issue 12's, judged from this run (bench/targets.mjs).
 doc.fieldsVerdicts = fieldsVerdicts(doc);
 say("");
-say("targets (issue 36: fields loss,gradLogprobs), this run:");
+say("targets (issue 36: fields loss,gradLogprobs; every format at disk speed), this run:");
 for (const v of doc.fieldsVerdicts)
   say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
 doc.verdicts = targetVerdicts(doc);

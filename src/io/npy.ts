@@ -278,6 +278,7 @@ export function decodeNpy(
   prefix: string,
   budget: ElementBudget = elementBudget(),
   lazy = false,
+  whole?: { readonly size: number; readonly read: () => Uint8Array },
 ): NamedTensor {
   const fail: Fail = (arg, rule, actual) => ioError(fn, path, arg, rule, actual);
   const a = (part: string): string => `${prefix}${part}`;
@@ -318,25 +319,28 @@ export function decodeNpy(
   const header = parseHeaderLiteral(fail, a("header"), a("descr"), text);
   const { dtype, size, little } = parseDescr(fail, a("descr"), header.descr);
   const shape = header.shape;
-  const body = bytes.subarray(start + n);
+  // `whole`: `bytes` is the file's head (an .npz member's first bytes); the body is the rest of
+  // a file of `whole.size` bytes, read (inflated, CRC-checked) when the values are.
+  const bodyLength = whole === undefined ? bytes.length - (start + n) : whole.size - (start + n);
 
   // Element count, exact in BigInt (rank ≤ 64, dimensions < 2^53): no overflow, no allocation
   // before the byte count matches.
   const product = shape.reduce((p, d) => p * BigInt(d), 1n);
   const need = product * BigInt(size);
-  if (need !== BigInt(body.length)) {
-    const diff = BigInt(body.length) - need;
+  if (need !== BigInt(bodyLength)) {
+    const diff = BigInt(bodyLength) - need;
     throw fail(
       a("data"),
       `exactly product(shape) × itemsize = ${product} × ${size} = ${need} bytes after the header (shape ${fmtShape(shape)})`,
-      `${fmtBytes(body.length)} (${diff > 0n ? `${diff} trailing bytes` : `${-diff} bytes short`})`,
+      `${fmtBytes(bodyLength)} (${diff > 0n ? `${diff} trailing bytes` : `${-diff} bytes short`})`,
     );
   }
   const count = Number(product);
   takeElements(fail, budget, a("data"), count, `shape ${fmtShape(shape)}`);
+  const body = () => (whole === undefined ? bytes : whole.read()).subarray(start + n);
   const decode = () =>
-    decodeData(fail, a("data"), body, dtype, little, shape, count, header.fortranOrder);
-  return lazy ? lazyTensor(dtype, shape, () => decode().data) : decode();
+    decodeData(fail, a("data"), body(), dtype, little, shape, count, header.fortranOrder);
+  return lazy || whole !== undefined ? lazyTensor(dtype, shape, () => decode().data) : decode();
 }
 
 /**

@@ -10,8 +10,8 @@ import { fmtValue } from "../core/message.js";
 import { requireBytes, requireString } from "../core/validate.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
 import { elementBudget } from "./_internal/limits.js";
-import { openZip } from "./_internal/zip.js";
-import { decodeNpy } from "./npy.js";
+import { openZip, type ZipArchive, type ZipEntry } from "./_internal/zip.js";
+import { decodeNpy, MAX_NPY_HEADER_BYTES } from "./npy.js";
 import type { NamedTensor, TensorReader, TensorSet } from "./tensorTypes.js";
 
 /** Default size limit of an `.npz` file: 4 GiB. */
@@ -90,9 +90,32 @@ export function parseNpzAs(
   const tensors = new Map<string, NamedTensor>();
   zip.entries.forEach((e, k) => {
     const name = names[k] as string;
-    tensors.set(name, decodeNpy(fn, path, zip.read(e.name), `${name}.`, budget, lazy));
+    // Lazy, a deflated member is inflated only as far as its header until its values are read.
+    const tensor =
+      lazy && e.method === 8
+        ? decodeNpy(fn, path, npyHead(zip, e), `${name}.`, budget, true, {
+            size: e.size,
+            read: () => zip.read(e.name),
+          })
+        : decodeNpy(fn, path, zip.read(e.name), `${name}.`, budget, lazy);
+    tensors.set(name, tensor);
   });
   return { path, format: "npz", tensors, metadata: {} };
+}
+
+/**
+ * The head of a member: its magic, version, header length and header (NumPy's headers are a few
+ * hundred bytes; a longer one takes a second, longer read).
+ */
+function npyHead(zip: ZipArchive, e: ZipEntry): Uint8Array {
+  const first = zip.readHead(e.name, 4096);
+  if (first.length < 12 || first[6] === undefined) return first;
+  const width = first[6] === 1 ? 2 : 4;
+  let n = 0;
+  for (let k = width - 1; k >= 0; k--) n = n * 256 + (first[8 + k] as number);
+  // A header past NumPy's bound is refused by decodeNpy from its length field: not inflated.
+  const want = 8 + width + Math.min(n, MAX_NPY_HEADER_BYTES);
+  return want <= first.length || n > MAX_NPY_HEADER_BYTES ? first : zip.readHead(e.name, want);
 }
 
 /** `PK\x03\x04` and a first local file name ending in `.npy` (a torch archive starts with `…/data.pkl`). */

@@ -160,7 +160,7 @@ describe("fieldsVerdicts", () => {
     const verdicts = (...rows: ReturnType<typeof fieldsRow>[]) =>
       fieldsVerdicts({ rows }).map((v) => v.met);
     // 2.0× fresh, 3.0× out, ours 1.2× the floor: every target met.
-    expect(verdicts(fieldsRow("dapo", 2.0, 3.0, 2.4, 1.2))).toEqual([true, true, true]);
+    expect(verdicts(fieldsRow("dapo", 2.0, 3.0, 2.4, 1.2)).slice(0, 3)).toEqual([true, true, true]);
     // 1.6× with a floor at 2.1× torch (under 2.2×), ours 1.1× the floor: met; 1.11× the floor: not.
     expect(verdicts(fieldsRow("cispo", 1.6, 3.0, 2.1, 1.1))[0]).toBe(true);
     expect(verdicts(fieldsRow("cispo", 1.6, 3.0, 2.1, 1.11))[0]).toBe(false);
@@ -170,13 +170,31 @@ describe("fieldsVerdicts", () => {
     expect(verdicts(fieldsRow("dapo", 1.49, 3.0, 1.6, 1.0))[0]).toBe(false);
     expect(verdicts(fieldsRow("gspo", 1.9, 3.0, 1.0, 1.0))[0]).toBe(false);
     // out 2.99×: not met; ours 1.21× the floor: not met (GSPO rows are not judged against it).
-    expect(verdicts(fieldsRow("dapo", 2, 2.99, 2.4, 1.21)).slice(1)).toEqual([false, false]);
+    expect(verdicts(fieldsRow("dapo", 2, 2.99, 2.4, 1.21)).slice(1, 3)).toEqual([false, false]);
     expect(verdicts(fieldsRow("gspo", 2, 3, 2.4, 9))[2]).toBe(null);
     // No peer: the two torch targets are unmeasured.
     expect(
       fieldsVerdicts({ rows: [{ ...fieldsRow("dapo", 2, 3, 2.4, 1), ratio: null }] }).map(
         (v) => v.met,
       ),
-    ).toEqual([null, null, true]);
+    ).toEqual([null, null, true, null]);
+  });
+
+  test("golden: every stored format at ≥ 400 MB/s meets the format target; deflated npz is not judged by it; no diagnosis section is unmeasured", () => {
+    const formats = (npz: number, deflated: number) => ({
+      rows: [],
+      diagnose: {
+        formats: [
+          { format: "npz (stored)", mbPerSecond: npz },
+          { format: "npz (deflated)", mbPerSecond: deflated },
+          { format: "npy folders", mbPerSecond: 400 },
+          { format: ".pt (torch.save)", mbPerSecond: 401 },
+          { format: ".pt (torch.save)", skipped: "no python3" },
+        ],
+      },
+    });
+    expect(fieldsVerdicts(formats(400, 50))[3]?.met).toBe(true);
+    expect(fieldsVerdicts(formats(399, 900))[3]?.met).toBe(false);
+    expect(fieldsVerdicts({ rows: [] })[3]?.met).toBe(null);
   });
 });

@@ -11,7 +11,14 @@ import fc from "fast-check";
 import { Inflate } from "fflate";
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { IoError } from "../../src/errors.js";
-import { crc32, INFLATE_STEP_BYTES, openZip } from "../../src/io/_internal/zip.js";
+import {
+  crc32,
+  crc32Js,
+  INFLATE_STEP_BYTES,
+  openZip,
+  setCrc32,
+  setInflateRaw,
+} from "../../src/io/_internal/zip.js";
 import { concat, expectIoError } from "./_kit.js";
 import { extraField, makeZip, utf8 } from "./_zipKit.js";
 
@@ -70,6 +77,56 @@ describe("crc32", () => {
     // The published check value of CRC-32/ISO-HDLC (the zip CRC) over the ASCII bytes "123456789".
     expect(crc32(utf8("123456789"))).toBe(0xcbf43926);
     expect(crc32(new Uint8Array())).toBe(0);
+  });
+});
+
+describe("Node's native zlib in the zip reader (src/node/registerNative.ts)", () => {
+  test("identity: zlib's CRC-32 and the slicing-by-8 loop agree on every length and alignment; zlib's bounded inflate reads what fflate reads and refuses what it refuses", async () => {
+    const was = { crc: setCrc32(null), inflate: setInflateRaw(null) };
+    try {
+      const native = await import("../../src/node/registerNative.js");
+      setCrc32(native.nativeCrc32);
+      fc.assert(
+        fc.property(fc.uint8Array({ maxLength: 300 }), fc.nat(7), (bytes, skip) => {
+          const view = bytes.subarray(Math.min(skip, bytes.length));
+          expect(crc32(view)).toBe(crc32Js(view));
+        }),
+        FC,
+      );
+      setInflateRaw(native.nativeInflateRaw);
+      expect(text(open(SMALL).read("a.txt"))).toBe(text(A));
+      const bomb = zeroBomb(65000);
+      const z = open(
+        makeZip([{ name: "bomb", data: new Uint8Array(1000), method: 8, compressed: bomb }]),
+      );
+      expect(expectIoError(() => z.read("bomb"), "zip entry bomb").message).toContain(
+        "more bytes (a zip bomb?)",
+      );
+      const data = zeroBomb(3);
+      const zero = new Uint8Array(775);
+      const entry = (size: number) => ({
+        name: "z",
+        data: zero,
+        method: 8,
+        compressed: data,
+        size,
+      });
+      expect(open(makeZip([entry(775)])).read("z")).toEqual(zero);
+      expect(
+        expectIoError(() => open(makeZip([entry(776)])).read("z"), "zip entry z").message,
+      ).toContain("got 775 bytes");
+      const cut = { name: "z", data: zero, method: 8, compressed: data.subarray(0, 4) };
+      expect(expectIoError(() => open(makeZip([cut])).read("z"), "zip entry z").message).toContain(
+        "valid deflate data",
+      );
+      // A head: the first bytes, from a prefix of the stream (and all of a short entry).
+      expect(text(open(SMALL).readHead("a.txt", 11))).toBe("alpha alpha");
+      expect(text(open(SMALL).readHead("a.txt", 500))).toBe(text(A));
+      expect(open(makeZip([entry(775)])).readHead("z", 10)).toEqual(new Uint8Array(10));
+    } finally {
+      setCrc32(was.crc);
+      setInflateRaw(was.inflate);
+    }
   });
 });
 

@@ -33,6 +33,12 @@ export interface ZipArchive {
    */
   read(name: string): Uint8Array;
   /**
+   * The first min(n, size) uncompressed bytes of the entry `name` (a header), inflating no more
+   * of a deflated entry than that takes; not CRC-checked (the CRC covers the whole entry, which
+   * `read` checks). A stored entry's head is a view into the archive's bytes.
+   */
+  readHead(name: string, n: number): Uint8Array;
+  /**
    * Bound what the entries may inflate to before any is read (docs/io.md#bounds-on-hostile-files):
    * each deflated entry's declared size is at most {@link DEFLATE_MAX_RATIO} × its compressed
    * size (more is a lie deflate cannot produce), and their sum at most
@@ -141,6 +147,28 @@ function tables(): Uint32Array {
  */
 export function crc32(bytes: Uint8Array): number {
   return nativeCrc32 === null ? crc32Js(bytes) : nativeCrc32(bytes);
+}
+
+/**
+ * A native raw inflate of this process (Node's zlib.inflateRawSync, bounded by the declared
+ * size; set by src/node/registerNative.ts), or null: `(data, size, head?)` gives the inflated
+ * bytes (with `head`, the first `head` of them, inflating no more of the stream than that takes),
+ * null when they would exceed `size`, and throws on invalid deflate data.
+ */
+let nativeInflate: ((data: Uint8Array, size: number, head?: number) => Uint8Array | null) | null =
+  null;
+
+/**
+ * Inflate deflated entries with `f` in this process (fflate's streaming inflate, bounded in
+ * steps, stays the browser's); null goes back to it. Returns the previous one.
+ * @internal
+ */
+export function setInflateRaw(
+  f: ((data: Uint8Array, size: number, head?: number) => Uint8Array | null) | null,
+): ((data: Uint8Array, size: number, head?: number) => Uint8Array | null) | null {
+  const was = nativeInflate;
+  nativeInflate = f;
+  return was;
 }
 
 /** A native CRC-32 of this process (Node's zlib.crc32, set by src/node/registerNative.ts), or null. */
@@ -470,19 +498,23 @@ export function openZip(
   const entries: readonly ZipEntry[] = Object.freeze(
     records.map((r) => Object.freeze({ name: r.name, size: r.size, method: r.method })),
   );
+  const recordOf = (name: string) => {
+    const r = typeof name === "string" ? byName.get(name) : undefined;
+    if (r === undefined) {
+      const some = records.slice(0, 5).map((e) => fmtValue(e.name));
+      const more = records.length > 5 ? `, … (${records.length} in all)` : "";
+      throw fail(
+        entryArg(String(name)),
+        "an entry of the archive",
+        `no such entry; present: ${some.length === 0 ? "none" : some.join(", ") + more}`,
+      );
+    }
+    return r;
+  };
   return Object.freeze({
     entries,
     read(name: string): Uint8Array {
-      const r = typeof name === "string" ? byName.get(name) : undefined;
-      if (r === undefined) {
-        const some = records.slice(0, 5).map((e) => fmtValue(e.name));
-        const more = records.length > 5 ? `, … (${records.length} in all)` : "";
-        throw fail(
-          entryArg(String(name)),
-          "an entry of the archive",
-          `no such entry; present: ${some.length === 0 ? "none" : some.join(", ") + more}`,
-        );
-      }
+      const r = recordOf(name);
       const data = bytes.subarray(r.dataStart, r.dataStart + r.csize);
       const out = r.method === 0 ? data : inflateBounded(fail, entryArg(r.name), data, r.size);
       const got = crc32(out);
@@ -494,6 +526,13 @@ export function openZip(
         );
       }
       return out;
+    },
+    readHead(name: string, n: number): Uint8Array {
+      const r = recordOf(name);
+      const data = bytes.subarray(r.dataStart, r.dataStart + r.csize);
+      const want = Math.min(n, r.size);
+      if (r.method === 0) return data.subarray(0, want);
+      return inflateBounded(fail, entryArg(r.name), data, r.size, want);
     },
     checkExpansion(bounds: ExpansionLimits = {}): void {
       const ratio = bounds.maxExpansion ?? MAX_ZIP_EXPANSION;
@@ -538,7 +577,8 @@ function findExtra(bytes: Uint8Array, at: number, len: number, id: number): numb
 }
 
 /**
- * Inflate raw deflate `data` into exactly `size` bytes. fflate's streaming inflater gets
+ * Inflate raw deflate `data` into exactly `size` bytes (or, with `head`, its first `head` bytes,
+ * stopping there). fflate's streaming inflater gets
  * {@link INFLATE_STEP_BYTES} compressed bytes per step; its output is copied into a buffer that
  * grows by doubling up to `size` and never past it; output beyond `size` stops the work at once.
  * @internal
@@ -548,8 +588,40 @@ export function inflateBounded(
   arg: string,
   data: Uint8Array,
   size: number,
+  head?: number,
 ): Uint8Array {
-  let out = new Uint8Array(Math.min(size, Math.max(65536, 4 * data.length)));
+  if (nativeInflate !== null) {
+    let got: Uint8Array | null;
+    try {
+      got = nativeInflate(data, size, head);
+    } catch (e) {
+      throw fail(arg, "valid deflate data", e instanceof Error ? e.message : String(e));
+    }
+    if (got === null)
+      throw fail(
+        arg,
+        `deflate data inflating to its declared ${size} bytes`,
+        "more bytes (a zip bomb?)",
+      );
+    if (head !== undefined) {
+      if (got.length === Math.min(head, size)) return got;
+      throw fail(
+        arg,
+        `deflate data inflating to its declared ${size} bytes`,
+        `${got.length} bytes`,
+      );
+    }
+    if (got.length !== size)
+      throw fail(
+        arg,
+        `deflate data inflating to its declared ${size} bytes`,
+        `${got.length} bytes`,
+      );
+    return got;
+  }
+  let out = new Uint8Array(
+    head === undefined ? Math.min(size, Math.max(65536, 4 * data.length)) : Math.min(size, 65536),
+  );
   let written = 0;
   let ended = false;
   const inflater = new Inflate((chunk, final) => {
@@ -573,9 +645,13 @@ export function inflateBounded(
   });
   try {
     if (data.length === 0) inflater.push(data, true);
-    for (let at = 0; at < data.length; at += INFLATE_STEP_BYTES) {
-      const end = Math.min(data.length, at + INFLATE_STEP_BYTES);
+    // A head is a few hundred bytes: small steps, so little past it is inflated.
+    const step = head === undefined ? INFLATE_STEP_BYTES : 1024;
+    for (let at = 0; at < data.length; at += step) {
+      const end = Math.min(data.length, at + step);
       inflater.push(data.subarray(at, end), end === data.length);
+      // A head: stop as soon as it is out (the rest is inflated by a whole read, if ever).
+      if (head !== undefined && written >= head) return out.slice(0, head);
     }
   } catch (e) {
     if (e instanceof IoError) throw e;
