@@ -321,10 +321,18 @@ function evaluateFields(
     // The loss and the gradient alone of a plain token-ratio loss: one pass, nothing else written.
     const acc = new LossSums();
     if (!fusedLossAndGrad(plan, full.gradLogprobs ?? null, fresh, acc)) return null;
-    const loss = acc.loss();
-    if (!Number.isFinite(loss)) return null;
+    // finish()'s arithmetic on finite sums; anything non-finite is the whole call's to name.
+    const surrogate = acc.loss();
+    if (!Number.isFinite(surrogate)) return null;
+    let scalars: PolicyLossScalars = { loss: surrogate, klLoss: null };
+    if (cfg.kl !== null) {
+      const klLoss = acc.kl();
+      const loss = surrogate + cfg.kl.coef * klLoss;
+      if (!Number.isFinite(klLoss) || !Number.isFinite(loss)) return null;
+      scalars = { loss, klLoss };
+    }
     fieldPaths.fused++;
-    return pickFromScalars(fields, { loss, klLoss: null }, full, B, T);
+    return pickFromScalars(fields, scalars, full, B, T);
   }
   const rows = Math.max(1, Math.min(B, Math.floor(fieldBlockPositions / Math.max(1, T))));
   const spare = allocOutputs(rows * T, false);
@@ -386,7 +394,8 @@ const scratch = new InputScratch();
 
 /**
  * A plan kept for the life of the module, as KEEP_MAPS keeps the kernel's classes: every plan
- * shares one hidden class (and its surrogate parameters theirs), which V8 holds weakly; when the
+ * shares one hidden class (and its surrogate parameters and KL plan theirs: this one has a KL
+ * term), which V8 holds weakly; when the
  * last plan of a call has died, a full GC may collect it and throw away the optimised code that
  * checks it, rebuilt on the next call. Measured: a 256×8192 dapo call with `fields` right after
  * a full GC took 47.9 ms without this plan and 27.4 ms with it (19.6 ms for the floor). A 1×1
@@ -399,10 +408,12 @@ export const KEPT_PLAN: PolicyPlan = planPolicyLoss(
     surrogate: "pg_clip",
     clip: { epsLow: 0.2, epsHigh: 0.28, ratioCap: null },
     aggregation: "token_mean",
+    kl: { kind: "k3", coef: 0.04 },
   }),
   {
     logprobs: [[-1]],
     oldLogprobs: [[-1]],
+    refLogprobs: [[-1]],
     advantages: [1],
     responseMask: [[1]],
   },

@@ -97,7 +97,7 @@ describe("policyLoss fields", () => {
     expect(fieldPaths.whole - paths.whole).toBeGreaterThan(5);
   });
 
-  it("property: the loss and the gradient of a plain token-ratio loss (one fused pass) are bitwise the full call's, with its errors (every surrogate and aggregation, holes, junk, extreme values, caller out)", () => {
+  it("property: the loss and the gradient of a token-ratio loss with or without a KL term (one fused pass) are bitwise the full call's, with its errors (every surrogate, aggregation and KL estimator, holes, junk, extreme values, caller out)", () => {
     const paths = { ...fieldPaths };
     fc.assert(
       fc.property(
@@ -107,8 +107,9 @@ describe("policyLoss fields", () => {
         }),
         fc.boolean(),
         ({ config, inputs, B, T }, fields, out) => {
-          // The kit's config made fusable: the token ratio, no IS weights, no KL term.
-          const plain = { ...config, ratio: "token" as const, isCorrection: null, kl: null };
+          // The kit's config made fusable: the token ratio, no IS weights (its KL terms, k1, k2,
+          // k3 and abs, stay: the fused pass computes a plain KL term too).
+          const plain = { ...config, ratio: "token" as const, isCorrection: null };
           const grad = new Float64Array(B * T).fill(Number.NaN);
           const options =
             out && fields.includes("gradLogprobs")

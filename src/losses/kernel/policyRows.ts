@@ -1043,14 +1043,21 @@ export function accumulateRow(
 
 /**
  * Whether {@link fusedLossAndGrad} computes `plan` (docs/performance.md#fields): a token ratio
- * and nothing that needs a stage beside the surrogate (no IS weights, KL term, ratio clamp,
- * off-policy or entropy mask, rejection). @internal
+ * and nothing that needs a stage beside the surrogate and a plain KL term (no IS weights, KL
+ * clamp or ratio weight, ratio clamp, off-policy or entropy mask, rejection). @internal
  */
 export function fusable(plan: PolicyPlan): boolean {
+  const kl = plan.kl;
   return (
     plan.ratio === "token" &&
     plan.tis === null &&
-    plan.kl === null &&
+    // A KL term as klStage's plain loop computes it (no straight-through, ratio weight or clamp).
+    (kl === null ||
+      (plan.ref !== null &&
+        !kl.straight &&
+        kl.weight === "none" &&
+        kl.clampDelta === Number.POSITIVE_INFINITY &&
+        kl.clampValue === Number.POSITIVE_INFINITY)) &&
     plan.rclamp === null &&
     plan.opsm === null &&
     plan.vespo === null &&
@@ -1062,9 +1069,10 @@ export function fusable(plan: PolicyPlan): boolean {
 /**
  * The loss sum and the gradient of a {@link fusable} plan in one pass per row, nothing else
  * written (`fields: ["loss", "gradLogprobs"]`, docs/performance.md#fields): per response token
- * r = exp(lp − old) (ratioStage), the surrogate's point function, ∂L/∂lp = d·r (objectiveStage)
- * and w_b·ℓ added to `acc` in row-major order (accumulateRow): the same operations in the same
- * order, so the same bits, without the ratio, objective and flag arrays in between. `grad` (null:
+ * r = exp(lp − old) (ratioStage), the surrogate's point function, ∂L/∂lp = d·r (objectiveStage),
+ * the KL term k(ref − lp) and ∂L/∂lp += coef·w^kl·∂k/∂lp (klStage), and w_b·ℓ and w^kl_b·k added
+ * to `acc`'s two sums in row-major order (accumulateRow): the same operations in the same order,
+ * so the same bits, without the ratio, objective, flag and KL arrays in between. `grad` (null:
  * the loss alone) is zero-filled when `fresh`, else its padding is written 0. Returns false at
  * the first thing the whole call must judge (a non-finite input, ℓ or gradient), having stopped.
  * @internal
@@ -1082,9 +1090,14 @@ export function fusedLossAndGrad(
   const uses = sur.usesRatio;
   const readsOld = sur.readsOld;
   const viaToken = sur.through === "ratio";
+  const kl = plan.kl;
+  const ref = plan.ref;
+  const klPoint = kl === null ? null : KL_POINT_FNS[kl.kind];
   const v = acc.v;
   let s = v[0] as number;
   let c = v[1] as number;
+  let ks = v[2] as number;
+  let kc = v[3] as number;
   for (let b = 0; b < B; b++) {
     const o = b * T;
     const f = plan.first[b] as number;
@@ -1097,6 +1110,8 @@ export function fusedLossAndGrad(
     const wb = plan.w[b] as number;
     const g = -wb;
     const aRow = advRow === null ? 0 : (advRow[b] as number);
+    const wk = kl === null ? 0 : (kl.w[b] as number);
+    const cw = kl === null ? 0 : kl.coef * wk;
     for (let i = f; i < e; i++) {
       if (m[i] !== 1) {
         if (grad !== null && !fresh) grad[i] = 0;
@@ -1131,7 +1146,20 @@ export function fusedLossAndGrad(
       const ell = pt[0] as number;
       if (!finite(ell)) return false;
       const d = pt[1] as number;
-      const gv = viaToken ? (d === 0 ? d : d * r) : d;
+      let gv = viaToken ? (d === 0 ? d : d * r) : d;
+      if (klPoint !== null) {
+        const rf = (ref as Float64Array)[i] as number;
+        if (!finite(rf)) return false;
+        klPoint(rf - x, pt);
+        const kv = pt[0] as number;
+        const dl = pt[1] as number;
+        if (!finite(kv) || !finite(dl)) return false;
+        gv = gv + cw * dl;
+        const ky = wk * kv;
+        const kt = ks + ky;
+        kc += twoSumError(ks, ky, kt);
+        ks = kt;
+      }
       if (!finite(gv)) return false;
       if (grad !== null) grad[i] = gv;
       const y = wb * ell;
@@ -1142,6 +1170,8 @@ export function fusedLossAndGrad(
   }
   v[0] = s;
   v[1] = c;
+  v[2] = ks;
+  v[3] = kc;
   return true;
 }
 
