@@ -97,7 +97,7 @@ describe("policyLoss fields", () => {
     expect(fieldPaths.whole - paths.whole).toBeGreaterThan(5);
   });
 
-  it("property: the loss and the gradient of a token-ratio loss with or without a KL term (one fused pass) are bitwise the full call's, with its errors (every surrogate, aggregation and KL estimator, holes, junk, extreme values, caller out)", () => {
+  it("property: the loss and the gradient of a loss without IS weights (one fused pass) are bitwise the full call's, with its errors (every ratio, surrogate, aggregation and KL estimator, holes, junk, extreme values, caller out)", () => {
     const paths = { ...fieldPaths };
     fc.assert(
       fc.property(
@@ -107,9 +107,9 @@ describe("policyLoss fields", () => {
         }),
         fc.boolean(),
         ({ config, inputs, B, T }, fields, out) => {
-          // The kit's config made fusable: the token ratio, no IS weights (its KL terms, k1, k2,
-          // k3 and abs, stay: the fused pass computes a plain KL term too).
-          const plain = { ...config, ratio: "token" as const, isCorrection: null };
+          // The kit's config made fusable: no IS weights (its ratios, token, sequence and
+          // sequence_token, and its KL terms, k1, k2, k3 and abs, stay).
+          const plain = { ...config, isCorrection: null };
           const grad = new Float64Array(B * T).fill(Number.NaN);
           const options =
             out && fields.includes("gradLogprobs")
@@ -131,6 +131,26 @@ describe("policyLoss fields", () => {
     );
     expect(fieldPaths.fused - paths.fused).toBeGreaterThan(50);
     expect(fieldPaths.whole - paths.whole).toBeGreaterThan(5);
+  });
+
+  it("golden: a sequence ratio whose log-ratio sum needs its compensation (z = 1, 1e16, −1e16: the plain sum loses the 1) is the full call's in the fused pass, bitwise", () => {
+    const inputs = {
+      logprobs: [[1, 1e16, -1e16, -3]],
+      oldLogprobs: [[0, 0, 0, 0]],
+      advantages: [1.5],
+      responseMask: [[1, 1, 1, 0]],
+    };
+    for (const ratio of ["sequence", "sequence_token"] as const) {
+      const config = { ratio, surrogate: "pg" as const, aggregation: "token_mean" as const };
+      const before = fieldPaths.fused;
+      const full = policyLoss(config, inputs);
+      const some = policyLoss(config, inputs, { fields: ["loss", "gradLogprobs"] });
+      expect(fieldPaths.fused).toBe(before + 1);
+      // mean log-ratio (1 + 1e16 − 1e16)/3 = 1/3 compensated (0 plain): ℓ = −e^{1/3}·1.5 per token.
+      expect(full.ratio.data[0]).toBe(Math.exp(1 / 3));
+      expect(Object.is(some.loss, full.loss)).toBe(true);
+      expect(Array.from(some.gradLogprobs.data)).toEqual(Array.from(full.gradLogprobs.data));
+    }
   });
 
   test.each(ALGORITHM_NAMES)(

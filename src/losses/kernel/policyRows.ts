@@ -1042,14 +1042,13 @@ export function accumulateRow(
 }
 
 /**
- * Whether {@link fusedLossAndGrad} computes `plan` (docs/performance.md#fields): a token ratio
- * and nothing that needs a stage beside the surrogate and a plain KL term (no IS weights, KL
- * clamp or ratio weight, ratio clamp, off-policy or entropy mask, rejection). @internal
+ * Whether {@link fusedLossAndGrad} computes `plan` (docs/performance.md#fields): any ratio and
+ * nothing that needs a stage beside the surrogate and a plain KL term (no IS weights, KL clamp or
+ * ratio weight, ratio clamp, off-policy or entropy mask, rejection). @internal
  */
 export function fusable(plan: PolicyPlan): boolean {
   const kl = plan.kl;
   return (
-    plan.ratio === "token" &&
     plan.tis === null &&
     // A KL term as klStage's plain loop computes it (no straight-through, ratio weight or clamp).
     (kl === null ||
@@ -1112,6 +1111,20 @@ export function fusedLossAndGrad(
     const aRow = advRow === null ? 0 : (advRow[b] as number);
     const wk = kl === null ? 0 : (kl.w[b] as number);
     const cw = kl === null ? 0 : kl.coef * wk;
+    if (plan.ratio !== "token") {
+      // The sequence ratios: a row of its own (their ratio is the row's; GSPO's gradient couples it).
+      if (grad !== null && !fresh) for (let i = f; i < e; i++) if (m[i] !== 1) grad[i] = 0;
+      v[0] = s;
+      v[1] = c;
+      v[2] = ks;
+      v[3] = kc;
+      if (!fusedSequenceRow(plan, grad, b, f, e, pt, v)) return false;
+      s = v[0] as number;
+      c = v[1] as number;
+      ks = v[2] as number;
+      kc = v[3] as number;
+      continue;
+    }
     for (let i = f; i < e; i++) {
       if (m[i] !== 1) {
         if (grad !== null && !fresh) grad[i] = 0;
@@ -1166,6 +1179,132 @@ export function fusedLossAndGrad(
       const t = s + y;
       c += twoSumError(s, y, t);
       s = t;
+    }
+  }
+  v[0] = s;
+  v[1] = c;
+  v[2] = ks;
+  v[3] = kc;
+  return true;
+}
+
+/**
+ * Row b of {@link fusedLossAndGrad} for the sequence ratios, its sums in `v` (LossSums' slots):
+ * ratioStage's compensated Σ_t (lp − old) and s_b = exp(mean) (a sum past float64, which
+ * robustSum's scaled pass would take, stops), then per response token the surrogate at r = s_b
+ * and w_b·ℓ into the sum (objectiveStage, accumulateRow), and the gradient: token-local d·s_b
+ * (sequence_token) or d (a surrogate through the logprob), or, for GSPO's sequence ratio through
+ * the ratio, the row's (Σ_t d)·s_b / L_b at every response token once the row is summed; with a
+ * plain KL term, its term and gradient after (klStage). Returns false where the whole call must
+ * judge.
+ */
+function fusedSequenceRow(
+  plan: PolicyPlan,
+  grad: Float64Array | null,
+  b: number,
+  f: number,
+  e: number,
+  pt: Float64Array,
+  v: Float64Array,
+): boolean {
+  const { m, lp, old, advRow, advTok, sur, params } = plan;
+  const kl = plan.kl;
+  const ref = plan.ref;
+  const klPoint = kl === null ? null : KL_POINT_FNS[kl.kind];
+  const wb = plan.w[b] as number;
+  const g = -wb;
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  const wk = kl === null ? 0 : (kl.w[b] as number);
+  const cw = kl === null ? 0 : kl.coef * wk;
+  const viaRatio = sur.through === "ratio";
+  const coupled = viaRatio && plan.ratio === "sequence";
+  // ratioStage: the compensated Σ_t z_t (Neumaier, as CompensatedSum).
+  let zs = 0;
+  let zc = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const l = lp[i] as number;
+    const od = old[i] as number;
+    if (!finite(l) || !finite(od)) return false;
+    const x = l - od;
+    const t = zs + x;
+    if (Math.abs(zs) >= Math.abs(x)) zc += zs - t + x;
+    else zc += x - t + zs;
+    zs = t;
+  }
+  const Lb = plan.L[b] as number;
+  const plain = Number.isFinite(zs) ? zs + zc : zs;
+  if (!Number.isFinite(plain)) return false;
+  const sb = Math.exp(plain / Lb);
+  let s = v[0] as number;
+  let c = v[1] as number;
+  let ks = v[2] as number;
+  let kc = v[3] as number;
+  let ds = 0;
+  let dc = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const x = lp[i] as number;
+    let a = aRow;
+    if (advTok !== null) {
+      a = advTok[i] as number;
+      if (!finite(a)) return false;
+    }
+    sur.point(sb, a, x, g, pt, params, sur.readsOld ? (old[i] as number) : 0);
+    const ell = pt[0] as number;
+    if (!finite(ell)) return false;
+    const d = pt[1] as number;
+    if (coupled) {
+      const t = ds + d;
+      if (Math.abs(ds) >= Math.abs(d)) dc += ds - t + d;
+      else dc += d - t + ds;
+      ds = t;
+    } else {
+      let gv = viaRatio ? (d === 0 ? d : d * sb) : d;
+      if (klPoint !== null) {
+        const rf = (ref as Float64Array)[i] as number;
+        if (!finite(rf)) return false;
+        klPoint(rf - x, pt);
+        const kv = pt[0] as number;
+        const dl = pt[1] as number;
+        if (!finite(kv) || !finite(dl)) return false;
+        gv = gv + cw * dl;
+        const ky = wk * kv;
+        const kt = ks + ky;
+        kc += twoSumError(ks, ky, kt);
+        ks = kt;
+      }
+      if (!finite(gv)) return false;
+      if (grad !== null) grad[i] = gv;
+    }
+    const y = wb * ell;
+    const t = s + y;
+    c += twoSumError(s, y, t);
+    s = t;
+  }
+  if (coupled) {
+    // The masked mean couples the row: ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every response token.
+    const sum = Number.isFinite(ds) ? ds + dc : ds;
+    const gb = (sum === 0 ? sum : sum * sb) / Lb;
+    if (!finite(gb)) return false;
+    for (let i = f; i < e; i++) {
+      if (m[i] !== 1) continue;
+      let gv = gb;
+      if (klPoint !== null) {
+        const rf = (ref as Float64Array)[i] as number;
+        if (!finite(rf)) return false;
+        klPoint(rf - (lp[i] as number), pt);
+        const kv = pt[0] as number;
+        const dl = pt[1] as number;
+        if (!finite(kv) || !finite(dl)) return false;
+        gv = gv + cw * dl;
+        const ky = wk * kv;
+        const kt = ks + ky;
+        kc += twoSumError(ks, ky, kt);
+        ks = kt;
+      }
+      if (!finite(gv)) return false;
+      if (grad !== null) grad[i] = gv;
     }
   }
   v[0] = s;
