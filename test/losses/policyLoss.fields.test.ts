@@ -141,7 +141,12 @@ describe("policyLoss fields", () => {
       responseMask: [[1, 1, 1, 0]],
     };
     for (const ratio of ["sequence", "sequence_token"] as const) {
-      const config = { ratio, surrogate: "pg" as const, aggregation: "token_mean" as const };
+      const config = {
+        ratio,
+        surrogate: "pg" as const,
+        clip: null,
+        aggregation: "token_mean" as const,
+      };
       const before = fieldPaths.fused;
       const full = policyLoss(config, inputs);
       const some = policyLoss(config, inputs, { fields: ["loss", "gradLogprobs"] });
