@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { zipSync } from "fflate";
-import { pythonPath } from "./_peer.mjs";
+import { torchSaveNpzDir } from "./torchSave.mjs";
 
 const BIN = fileURLToPath(new URL("../bin/polgrad.js", import.meta.url));
 const DIST = new URL("../dist/index.js", import.meta.url).href;
@@ -158,17 +158,9 @@ function benchFormats(src, root, measureAt) {
   }
   const pt = join(root, "pt");
   mkdirSync(pt);
-  const script =
-    "import sys, os, numpy, torch\n" +
-    "src, dst = sys.argv[1], sys.argv[2]\n" +
-    "for f in sorted(os.listdir(src)):\n" +
-    "    a = numpy.load(os.path.join(src, f))\n" +
-    "    torch.save({k: torch.from_numpy(a[k]) for k in a.files}, os.path.join(dst, f[:-4] + '.pt'))\n";
-  const py = spawnSync(pythonPath(), ["-c", script, dirs["npz (stored)"], pt], {
-    encoding: "utf8",
-  });
-  if (py.status === 0) dirs[".pt (torch.save)"] = pt;
-  else out.push({ format: ".pt (torch.save)", skipped: "no python3 that imports torch and numpy" });
+  const why = torchSaveNpzDir(dirs["npz (stored)"], pt);
+  if (why === null) dirs[".pt (torch.save)"] = pt;
+  else out.push({ format: ".pt (torch.save)", skipped: why });
   for (const [format, dir] of Object.entries(dirs)) {
     const bytes = sizeOf(dir);
     const m = measureAt(1, dir, bytes);

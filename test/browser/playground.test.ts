@@ -5,8 +5,7 @@
  * compared with the library computing the same thing in Node. Skipped, with the reason printed,
  * when no Chromium is installed.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,6 +13,7 @@ import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { torchSaveNpzDir } from "../../bench/torchSave.mjs";
 import {
   ALGORITHMS,
   BUILTIN_BATCH,
@@ -566,19 +566,14 @@ describe.skipIf(!available)("playground served by polgrad playground", () => {
   }, 120_000);
 });
 
-/** `torch.save` of the arrays of an .npz (python3 with torch and numpy), or null without one. */
+/** `torch.save` of the arrays of an .npz (bench/torchSave.mjs), or null without python3-torch. */
 function torchSave(dir: string, npz: Uint8Array): Uint8Array | null {
-  const src = join(dir, "for-torch.npz");
-  const out = join(dir, "big-from-torch.pt");
-  writeFileSync(src, npz);
-  const script =
-    "import sys, numpy, torch\n" +
-    "a = numpy.load(sys.argv[1])\n" +
-    "torch.save({k: torch.from_numpy(a[k]) for k in a.files}, sys.argv[2])\n";
-  for (const py of [process.env.POLGRAD_PYTHON, "/usr/bin/python3", "python3"]) {
-    if (py === undefined || py === "") continue;
-    const r = spawnSync(py, ["-c", script, src, out], { encoding: "utf8", timeout: 120_000 });
-    if (r.status === 0) return new Uint8Array(readFileSync(out));
-  }
-  return null;
+  const src = join(dir, "for-torch");
+  const out = join(dir, "from-torch");
+  mkdirSync(src);
+  mkdirSync(out);
+  writeFileSync(join(src, "big.npz"), npz);
+  return torchSaveNpzDir(src, out) === null
+    ? new Uint8Array(readFileSync(join(out, "big.pt")))
+    : null;
 }

@@ -94,18 +94,9 @@ describe("polgrad loss --fields", () => {
       ["whole", st, ["--threads", "2"]],
     ] as const) {
       const out = tmp(`some-${label.replace(" ", "-")}.safetensors`);
-      const r = await runMain([
-        "loss",
-        ...ALG,
-        "--batch",
-        batch,
-        ...extra,
-        "--out",
-        out,
-        "--json",
-        "--fields",
-        "ratio,grad_logprobs",
-      ]);
+      const lossOut = (...more: string[]) =>
+        runMain(["loss", ...ALG, "--batch", batch, ...extra, "--out", out, ...more]);
+      const r = await lossOut("--json", "--fields", "ratio,grad_logprobs");
       expect(r.code, `${label}: ${r.stderr}`).toBe(0);
       const doc = JSON.parse(r.stdout).result;
       expect(doc.fields, label).toEqual(["grad_logprobs", "ratio"]);
@@ -124,17 +115,7 @@ describe("polgrad loss --fields", () => {
         ).toBe(true);
       }
       // The text of --out names the tensors written.
-      const text = await runMain([
-        "loss",
-        ...ALG,
-        "--batch",
-        batch,
-        ...extra,
-        "--out",
-        out,
-        "--fields",
-        "ratio",
-      ]);
+      const text = await lossOut("--fields", "ratio");
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout, label).toMatch(/tensors ratio written to /);
     }

@@ -6,11 +6,11 @@
  * them, even when an extra tensor breaks a value rule that an eager read reports; a used tensor
  * that breaks one makes its step unreadable with the eager read's message.
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { torchSaveNpzDir } from "../../bench/torchSave.mjs";
 import { diagnoseRun } from "../../src/diagnostics/diagnoseRun.js";
 import { writeDemoRun } from "../../src/index.js";
 import { readTensors } from "../../src/io/readTensors.js";
@@ -115,26 +115,13 @@ describe("lazy step reads", () => {
     const npz = writeRun("npz");
     const dir = join(root, "pt");
     mkdirSync(dir, { recursive: true });
-    const script =
-      "import sys, os, numpy, torch\n" +
-      "src, dst = sys.argv[1], sys.argv[2]\n" +
-      "for f in sorted(os.listdir(src)):\n" +
-      "    a = numpy.load(os.path.join(src, f))\n" +
-      "    torch.save({k: torch.from_numpy(a[k]) for k in a.files}, os.path.join(dst, f[:-4] + '.pt'))\n";
-    const py = [process.env.POLGRAD_PYTHON, "/usr/bin/python3", "python3"].find(
-      (p) =>
-        p !== undefined &&
-        p !== "" &&
-        spawnSync(p, ["-c", "import torch, numpy"], { encoding: "utf8" }).status === 0,
-    );
-    if (py === undefined) {
+    const why = torchSaveNpzDir(npz, dir);
+    if (why !== null) {
       console.log(
-        "test/diagnostics/lazyRead.test.ts: the .pt case is skipped: no python3 that imports torch and numpy (scripts/install-test-tools.sh installs python3-torch)",
+        `test/diagnostics/lazyRead.test.ts: the .pt case is skipped: ${why} (scripts/install-test-tools.sh installs python3-torch)`,
       );
       return;
     }
-    const r = spawnSync(py, ["-c", script, npz, dir], { encoding: "utf8", timeout: 120_000 });
-    expect(r.status, r.stderr).toBe(0);
     expect(readdirSync(dir).length).toBe(STEPS);
     const d = diagnoseRun(dir);
     expect(d.problems).toEqual([]);

@@ -30,6 +30,18 @@ beforeAll(() => {
     throw new Error(`build first (npm run build): ${worker.pathname} is missing`);
 });
 
+/** A full B×T batch (every position a response token) of smooth log-probabilities. */
+function fullBatch(B: number, T: number) {
+  const n = B * T;
+  const matrix = (data: Float64Array | Uint8Array) => ({ rows: B, cols: T, data });
+  return {
+    logprobs: matrix(Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.sin(i))),
+    oldLogprobs: matrix(Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.cos(i))),
+    advantages: Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1)),
+    responseMask: matrix(new Uint8Array(n).fill(1)),
+  };
+}
+
 describe("policyLoss threads", () => {
   it("identity: 2, 3 and 5 threads give bitwise the one-thread outputs and errors, and the workers ran", () => {
     const before = threadPool.workerBlocks;
@@ -147,17 +159,7 @@ describe("policyLoss threads", () => {
   it("golden: threaded calls leave no memory behind in the workers (resident memory stays bounded)", () => {
     // 40 calls of 128×8192: each call's outputs are 27 MB; had the workers kept each call's
     // shared memory (as fresh SharedArrayBuffers per call did), 40 calls would hold > 1 GB.
-    const B = 128;
-    const T = 8192;
-    const n = B * T;
-    const lp = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.sin(i));
-    const old = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.cos(i));
-    const inputs = {
-      logprobs: { rows: B, cols: T, data: lp },
-      oldLogprobs: { rows: B, cols: T, data: old },
-      advantages: Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1)),
-      responseMask: { rows: B, cols: T, data: new Uint8Array(n).fill(1) },
-    };
+    const inputs = fullBatch(128, 8192);
     const cfg = getAlgorithm("dapo").loss;
     policyLoss(cfg, inputs, { threads: 2 });
     const before = process.memoryUsage().rss;
@@ -170,17 +172,7 @@ describe("policyLoss threads", () => {
     // 1,000 calls of 32×4096 on two threads, half of them with fields: each call's outputs and
     // staged inputs are 3–6 MB, so memory kept per call (a leaked arena, worker-side copies)
     // would hold 3 GB or more after 1,000 calls; garbage of returned results is collectable.
-    const B = 32;
-    const T = 4096;
-    const n = B * T;
-    const lp = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.sin(i));
-    const old = Float64Array.from({ length: n }, (_, i) => -1 - 0.5 * Math.cos(i));
-    const inputs = {
-      logprobs: { rows: B, cols: T, data: lp },
-      oldLogprobs: { rows: B, cols: T, data: old },
-      advantages: Float64Array.from({ length: B }, (_, b) => (b % 2 === 0 ? 1 : -1)),
-      responseMask: { rows: B, cols: T, data: new Uint8Array(n).fill(1) },
-    };
+    const inputs = fullBatch(32, 4096);
     const cfg = getAlgorithm("dapo").loss;
     const workers = threadPool.workerBlocks;
     for (let k = 0; k < 20; k++) policyLoss(cfg, inputs, { threads: 2 });

@@ -248,24 +248,9 @@ function ratioStage(
     return ROW_OK;
   }
   // Compensated Σ_t z_t (Neumaier, as CompensatedSum), then robustSum's scaled pass on overflow.
-  let s = 0;
-  let c = 0;
-  for (let i = f; i < e; i++) {
-    if (m[i] !== 1) {
-      ratio[i] = 1;
-      continue;
-    }
-    const l = lp[i] as number;
-    const od = old[i] as number;
-    if (!finite(l) || !finite(od)) return ROW_BAD_INPUT;
-    const x = l - od;
-    const t = s + x;
-    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
-    else c += x - t + s;
-    s = t;
-  }
+  const plain = rowLogRatioSum(m, lp, old, f, e, ratio);
+  if (plain === null) return ROW_BAD_INPUT;
   const Lb = plan.L[b] as number;
-  const plain = Number.isFinite(s) ? s + c : s;
   const mz =
     Number.isFinite(plain) || Number.isNaN(plain)
       ? plain / Lb
@@ -279,6 +264,39 @@ function ratioStage(
   sc.sb = sb;
   for (let i = f; i < e; i++) if (m[i] === 1) ratio[i] = sb;
   return ROW_OK;
+}
+
+/**
+ * The compensated Σ_t (lp − old) over the span's response tokens (Neumaier, as CompensatedSum's
+ * value), writing the ratio 1 at its padding when `ratio` is given; null when an lp or old there
+ * is not finite. (With finite ones the sum may still be ±Infinity or NaN: z = lp − old itself
+ * can overflow, to either sign.)
+ */
+function rowLogRatioSum(
+  m: Uint8Array,
+  lp: Float64Array,
+  old: Float64Array,
+  f: number,
+  e: number,
+  ratio: Float64Array | null,
+): number | null {
+  let s = 0;
+  let c = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      if (ratio !== null) ratio[i] = 1;
+      continue;
+    }
+    const l = lp[i] as number;
+    const od = old[i] as number;
+    if (!finite(l) || !finite(od)) return null;
+    const x = l - od;
+    const t = s + x;
+    if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
+    else c += x - t + s;
+    s = t;
+  }
+  return Number.isFinite(s) ? s + c : s;
 }
 
 /**
@@ -1161,6 +1179,7 @@ export function fusedLossAndGrad(
       const d = pt[1] as number;
       let gv = viaToken ? (d === 0 ? d : d * r) : d;
       if (klPoint !== null) {
+        // fusedKl's arithmetic, inline: its sum in locals (the Float64Array slots cost 20 %).
         const rf = (ref as Float64Array)[i] as number;
         if (!finite(rf)) return false;
         klPoint(rf - x, pt);
@@ -1186,6 +1205,36 @@ export function fusedLossAndGrad(
   v[2] = ks;
   v[3] = kc;
   return true;
+}
+
+/**
+ * The plain KL term at token i of the fused pass's sequence rows (klStage's loop; the token rows
+ * inline it): k and ∂k/∂lp at δ = ref − lp,
+ * w^kl_b·k added to the KL sum in `v[2]`, `v[3]` (accumulateRow's, in row-major order), and
+ * coef·w^kl_b·∂k/∂lp returned for the gradient; NaN when ref, k or ∂k/∂lp is not finite.
+ */
+function fusedKl(
+  ref: Float64Array,
+  klPoint: (d: number, out: Float64Array) => void,
+  i: number,
+  x: number,
+  cw: number,
+  wk: number,
+  pt: Float64Array,
+  v: Float64Array,
+): number {
+  const rf = ref[i] as number;
+  if (!finite(rf)) return Number.NaN;
+  klPoint(rf - x, pt);
+  const kv = pt[0] as number;
+  const dl = pt[1] as number;
+  if (!finite(kv) || !finite(dl)) return Number.NaN;
+  const ks = v[2] as number;
+  const ky = wk * kv;
+  const kt = ks + ky;
+  v[3] = (v[3] as number) + twoSumError(ks, ky, kt);
+  v[2] = kt;
+  return cw * dl;
 }
 
 /**
@@ -1218,28 +1267,13 @@ function fusedSequenceRow(
   const cw = kl === null ? 0 : kl.coef * wk;
   const viaRatio = sur.through === "ratio";
   const coupled = viaRatio && plan.ratio === "sequence";
-  // ratioStage: the compensated Σ_t z_t (Neumaier, as CompensatedSum).
-  let zs = 0;
-  let zc = 0;
-  for (let i = f; i < e; i++) {
-    if (m[i] !== 1) continue;
-    const l = lp[i] as number;
-    const od = old[i] as number;
-    if (!finite(l) || !finite(od)) return false;
-    const x = l - od;
-    const t = zs + x;
-    if (Math.abs(zs) >= Math.abs(x)) zc += zs - t + x;
-    else zc += x - t + zs;
-    zs = t;
-  }
+  // ratioStage's compensated Σ_t z_t (a sum past float64 needs robustSum's pass: the whole call).
+  const plain = rowLogRatioSum(m, lp, old, f, e, null);
+  if (plain === null || !Number.isFinite(plain)) return false;
   const Lb = plan.L[b] as number;
-  const plain = Number.isFinite(zs) ? zs + zc : zs;
-  if (!Number.isFinite(plain)) return false;
   const sb = Math.exp(plain / Lb);
   let s = v[0] as number;
   let c = v[1] as number;
-  let ks = v[2] as number;
-  let kc = v[3] as number;
   let ds = 0;
   let dc = 0;
   for (let i = f; i < e; i++) {
@@ -1262,17 +1296,9 @@ function fusedSequenceRow(
     } else {
       let gv = viaRatio ? (d === 0 ? d : d * sb) : d;
       if (klPoint !== null) {
-        const rf = (ref as Float64Array)[i] as number;
-        if (!finite(rf)) return false;
-        klPoint(rf - x, pt);
-        const kv = pt[0] as number;
-        const dl = pt[1] as number;
-        if (!finite(kv) || !finite(dl)) return false;
-        gv = gv + cw * dl;
-        const ky = wk * kv;
-        const kt = ks + ky;
-        kc += twoSumError(ks, ky, kt);
-        ks = kt;
+        const add = fusedKl(ref as Float64Array, klPoint, i, x, cw, wk, pt, v);
+        if (add !== add) return false;
+        gv = gv + add;
       }
       if (!finite(gv)) return false;
       if (grad !== null) grad[i] = gv;
@@ -1291,17 +1317,9 @@ function fusedSequenceRow(
       if (m[i] !== 1) continue;
       let gv = gb;
       if (klPoint !== null) {
-        const rf = (ref as Float64Array)[i] as number;
-        if (!finite(rf)) return false;
-        klPoint(rf - (lp[i] as number), pt);
-        const kv = pt[0] as number;
-        const dl = pt[1] as number;
-        if (!finite(kv) || !finite(dl)) return false;
-        gv = gv + cw * dl;
-        const ky = wk * kv;
-        const kt = ks + ky;
-        kc += twoSumError(ks, ky, kt);
-        ks = kt;
+        const add = fusedKl(ref as Float64Array, klPoint, i, lp[i] as number, cw, wk, pt, v);
+        if (add !== add) return false;
+        gv = gv + add;
       }
       if (!finite(gv)) return false;
       if (grad !== null) grad[i] = gv;
@@ -1309,8 +1327,6 @@ function fusedSequenceRow(
   }
   v[0] = s;
   v[1] = c;
-  v[2] = ks;
-  v[3] = kc;
   return true;
 }
 
