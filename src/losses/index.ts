@@ -33,6 +33,8 @@ export {
 } from "./entropyControl.js";
 export { topEntropyMask } from "./entropyMask.js";
 export {
+  POLICY_LOSS_FIELDS,
+  type PolicyLossField,
   type PolicyLossInputs,
   type PolicyLossOptions,
   type PolicyLossOut,

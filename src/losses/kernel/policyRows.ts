@@ -1297,7 +1297,7 @@ function fusedSequenceRow(
       let gv = viaRatio ? (d === 0 ? d : d * sb) : d;
       if (klPoint !== null) {
         const add = fusedKl(ref as Float64Array, klPoint, i, x, cw, wk, pt, v);
-        if (add !== add) return false;
+        if (Number.isNaN(add)) return false;
         gv = gv + add;
       }
       if (!finite(gv)) return false;
@@ -1318,7 +1318,7 @@ function fusedSequenceRow(
       let gv = gb;
       if (klPoint !== null) {
         const add = fusedKl(ref as Float64Array, klPoint, i, lp[i] as number, cw, wk, pt, v);
-        if (add !== add) return false;
+        if (Number.isNaN(add)) return false;
         gv = gv + add;
       }
       if (!finite(gv)) return false;
