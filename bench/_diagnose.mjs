@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { zipSync } from "fflate";
+import { npyBytes as npy } from "./npyFiles.mjs";
 import { torchSaveNpzDir } from "./torchSave.mjs";
 
 const BIN = fileURLToPath(new URL("../bin/polgrad.js", import.meta.url));
@@ -99,22 +100,6 @@ function sizeOf(path) {
   const st = statSync(path);
   if (!st.isDirectory()) return st.size;
   return readdirSync(path).reduce((a, f) => a + sizeOf(join(path, f)), 0);
-}
-
-/** A `.npy` v1.0 file of a C-order little-endian array (`<f8`, `<i8` or `|b1`). */
-function npy(descr, shape, data) {
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
-  header += `${" ".repeat((64 - ((10 + header.length + 1) % 64)) % 64)}\n`;
-  const size = descr === "|b1" ? 1 : 8;
-  const out = new Uint8Array(10 + header.length + size * data.length);
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
-  new DataView(out.buffer).setUint16(8, header.length, true);
-  for (let i = 0; i < header.length; i++) out[10 + i] = header.charCodeAt(i);
-  const body = out.subarray(10 + header.length);
-  if (descr === "|b1") body.set(data);
-  else if (descr === "<f8") body.set(new Uint8Array(Float64Array.from(data).buffer));
-  else body.set(new Uint8Array(BigInt64Array.from(data, (x) => BigInt(x)).buffer));
-  return out;
 }
 
 /**

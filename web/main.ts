@@ -24,6 +24,7 @@ import {
 } from "../src/browser.ts";
 import { isRealSized } from "../src/report/realSized.ts";
 import { spread } from "../src/report/sequenceSummary.ts";
+import { massOf } from "../src/which/whichTable.ts";
 import { el } from "./dom.ts";
 import {
   renderRaster,
@@ -834,13 +835,14 @@ function renderGradTable(grad: Float64Array, mask: Rows): void {
   table.replaceChildren(thead, tbody);
 }
 
+/** Per-sequence mass Σ_t |g[b, t]|, computed as the which table computes it (its massOf). */
+function massesOf(grad: Float64Array, B: number, T: number): Float64Array {
+  return massOf("playground", state.choice, grad, B, T);
+}
+
 /** Per-sequence mass Σ_t |g[b, t]| (the which table's definition) as horizontal bars. */
 function renderMassBars(grad: Float64Array, B: number, T: number): void {
-  const masses = Array.from({ length: B }, (_, b) => {
-    let s = 0;
-    for (let t = 0; t < T; t++) s += Math.abs(grad[b * T + t] as number);
-    return s;
-  });
+  const masses = Array.from(massesOf(grad, B, T));
   const max = Math.max(0, ...masses);
   const list = el("ul", { class: "bars", id: "mass-list" });
   masses.forEach((m, b) => {
@@ -867,12 +869,7 @@ const HEATMAP_CAPTION = {
 /** A real-sized batch's picture, top masses, list masses and chosen sequence. */
 function renderLarge(grad: Float64Array, mask: Rows, B: number, T: number): void {
   const flat = flatMask(mask);
-  const masses = new Float64Array(B);
-  for (let b = 0; b < B; b++) {
-    let s = 0;
-    for (let t = 0; t < T; t++) s += Math.abs(grad[b * T + t] as number);
-    masses[b] = s;
-  }
+  const masses = massesOf(grad, B, T);
   const vmax = renderRaster(byId("heatmap"), byId("legend"), grad, flat, B, T, fmt);
   state.last = { grad, mask: flat, masses, vmax };
   renderTopMass(byId("mass-bars"), masses, state.edits.lengths, fmt, viridis(0.35));

@@ -287,8 +287,8 @@ async function writeByRows(
     clipped_high: { dtype: "BOOL", shape },
   } as const;
   // --fields: only the tensors asked for are written.
-  const asked = (name: keyof typeof all): boolean =>
-    fields === undefined || POLICY_LOSS_FIELDS.some((f) => fields.has(f) && snakeCase(f) === name);
+  const wire = fields === undefined ? null : new Set([...fields].map(snakeCase));
+  const asked = (name: keyof typeof all): boolean => wire === null || wire.has(name);
   const layout = Object.fromEntries(
     Object.entries(all).filter(([name]) => asked(name as keyof typeof all)),
   ) as Partial<typeof all>;

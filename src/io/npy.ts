@@ -12,6 +12,7 @@ import { f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
 import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
+import { LITTLE_ENDIAN_HOST } from "./_internal/endian.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import { type ElementBudget, elementBudget, takeElements } from "./_internal/limits.js";
 import type { TensorReader } from "./tensorTypes.js";
@@ -251,6 +252,19 @@ function parseDescr(fail: Fail, arg: string, descr: string): Descr {
   return { dtype, size, little: order !== ">" };
 }
 
+/**
+ * How many first bytes of a `.npy` file hold its magic, version, header-length field and header,
+ * read from those first bytes (the version gives the field's width, 2 bytes for 1.0, else 4);
+ * +Infinity when the header is longer than {@link MAX_NPY_HEADER_BYTES}, which decodeNpy refuses
+ * from the field alone. Checks nothing else: decodeNpy does. @internal
+ */
+export function npyHeaderEnd(head: Uint8Array): number {
+  const width = head[6] === 1 ? 2 : 4;
+  if (head.length < 8 + width) return head.length;
+  const n = lengthField(head, 8, width);
+  return n > MAX_NPY_HEADER_BYTES ? Number.POSITIVE_INFINITY : 8 + width + n;
+}
+
 /** Read a little-endian u16/u32 length field. */
 function lengthField(bytes: Uint8Array, at: number, width: 2 | 4): number {
   let v = 0;
@@ -374,9 +388,6 @@ function fileOrder(shape: readonly number[], count: number, fortran: boolean): F
   }
   return order;
 }
-
-/** Typed arrays use the host's byte order. */
-const LITTLE_ENDIAN_HOST: boolean = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 type View =
   | Float64Array

@@ -11,7 +11,7 @@ import { requireBytes, requireString } from "../core/validate.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
 import { elementBudget } from "./_internal/limits.js";
 import { openZip, type ZipArchive, type ZipEntry } from "./_internal/zip.js";
-import { decodeNpy, MAX_NPY_HEADER_BYTES } from "./npy.js";
+import { decodeNpy, npyHeaderEnd } from "./npy.js";
 import type { NamedTensor, TensorReader, TensorSet } from "./tensorTypes.js";
 
 /** Default size limit of an `.npz` file: 4 GiB. */
@@ -109,13 +109,9 @@ export function parseNpzAs(
  */
 function npyHead(zip: ZipArchive, e: ZipEntry): Uint8Array {
   const first = zip.readHead(e.name, 4096);
-  if (first.length < 12 || first[6] === undefined) return first;
-  const width = first[6] === 1 ? 2 : 4;
-  let n = 0;
-  for (let k = width - 1; k >= 0; k--) n = n * 256 + (first[8 + k] as number);
-  // A header past NumPy's bound is refused by decodeNpy from its length field: not inflated.
-  const want = 8 + width + Math.min(n, MAX_NPY_HEADER_BYTES);
-  return want <= first.length || n > MAX_NPY_HEADER_BYTES ? first : zip.readHead(e.name, want);
+  // A header past NumPy's bound (+Infinity) is refused by decodeNpy from its length field.
+  const want = npyHeaderEnd(first);
+  return Number.isFinite(want) && want > first.length ? zip.readHead(e.name, want) : first;
 }
 
 /** `PK\x03\x04` and a first local file name ending in `.npy` (a torch archive starts with `…/data.pkl`). */

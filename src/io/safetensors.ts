@@ -13,6 +13,7 @@ import { fmtShape, fmtValue } from "../core/message.js";
 import { closestNames, didYouMean } from "../core/names.js";
 import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
+import { LITTLE_ENDIAN_HOST } from "./_internal/endian.js";
 import { decodeUtf8, fmtBytes, ioError } from "./_internal/ioError.js";
 import {
   checkTopLevelKeys,
@@ -243,9 +244,6 @@ export function parseHeader(
   }
   return { entries, metadata };
 }
-
-/** Typed arrays use the host's byte order; safetensors is little-endian. */
-const LITTLE_ENDIAN_HOST: boolean = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** The first index holding a byte above 1, or −1 (a plain loop: findIndex's callback cost 5×). */
 function firstAbove1(bytes: Uint8Array): number {

@@ -11,6 +11,7 @@ import { bf16DecodeTable, f16DecodeTable } from "../core/halfFloat.js";
 import { fmtShape, fmtValue } from "../core/message.js";
 import { requireBytes, requireString } from "../core/validate.js";
 import type { IoError } from "../errors.js";
+import { LITTLE_ENDIAN_HOST } from "./_internal/endian.js";
 import { fmtBytes, ioError } from "./_internal/ioError.js";
 import { tooManyTensors } from "./_internal/limits.js";
 import {
@@ -421,7 +422,7 @@ function copyView(
   }
   // A row-major float64 view in the machine's byte order is the storage's bytes as they are: one
   // copy (the bitwise values; the element loop below gives the same).
-  if (dtype === "F64" && le === LITTLE_ENDIAN_MACHINE && count > 0 && contiguous(size, stride)) {
+  if (dtype === "F64" && le === LITTLE_ENDIAN_HOST && count > 0 && contiguous(size, stride)) {
     const at = s.bytes.byteOffset + 8 * offset;
     new Uint8Array(out.buffer).set(new Uint8Array(s.bytes.buffer, at, 8 * count));
     return out;
@@ -448,9 +449,6 @@ function copyView(
   }
   return out;
 }
-
-/** Whether this machine stores numbers little-endian (every platform Node runs on today). */
-const LITTLE_ENDIAN_MACHINE = new Uint8Array(Float64Array.of(1).buffer)[7] === 0x3f;
 
 /**
  * Parse the bytes of a PyTorch `torch.save` file held in memory, without executing its pickle.

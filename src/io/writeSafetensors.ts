@@ -10,6 +10,7 @@ import { oneOf } from "../core/names.js";
 import { isNumericTypedArray } from "../core/tensor.js";
 import { describeInput, requireObject, requirePath } from "../core/validate.js";
 import { ConfigError, fail, IoError, ShapeError } from "../errors.js";
+import { LITTLE_ENDIAN_HOST } from "./_internal/endian.js";
 import { openReplacement, writeFileChunks } from "./_internal/writeFile.js";
 import { DTYPE_BYTES, TENSOR_DTYPES, type TensorDtype } from "./tensorTypes.js";
 
@@ -313,9 +314,6 @@ function layoutOf(
   return { head, at: new Map([...at].map(([k, v]) => [k, base + v])), size: base + offset };
 }
 
-/** Whether this machine stores numbers little-endian (the file's byte order). */
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
 /**
  * The typed-array classes whose bytes are a dtype's file bytes on a little-endian machine: data of
  * that class is written as it lies in memory, without a per-element encode.
@@ -336,7 +334,7 @@ const SAME_BYTES: Partial<
 
 /** The file bytes of `t` as a view of its own memory, or null when they need encoding. */
 function sameBytes(t: TensorToWrite): Uint8Array | null {
-  if (!LITTLE_ENDIAN) return null;
+  if (!LITTLE_ENDIAN_HOST) return null;
   const classes = SAME_BYTES[t.dtype] ?? [];
   const d = t.data as unknown as ArrayBufferView;
   if (!classes.some((C) => d instanceof C)) return null;
@@ -366,7 +364,7 @@ function* tensorChunks(list: PlannedFile["list"]): Generator<Uint8Array> {
       const count = Math.min(CHUNK, n - from);
       if (buf.length < count * size) buf = new Uint8Array(CHUNK * 8);
       const bytes = buf.subarray(0, count * size);
-      if (t.dtype === "F32" && LITTLE_ENDIAN) {
+      if (t.dtype === "F32" && LITTLE_ENDIAN_HOST) {
         const f32 = new Float32Array(bytes.buffer, bytes.byteOffset, count);
         for (let i = 0; i < count; i++) f32[i] = t.data[from + i] as number;
       } else {
@@ -504,7 +502,7 @@ export function openSafetensorsRows(
   reserveMetadata: Readonly<Record<string, string>>,
 ): SafetensorsRowsWriter {
   const fn = "writeSafetensors";
-  if (!LITTLE_ENDIAN) {
+  if (!LITTLE_ENDIAN_HOST) {
     throw new IoError(fn, "path", `${fn}: row writing needs a little-endian machine`);
   }
   const list = Object.entries(layout).map(([name, t]) => [name, t.dtype, t.shape] as const);

@@ -373,7 +373,8 @@ function pickFromScalars(
   T: number,
 ): Partial<PolicyLossResult> {
   const matrix = <A>(data: A) => ({ rows: B, cols: T, data });
-  const all: Record<PolicyLossField, unknown> = {
+  // Undefined where an output was not asked for (pickFields keeps only those asked).
+  const all = {
     loss: scalars.loss,
     gradLogprobs: full.gradLogprobs && matrix(full.gradLogprobs),
     perTokenObjective: full.perTokenObjective && matrix(full.perTokenObjective),
@@ -384,9 +385,7 @@ function pickFromScalars(
     entropyLoss: null,
     gradEntropies: null,
   };
-  const out: Record<string, unknown> = {};
-  for (const f of POLICY_LOSS_FIELDS) if (fields.has(f)) out[f] = all[f];
-  return out as Partial<PolicyLossResult>;
+  return pickFields(all as PolicyLossResult, fields);
 }
 
 /** Streams converted by a call live in this memory until the next call (./kernel/inputScratch.ts). */

@@ -72,9 +72,16 @@ const FRAMEWORK_ROWS = [
 
 /**
  * Σ_t |g[b, t]| per row, compensated, robust to a partial sum that overflows; a mass that exceeds
- * float64 itself is an OverflowError naming `gradMass` and the row.
+ * float64 itself is an OverflowError naming `gradMass` and the row. The which table's, and the
+ * playground's bars and list. @internal
  */
-function massOf(fn: string, key: string, g: Float64Array, B: number, T: number): Float64Array {
+export function massOf(
+  fn: string,
+  key: string,
+  g: Float64Array,
+  B: number,
+  T: number,
+): Float64Array {
   const mass = new Float64Array(B);
   for (let b = 0; b < B; b++) {
     const v = robustSum(T, (t) => Math.abs(g[b * T + t] as number));
