@@ -12,4 +12,11 @@ export interface FloorOutputs {
 
 export function floorOutputs(n: number): FloorOutputs;
 export function floorPass(batch: BenchBatch, out: FloorOutputs, fresh: boolean): number;
-export function floorPassGrad(batch: BenchBatch, grad: Float64Array): number;
+/** The registry's config fields a floor reads (getAlgorithm(name).loss). */
+export interface FloorConfig {
+  readonly clip: { readonly epsLow: number | null; readonly epsHigh: number } | null;
+  readonly kl?: { readonly coef: number } | null;
+}
+export type FieldsFloor = (batch: BenchBatch, grad: Float64Array, cfg: FloorConfig) => number;
+export function floorPassGrad(batch: BenchBatch, grad: Float64Array, cfg?: FloorConfig): number;
+export const FIELDS_FLOORS: Readonly<Record<"dapo" | "grpo" | "gspo" | "cispo", FieldsFloor>>;

@@ -11,7 +11,7 @@ import { benchDiagnose, loadDist } from "./_diagnose.mjs";
 import { PEER_HOW_TO, peerMissing, startPeer } from "./_peer.mjs";
 import { interleave, median, timeSync } from "./_timing.mjs";
 import { makeBatch, nestedInputs, parseSize, typedInputs, writeBatchNpy } from "./cases.mjs";
-import { floorOutputs, floorPass, floorPassGrad } from "./floor.mjs";
+import { FIELDS_FLOORS, floorOutputs, floorPass } from "./floor.mjs";
 // polgrad's benchmark (docs/performance.md): loss + gradient through the public API (dist/) for
 // four registered configs on deterministic ragged and full batches, in typed and nested input
 // forms, beside the bare exp pass and, when present, polgrad 0.2.0 on PyTorch, interleaved
@@ -205,9 +205,26 @@ async function benchLosses() {
       }
       const expTimes = [];
       const floorTimes = { fresh: [], out: [] };
-      for (const threads of THREADS) {
-        for (const name of configs) {
-          const config = getAlgorithm(name).loss;
+      for (const name of configs) {
+        const config = getAlgorithm(name).loss;
+        const fieldsFloor = FIELDS_FLOORS[name] ?? null;
+        // One set of rounds per config for every thread count, so that "two threads against one"
+        // compares arms that saw the same machine (docs/performance.md#threads): arms that do
+        // not depend on the thread count (exp, the floors) once, the others once per count.
+        const per = new Map();
+        const arms = [
+          { name: "exp", run: () => timed(() => expPass(batch.logprobs, batch.oldLogprobs, z)) },
+          // The output-contract floor (bench/floor.mjs): dapo's outputs in one plain pass.
+          { name: "floor", run: () => timed(() => floorPass(batch, floorOutputs(n), true)) },
+          { name: "floorOut", run: () => timed(() => floorPass(batch, floorReused, false)) },
+        ];
+        if (fieldsFloor !== null)
+          // Issue 36: this config's loss and gradient in one plain pass into fresh memory.
+          arms.push({
+            name: "floorFields",
+            run: () => timed(() => fieldsFloor(batch, new Float64Array(n), config)),
+          });
+        for (const threads of THREADS) {
           // Untimed first calls: warm-up, and the check that all sides compute the same thing.
           const rt = callOurs(config, typed, threads);
           const rn = callOurs(config, nested, threads);
@@ -220,26 +237,18 @@ async function benchLosses() {
           };
           const loss = rt.loss;
           const gradAbsSum = absSum(rt.gradLogprobs.data);
-          const peerThreads = threads;
           if (peer !== null) {
-            const p = await peer.request({
-              cmd: "time",
-              config: name,
-              threads: peerThreads,
-              reps: 1,
-            });
+            const p = await peer.request({ cmd: "time", config: name, threads, reps: 1 });
             agreement.peerLossRel = relDiff(loss, p.loss);
             agreement.peerGradAbsSumRel = relDiff(gradAbsSum, p.grad_abs_sum);
           }
           // Minor page faults of each typed call and each peer call (the warm-up round's first).
           const faults = { typed: [], peer: [] };
-          const arms = [
-            { name: "exp", run: () => timed(() => expPass(batch.logprobs, batch.oldLogprobs, z)) },
-            // The output-contract floor (bench/floor.mjs): dapo's outputs in one plain pass.
-            { name: "floor", run: () => timed(() => floorPass(batch, floorOutputs(n), true)) },
-            { name: "floorOut", run: () => timed(() => floorPass(batch, floorReused, false)) },
+          per.set(threads, { agreement, loss, gradAbsSum, faults });
+          const at = (arm) => `${arm}@${threads}`;
+          arms.push(
             {
-              name: "typed",
+              name: at("typed"),
               run: () => {
                 const f0 = process.resourceUsage().minorPageFault;
                 const s = timed(() => callOurs(config, typed, threads));
@@ -247,44 +256,43 @@ async function benchLosses() {
                 return s;
               },
             },
-            { name: "out", run: () => timed(() => callOurs(config, typed, threads, out)) },
-            // Issue 36: the loss and the gradient only, fresh and into a reused gradient, beside
-            // the floor for those fields (dapo's gradient in one plain pass into fresh memory).
-            { name: "fields", run: () => timed(() => callFields(config, typed, threads)) },
+            { name: at("out"), run: () => timed(() => callOurs(config, typed, threads, out)) },
+            // Issue 36: the loss and the gradient only, fresh and into a reused gradient.
+            { name: at("fields"), run: () => timed(() => callFields(config, typed, threads)) },
             {
-              name: "fieldsOut",
+              name: at("fieldsOut"),
               run: () => timed(() => callFields(config, typed, threads, out.gradLogprobs)),
             },
-            {
-              name: "floorFields",
-              run: () => timed(() => floorPassGrad(batch, new Float64Array(n))),
-            },
-          ];
+          );
           if (peer !== null)
             arms.push({
-              name: "peer",
+              name: at("peer"),
               run: async () => {
-                const p = await peer.request({
-                  cmd: "time",
-                  config: name,
-                  threads: peerThreads,
-                  reps: 1,
-                });
+                const p = await peer.request({ cmd: "time", config: name, threads, reps: 1 });
                 faults.peer.push(p.faults[0]);
                 return p.times[0];
               },
             });
-          arms.push({ name: "nested", run: () => timed(() => callOurs(config, nested, threads)) });
-          const t = await interleave(rounds, arms);
-          expTimes.push(...t.exp.times);
-          floorTimes.fresh.push(...t.floor.times);
-          floorTimes.out.push(...t.floorOut.times);
-          const side = (m) => ({
-            medianSeconds: m.median,
-            times: m.times,
-            tokensPerSecond: n / m.median,
-            fractionOfExp: t.exp.median / m.median,
+          arms.push({
+            name: at("nested"),
+            run: () => timed(() => callOurs(config, nested, threads)),
           });
+        }
+        const t = await interleave(rounds, arms);
+        expTimes.push(...t.exp.times);
+        floorTimes.fresh.push(...t.floor.times);
+        floorTimes.out.push(...t.floorOut.times);
+        const side = (m) => ({
+          medianSeconds: m.median,
+          times: m.times,
+          tokensPerSecond: n / m.median,
+          fractionOfExp: t.exp.median / m.median,
+        });
+        const ff = t.floorFields ?? null;
+        for (const threads of THREADS) {
+          const { agreement, loss, gradAbsSum, faults } = per.get(threads);
+          const arm = (a) => t[`${a}@${threads}`];
+          const pm = peer === null ? null : arm("peer").median;
           const row = {
             config: name,
             B,
@@ -301,28 +309,39 @@ async function benchLosses() {
               typed: median(faults.typed.slice(1)),
               peer: peer === null ? null : median(faults.peer.slice(1)),
             },
-            typed: side(t.typed),
-            out: side(t.out),
-            fields: side(t.fields),
-            fieldsOut: side(t.fieldsOut),
-            floorFields: side(t.floorFields),
-            fieldsOverFloor: t.fields.median / t.floorFields.median,
-            nested: side(t.nested),
-            nestedOverTyped: t.nested.median / t.typed.median,
-            peer: peer === null ? null : { threads: peerThreads, ...side(t.peer) },
+            typed: side(arm("typed")),
+            out: side(arm("out")),
+            fields: side(arm("fields")),
+            fieldsOut: side(arm("fieldsOut")),
+            // This config's floor for the fields (null: bench/floor.mjs has none for it).
+            floorFields: ff === null ? null : side(ff),
+            fieldsOverFloor: ff === null ? null : arm("fields").median / ff.median,
+            nested: side(arm("nested")),
+            nestedOverTyped: arm("nested").median / arm("typed").median,
+            peer: peer === null ? null : { threads, ...side(arm("peer")) },
             ratio:
               peer === null
                 ? null
                 : {
-                    typed: t.peer.median / t.typed.median,
-                    out: t.peer.median / t.out.median,
-                    nested: t.peer.median / t.nested.median,
-                    floor: t.peer.median / t.floor.median,
-                    floorOut: t.peer.median / t.floorOut.median,
-                    fields: t.peer.median / t.fields.median,
-                    fieldsOut: t.peer.median / t.fieldsOut.median,
-                    floorFields: t.peer.median / t.floorFields.median,
+                    typed: pm / arm("typed").median,
+                    out: pm / arm("out").median,
+                    nested: pm / arm("nested").median,
+                    floor: pm / t.floor.median,
+                    floorOut: pm / t.floorOut.median,
+                    fields: pm / arm("fields").median,
+                    fieldsOut: pm / arm("fieldsOut").median,
+                    floorFields: ff === null ? null : pm / ff.median,
                   },
+            // Two threads over one, measured in the same rounds (null on the one-thread row).
+            overOneThread:
+              threads === 1
+                ? null
+                : Object.fromEntries(
+                    ["typed", "out", "fields", "fieldsOut"].map((a) => [
+                      a,
+                      arm(a).median / t[`${a}@1`].median,
+                    ]),
+                  ),
             agreement,
           };
           doc.rows.push(row);
@@ -350,9 +369,19 @@ async function benchLosses() {
               ` ${agree}${agreement.nestedBitwise ? "" : " (nested differs!)"}`,
             ].join("  "),
           );
+          const floorText =
+            row.floorFields === null
+              ? "no floor for this config"
+              : `${name}'s floor for these fields ${fmt(row.floorFields.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.floorFields)} torch), ours ${fmt(row.fieldsOverFloor)}× the floor`;
           say(
-            `        fields loss,gradLogprobs: ${fmt(row.fields.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.fields)} torch), into a reused gradient ${fmt(row.fieldsOut.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.fieldsOut)}); the floor for these fields ${fmt(row.floorFields.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.floorFields)} torch), ours ${fmt(row.fieldsOverFloor)}× the floor`,
+            `        fields loss,gradLogprobs: ${fmt(row.fields.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.fields)} torch), into a reused gradient ${fmt(row.fieldsOut.medianSeconds * 1e3, 1)} ms (${times(row.ratio?.fieldsOut)}); ${floorText}`,
           );
+          if (row.overOneThread !== null)
+            say(
+              `        ${threads} threads over 1: ${Object.entries(row.overOneThread)
+                .map(([a, x]) => `${a} ${fmt(x)}`)
+                .join(", ")}`,
+            );
         }
       }
       const expMedian = expTimes.sort((a, b) => a - b)[expTimes.length >> 1];

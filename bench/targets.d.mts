@@ -23,3 +23,6 @@ export interface FieldsVerdict {
 }
 
 export function fieldsVerdicts(doc: unknown): FieldsVerdict[];
+
+/** Two threads' median over one thread's, at most, for "never slower" (same rounds). */
+export const SAME_TIME_WITHIN: number;

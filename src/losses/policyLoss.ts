@@ -835,11 +835,25 @@ function runThreaded(
     if (!onWorker(j)) continue;
     const a = (blocks[j] as number) * T;
     const z = (blocks[j + 1] as number) * T;
-    out.grad.set(shared.grad.subarray(a, z), a);
-    out.objective.set(shared.objective.subarray(a, z), a);
     out.ratio.set(shared.ratio.subarray(a, z), a);
-    out.low.set(shared.low.subarray(a, z), a);
-    out.high.set(shared.high.subarray(a, z), a);
+    if (given !== undefined) {
+      out.grad.set(shared.grad.subarray(a, z), a);
+      out.objective.set(shared.objective.subarray(a, z), a);
+      out.low.set(shared.low.subarray(a, z), a);
+      out.high.set(shared.high.subarray(a, z), a);
+      continue;
+    }
+    // A fresh result is zero outside [first, end) of each row (where the ratio alone is 1): only
+    // the rows' spans are copied.
+    for (let b = blocks[j] as number; b < (blocks[j + 1] as number); b++) {
+      const f = plan.first[b] as number;
+      const e = plan.end[b] as number;
+      if (e <= f) continue;
+      out.grad.set(shared.grad.subarray(f, e), f);
+      out.objective.set(shared.objective.subarray(f, e), f);
+      out.low.set(shared.low.subarray(f, e), f);
+      out.high.set(shared.high.subarray(f, e), f);
+    }
   }
   const overflows = resolveEvents(fn, cfg, planned, events, threads, (j) =>
     onWorker(j) ? shared : out,

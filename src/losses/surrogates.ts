@@ -44,38 +44,51 @@ export function pgClipInto(
     out[1] = 1;
     return 0;
   }
-  const rc = Math.min(Math.max(r, lo), hi);
+  pgClipNoCapInto(r, A, lo, hi, out);
+  let flags = A > 0 && r > hi ? CLIPPED_HIGH : A < 0 && r < lo ? CLIPPED_LOW : 0;
+  if (capped && A < 0) {
+    const obj = out[0] as number;
+    const floor = cap * A;
+    if (floor > obj) {
+      out[0] = floor;
+      out[1] = 0;
+    } else if (floor === obj) {
+      out[1] = (out[1] as number) * 0.5;
+    }
+    if (r > cap) flags |= CLIPPED_HIGH;
+  }
+  return flags;
+}
+
+/**
+ * {@link pgClipInto} without the dual clip and its flags: out[0] ← obj = min(r·A, clamp(r, lo,
+ * hi)·A), out[1] ← slope (1 on the unclipped branch; on the clamp's, 1 where lo ≤ r ≤ hi else 0;
+ * halved at a tie). The fused kernel's pg_clip row calls it outside the band. @internal
+ */
+export function pgClipNoCapInto(
+  r: number,
+  A: number,
+  lo: number,
+  hi: number,
+  out: Float64Array,
+): void {
+  // biome-ignore lint/complexity/useMathMinMax: Math.min/Math.max (their NaN and −0 rules) cost in the fused loop; for a ratio (+0 … +Infinity, or NaN; never −0) this is Math.min(Math.max(r, lo), hi).
+  const rc = r < lo ? lo : r > hi ? hi : r;
   const pass = r >= lo && r <= hi ? 1 : 0;
   // A = ±0: r·A is ±0 (bitwise A for every finite r ≥ 0); written as A so that an overflowed
   // ratio r = +Infinity gives the objective 0, never Infinity·0 = NaN.
   const a = A === 0 ? A : r * A;
   const c = rc * A;
-  let obj: number;
-  let slope: number;
   if (a < c) {
-    obj = a;
-    slope = 1;
+    out[0] = a;
+    out[1] = 1;
   } else if (c < a) {
-    obj = c;
-    slope = pass;
+    out[0] = c;
+    out[1] = pass;
   } else {
-    obj = a;
-    slope = (1 + pass) * 0.5;
+    out[0] = a;
+    out[1] = (1 + pass) * 0.5;
   }
-  let flags = A > 0 && r > hi ? CLIPPED_HIGH : A < 0 && r < lo ? CLIPPED_LOW : 0;
-  if (capped && A < 0) {
-    const floor = cap * A;
-    if (floor > obj) {
-      obj = floor;
-      slope = 0;
-    } else if (floor === obj) {
-      slope *= 0.5;
-    }
-    if (r > cap) flags |= CLIPPED_HIGH;
-  }
-  out[0] = obj;
-  out[1] = slope;
-  return flags;
 }
 
 const POINT = new Float64Array(2);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { makeBatch, typedInputs } from "../../bench/cases.mjs";
-import { floorOutputs, floorPass, floorPassGrad } from "../../bench/floor.mjs";
+import { FIELDS_FLOORS, type FloorConfig, floorOutputs, floorPass } from "../../bench/floor.mjs";
 import { getAlgorithm, policyLoss } from "../../src/index.js";
 
 const same = (a: ArrayLike<number>, b: ArrayLike<number>): boolean =>
@@ -46,17 +46,26 @@ describe("floorPass", () => {
     },
   );
 
-  test.each(["ragged", "full"] as const)(
-    "identity: the floor for the fields loss and gradLogprobs gives dapo's gradient bitwise and its loss within rounding (%s rows)",
-    (fill) => {
+  test.each(
+    (["dapo", "grpo", "gspo", "cispo"] as const).flatMap((config) =>
+      (["ragged", "full"] as const).map((fill) => [config, fill] as const),
+    ),
+  )(
+    "identity: the %s floor for the fields loss and gradLogprobs gives policyLoss's gradient and loss bitwise (grpo's loss within rounding: k3's series is left out) (%s rows)",
+    (config, fill) => {
       const B = 16;
       const T = 1024;
       const batch = makeBatch(B, T, fill, 3);
-      const want = policyLoss(getAlgorithm("dapo").loss, typedInputs(batch));
+      const cfg = getAlgorithm(config).loss;
+      const want = policyLoss(cfg, typedInputs(batch), { fields: ["loss", "gradLogprobs"] });
       const grad = new Float64Array(B * T);
-      const loss = floorPassGrad(batch, grad);
+      const loss = FIELDS_FLOORS[config](batch, grad, cfg as FloorConfig);
       expect(same(grad, want.gradLogprobs.data)).toBe(true);
-      expect(Math.abs(loss - want.loss)).toBeLessThanOrEqual(1e-12 * Math.abs(want.loss));
+      // Something flows: a floor that wrote nothing would match an all-clipped batch.
+      expect(grad.some((x) => x !== 0)).toBe(true);
+      if (config === "grpo")
+        expect(Math.abs(loss - want.loss)).toBeLessThanOrEqual(1e-14 * Math.abs(want.loss));
+      else expect(Object.is(loss, want.loss)).toBe(true);
     },
   );
 });

@@ -135,13 +135,16 @@ describe("targetVerdicts with the floor pass", () => {
   });
 });
 
-/** A 256×8192 one-thread row of the fields arms: torch over ours, over ours into out, over the floor; ours over the floor. */
+/**
+ * A 256×8192 one-thread row of the fields arms: torch over ours, over ours into out, over the
+ * config's floor; ours over the floor (both null: a config bench/floor.mjs has no floor for).
+ */
 function fieldsRow(
   config: string,
   fields: number,
   fieldsOut: number,
-  floorFields: number,
-  fieldsOverFloor: number,
+  floorFields: number | null,
+  fieldsOverFloor: number | null,
 ) {
   return {
     config,
@@ -155,29 +158,49 @@ function fieldsRow(
   };
 }
 
+/** A 256×8192 two-thread row: each arm's median over the one-thread arm's, in the same rounds. */
+function twoThreadRow(config: string, over: Record<string, number>) {
+  return { config, fill: "full", B: 256, T: 8192, threads: 2, overOneThread: over };
+}
+
 describe("fieldsVerdicts", () => {
-  test("golden: ≥ 2× torch passes; under 2× passes only where the floor is under 2.2× torch and ours is ≥ 1.5× within 1.1× of it; GSPO has no floor; out ≥ 3×; ours within 1.2× of the floor", () => {
+  test("golden: ≥ 2× torch passes; under 2× passes only where the config's floor is under 2.2× torch and ours is ≥ 1.5× within 1.1× of it; a config without a floor is not excused; out ≥ 3×; ours within 1.2× of the floor", () => {
     const verdicts = (...rows: ReturnType<typeof fieldsRow>[]) =>
       fieldsVerdicts({ rows }).map((v) => v.met);
     // 2.0× fresh, 3.0× out, ours 1.2× the floor: every target met.
     expect(verdicts(fieldsRow("dapo", 2.0, 3.0, 2.4, 1.2)).slice(0, 3)).toEqual([true, true, true]);
     // 1.6× with a floor at 2.1× torch (under 2.2×), ours 1.1× the floor: met; 1.11× the floor: not.
     expect(verdicts(fieldsRow("cispo", 1.6, 3.0, 2.1, 1.1))[0]).toBe(true);
+    expect(verdicts(fieldsRow("gspo", 1.6, 3.0, 2.1, 1.1))[0]).toBe(true);
     expect(verdicts(fieldsRow("cispo", 1.6, 3.0, 2.1, 1.11))[0]).toBe(false);
     // 1.6× with the floor at 2.2× torch: the floor does not excuse it.
     expect(verdicts(fieldsRow("grpo", 1.6, 3.0, 2.2, 1.05))[0]).toBe(false);
-    // Below 1.5× is never met; GSPO's floor bounds nothing, so 1.9× is not met.
+    // Below 1.5× is never met; a config without a floor is not excused at 1.9×.
     expect(verdicts(fieldsRow("dapo", 1.49, 3.0, 1.6, 1.0))[0]).toBe(false);
-    expect(verdicts(fieldsRow("gspo", 1.9, 3.0, 1.0, 1.0))[0]).toBe(false);
-    // out 2.99×: not met; ours 1.21× the floor: not met (GSPO rows are not judged against it).
-    expect(verdicts(fieldsRow("dapo", 2, 2.99, 2.4, 1.21)).slice(1, 3)).toEqual([false, false]);
-    expect(verdicts(fieldsRow("gspo", 2, 3, 2.4, 9))[2]).toBe(null);
+    expect(verdicts(fieldsRow("ppo", 1.9, 3.0, null, null))[0]).toBe(false);
+    // out 2.99×: not met; ours 1.21× the floor: not met (rows without a floor are not judged).
+    expect(verdicts(fieldsRow("gspo", 2, 2.99, 2.4, 1.21)).slice(1, 3)).toEqual([false, false]);
+    expect(verdicts(fieldsRow("ppo", 2, 3, null, null))[2]).toBe(null);
+    // The measured list names each row and its floor.
+    expect(fieldsVerdicts({ rows: [fieldsRow("gspo", 2, 3, 2.4, 1)] })[0]?.measured).toBe(
+      "gspo ragged 2.00× (floor 2.40×)",
+    );
     // No peer: the two torch targets are unmeasured.
     expect(
       fieldsVerdicts({ rows: [{ ...fieldsRow("dapo", 2, 3, 2.4, 1), ratio: null }] }).map(
         (v) => v.met,
       ),
-    ).toEqual([null, null, true, null]);
+    ).toEqual([null, null, true, null, null]);
+  });
+
+  test("golden: two threads are never slower than one when every arm of every two-thread row is within 1.05× of its one-thread median; the worst arm is listed; no two-thread row is unmeasured", () => {
+    const v = (...over: Record<string, number>[]) =>
+      fieldsVerdicts({ rows: over.map((o) => twoThreadRow("dapo", o)) })[3];
+    const fine = { typed: 0.8, out: 0.7, fields: 1.05, fieldsOut: 0.99 };
+    expect(v(fine)).toMatchObject({ met: true, measured: "dapo full 1.05×" });
+    expect(v(fine, { ...fine, typed: 1.051 })?.met).toBe(false);
+    expect(v(fine, { ...fine, fieldsOut: 1.2 })?.measured).toBe("dapo full 1.05×, dapo full 1.20×");
+    expect(v()?.met).toBe(null);
   });
 
   test("golden: every stored format at ≥ 400 MB/s meets the format target; deflated npz is not judged by it; no diagnosis section is unmeasured", () => {
@@ -193,8 +216,8 @@ describe("fieldsVerdicts", () => {
         ],
       },
     });
-    expect(fieldsVerdicts(formats(400, 50))[3]?.met).toBe(true);
-    expect(fieldsVerdicts(formats(399, 900))[3]?.met).toBe(false);
-    expect(fieldsVerdicts({ rows: [] })[3]?.met).toBe(null);
+    expect(fieldsVerdicts(formats(400, 50))[4]?.met).toBe(true);
+    expect(fieldsVerdicts(formats(399, 900))[4]?.met).toBe(false);
+    expect(fieldsVerdicts({ rows: [] })[4]?.met).toBe(null);
   });
 });

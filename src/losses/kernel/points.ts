@@ -99,15 +99,32 @@ function ratioWhy(which: string, logRatio: number, r: number, a: number): string
 // point function holds it weakly, and a closure that dies at the next GC would throw that code
 // away (measured: every call re-optimised the kernel after a full GC).
 
+/** The call site of pg_clip without a dual clip (its fused token row: policyRows pgClipTokenRow). */
+export const SITE_PG_CLIP = 0;
+/** The call site of cispo (its fused token row: policyRows cispoTokenRow). */
+export const SITE_CISPO = 2;
+
+/**
+ * ℓ = −r·A, the unclipped policy-gradient term (pg; pg_clip inside its band; ipo inside its trust
+ * region). A = ±0 gives ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
+ * @internal
+ */
+export const ratioTerm = (r: number, a: number): number => -(a === 0 ? a : r * a);
+
+/** Whether r lies strictly inside pg_clip's band (lo, hi), where ℓ = −r·A and ∂L/∂r = g·A. @internal */
+export const inBand = (r: number, k: SurrogateParams): boolean => r > k.lo && r < k.hi;
+
+/** cispo's ℓ = −sg[ŵ]·A·lp from coefA = ŵ·A (cispoWeight times A). @internal */
+export const cispoTerm = (coefA: number, lp: number): number => -(coefA * lp);
+
 /** pg: ℓ = −r·A, ∂L/∂r = g·A. */
 const PG: SurrogatePoint = {
   site: 3,
   through: "ratio",
   usesRatio: true,
   readsOld: false,
-  // A = ±0: the term is ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
   point: (r, a, _lp, g, out) => {
-    out[0] = -(a === 0 ? a : r * a);
+    out[0] = ratioTerm(r, a);
     out[1] = g * a;
     return 0;
   },
@@ -121,13 +138,13 @@ const PG: SurrogatePoint = {
  * test and the slope's round trip through `out` cost about 15 % of the objective stage).
  */
 const PG_CLIP: SurrogatePoint = {
-  site: 0,
+  site: SITE_PG_CLIP,
   through: "ratio",
   usesRatio: true,
   readsOld: false,
   point: (r, a, _lp, g, out, k) => {
-    if (r > k.lo && r < k.hi) {
-      out[0] = -(a === 0 ? a : r * a);
+    if (inBand(r, k)) {
+      out[0] = ratioTerm(r, a);
       out[1] = g * a;
       return 0;
     }
@@ -149,12 +166,17 @@ const PG_CLIP_DUAL: SurrogatePoint = {
 /** pgClipInto's term and slope, then ∂L/∂r = g·A·slope with slope ∈ {1, ½, ¼, 0}. */
 function clipped(r: number, a: number, g: number, out: Float64Array, k: SurrogateParams): number {
   const flags = pgClipInto(r, a, k.lo, k.hi, k.cap, out);
-  const slope = out[1] as number;
   out[0] = -(out[0] as number);
-  // A saturated clamp or the cap passes no gradient: exactly +0, as autograd's masking gives.
-  out[1] = slope === 1 ? g * a : slope === 0 ? 0 : g * a * slope;
+  out[1] = slopeTimes(g * a, out[1] as number);
   return flags;
 }
+
+/**
+ * ∂L/∂r = (g·A)·slope for pg_clip's slope ∈ {1, ½, ¼, 0}: a saturated clamp or the cap passes no
+ * gradient, exactly +0, as autograd's masking gives. @internal
+ */
+export const slopeTimes = (ga: number, slope: number): number =>
+  slope === 1 ? ga : slope === 0 ? 0 : ga * slope;
 
 /** reinforce: ℓ = −A·lp, ∂L/∂lp = g·A. */
 const REINFORCE: SurrogatePoint = {
@@ -172,13 +194,13 @@ const REINFORCE: SurrogatePoint = {
 
 /** cispo: ℓ = −sg[ŵ]·A·lp, ∂L/∂lp = g·ŵ·A (sg[ŵ]: the clipped weight is held constant). */
 const CISPO: SurrogatePoint = {
-  site: 2,
+  site: SITE_CISPO,
   through: "logprob",
   usesRatio: true,
   readsOld: false,
   point: (r, a, lp, g, out, k) => {
     const coefA = cispoWeight(r, k.lo, k.hi, k.oneSided) * a;
-    out[0] = -(coefA * lp);
+    out[0] = cispoTerm(coefA, lp);
     out[1] = g * coefA;
     return (r > k.hi ? CLIPPED_HIGH : 0) | (!k.oneSided && r < k.lo ? CLIPPED_LOW : 0);
   },
@@ -288,7 +310,7 @@ const IPO: SurrogatePoint = {
       out[1] = 0;
       return dp > 0 ? CLIPPED_HIGH : CLIPPED_LOW;
     }
-    out[0] = -(a === 0 ? a : r * a);
+    out[0] = ratioTerm(r, a);
     out[1] = g * a;
     return 0;
   },

@@ -22,9 +22,18 @@
 import { robustSum, twoSumError, twoSumErrorSafe } from "../../core/sum.js";
 import { clampedKlValue, KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
 import type { RatioKind, ResolvedISCorrection, ResolvedPolicyLossConfig } from "../config.js";
-import { CLIPPED_HIGH, CLIPPED_LOW } from "../surrogates.js";
+import { CLIPPED_HIGH, CLIPPED_LOW, cispoWeight, pgClipNoCapInto } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
-import type { SurrogateParams, SurrogatePoint } from "./points.js";
+import {
+  cispoTerm,
+  inBand,
+  ratioTerm,
+  SITE_CISPO,
+  SITE_PG_CLIP,
+  type SurrogateParams,
+  type SurrogatePoint,
+  slopeTimes,
+} from "./points.js";
 
 /** A mask with its row spans and lengths (the rows IS weights are formed on). @internal */
 export interface ISRows {
@@ -1084,15 +1093,19 @@ export function fusable(plan: PolicyPlan): boolean {
 }
 
 /**
- * The loss sum and the gradient of a {@link fusable} plan in one pass per row, nothing else
- * written (`fields: ["loss", "gradLogprobs"]`, docs/performance.md#fields): per response token
- * r = exp(lp − old) (ratioStage), the surrogate's point function, ∂L/∂lp = d·r (objectiveStage),
- * the KL term k(ref − lp) and ∂L/∂lp += coef·w^kl·∂k/∂lp (klStage), and w_b·ℓ and w^kl_b·k added
- * to `acc`'s two sums in row-major order (accumulateRow): the same operations in the same order,
- * so the same bits, without the ratio, objective, flag and KL arrays in between. `grad` (null:
- * the loss alone) is zero-filled when `fresh`, else its padding is written 0. Returns false at
- * the first thing the whole call must judge (a non-finite input, ℓ or gradient), having stopped.
- * @internal
+ * The loss sum and the gradient of a {@link fusable} plan, row by row, nothing else written
+ * (`fields: ["loss", "gradLogprobs"]`, docs/performance.md#fields): per response token
+ * r = exp(lp − old) (ratioStage), the surrogate's point function, ∂L/∂lp = d·r (objectiveStage)
+ * and w_b·ℓ added to `acc`'s sum in row-major order (accumulateRow); then, with a KL term, the
+ * row's KL pass: k(ref − lp), ∂L/∂lp += coef·w^kl·∂k/∂lp (klStage) and w^kl_b·k into the KL sum.
+ * The same operations in the same order, so the same bits, without the ratio, objective, flag
+ * and KL arrays in between. `grad` (null: the loss alone) is zero-filled when `fresh`, else its
+ * padding is written 0. Returns false at the first thing the whole call must judge (a non-finite
+ * input, ℓ or gradient), having stopped. @internal
+ *
+ * Each pass is a function of its own, called once per row: one loop serving every config
+ * (with and without KL, token and logprob gradients) was 1.3–1.8× slower on dapo once grpo and
+ * cispo had run in the same process (docs/performance.md#fields).
  */
 export function fusedLossAndGrad(
   plan: PolicyPlan,
@@ -1100,21 +1113,14 @@ export function fusedLossAndGrad(
   fresh: boolean,
   acc: LossSums,
 ): boolean {
-  const { B, T, m, lp, old, advRow, advTok, sur, params } = plan;
+  const { B, T } = plan;
   const pt = new Float64Array(2);
-  const point = sur.point;
-  const site = sur.site;
-  const uses = sur.usesRatio;
-  const readsOld = sur.readsOld;
-  const viaToken = sur.through === "ratio";
   const kl = plan.kl;
-  const ref = plan.ref;
   const klPoint = kl === null ? null : KL_POINT_FNS[kl.kind];
+  // The loss alone: the gradient, which the whole call checks finite (and the KL pass adds to),
+  // goes to a row of scratch (at gOff = the row's start), so that the row passes write always.
+  const row = grad === null ? new Float64Array(T) : null;
   const v = acc.v;
-  let s = v[0] as number;
-  let c = v[1] as number;
-  let ks = v[2] as number;
-  let kc = v[3] as number;
   for (let b = 0; b < B; b++) {
     const o = b * T;
     const f = plan.first[b] as number;
@@ -1124,117 +1130,267 @@ export function fusedLossAndGrad(
       grad.fill(0, e, o + T);
     }
     if (plan.L[b] === 0) continue;
-    const wb = plan.w[b] as number;
-    const g = -wb;
-    const aRow = advRow === null ? 0 : (advRow[b] as number);
-    const wk = kl === null ? 0 : (kl.w[b] as number);
-    const cw = kl === null ? 0 : kl.coef * wk;
-    if (plan.ratio !== "token") {
-      // The sequence ratios: a row of its own (their ratio is the row's; GSPO's gradient couples it).
-      if (grad !== null && !fresh) for (let i = f; i < e; i++) if (m[i] !== 1) grad[i] = 0;
-      v[0] = s;
-      v[1] = c;
-      v[2] = ks;
-      v[3] = kc;
-      if (!fusedSequenceRow(plan, grad, b, f, e, pt, v)) return false;
-      s = v[0] as number;
-      c = v[1] as number;
-      ks = v[2] as number;
-      kc = v[3] as number;
-      continue;
-    }
-    for (let i = f; i < e; i++) {
-      if (m[i] !== 1) {
-        if (grad !== null && !fresh) grad[i] = 0;
-        continue;
-      }
-      const x = lp[i] as number;
-      const od = old[i] as number;
-      if (!finite(x) || !finite(od)) return false;
-      const r = uses ? Math.exp(x - od) : 1;
-      let a = aRow;
-      if (advTok !== null) {
-        a = advTok[i] as number;
-        if (!finite(a)) return false;
-      }
-      const odp = readsOld ? od : 0;
-      switch (site) {
-        case 0:
-          point(r, a, x, g, pt, params, odp);
-          break;
-        case 1:
-          point(r, a, x, g, pt, params, odp);
-          break;
-        case 2:
-          point(r, a, x, g, pt, params, odp);
-          break;
-        case 3:
-          point(r, a, x, g, pt, params, odp);
-          break;
-        default:
-          point(r, a, x, g, pt, params, odp);
-      }
-      const ell = pt[0] as number;
-      if (!finite(ell)) return false;
-      const d = pt[1] as number;
-      let gv = viaToken ? (d === 0 ? d : d * r) : d;
-      if (klPoint !== null) {
-        // fusedKl's arithmetic, inline: its sum in locals (the Float64Array slots cost 20 %).
-        const rf = (ref as Float64Array)[i] as number;
-        if (!finite(rf)) return false;
-        klPoint(rf - x, pt);
-        const kv = pt[0] as number;
-        const dl = pt[1] as number;
-        if (!finite(kv) || !finite(dl)) return false;
-        gv = gv + cw * dl;
-        const ky = wk * kv;
-        const kt = ks + ky;
-        kc += twoSumError(ks, ky, kt);
-        ks = kt;
-      }
-      if (!finite(gv)) return false;
-      if (grad !== null) grad[i] = gv;
-      const y = wb * ell;
-      const t = s + y;
-      c += twoSumError(s, y, t);
-      s = t;
+    const g = (grad ?? row) as Float64Array;
+    const gOff = grad === null ? o : 0;
+    const ok =
+      plan.ratio === "token"
+        ? fusedTokenRow(plan, g, gOff, fresh, b, f, e, pt, v)
+        : fusedSequenceRow(plan, g, gOff, fresh, b, f, e, pt, v);
+    if (!ok) return false;
+    if (klPoint !== null) {
+      const wk = (kl as KLPlan).w[b] as number;
+      const cw = (kl as KLPlan).coef * wk;
+      if (!fusedKlRow(plan, klPoint, g, gOff, f, e, cw, wk, pt, v)) return false;
     }
   }
-  v[0] = s;
-  v[1] = c;
-  v[2] = ks;
-  v[3] = kc;
   return true;
 }
 
 /**
- * The plain KL term at token i of the fused pass's sequence rows (klStage's loop; the token rows
- * inline it): k and ∂k/∂lp at δ = ref − lp,
- * w^kl_b·k added to the KL sum in `v[2]`, `v[3]` (accumulateRow's, in row-major order), and
- * coef·w^kl_b·∂k/∂lp returned for the gradient; NaN when ref, k or ∂k/∂lp is not finite.
+ * Row b of {@link fusedLossAndGrad} for the token ratio, its sums in `v` (LossSums' slots): per
+ * response token r = exp(lp − old), the surrogate's ℓ and d, w_b·ℓ into the sum and d·r
+ * (through the ratio) or d (through the logprob) into `grad` at `i − gOff`. Returns false where
+ * the whole call must judge. pg_clip (no dual clip) and cispo with row advantages, the bench's
+ * and the registry's common losses, run rows of their own with the point function's arithmetic
+ * inline (ratioTerm, inBand, cispoWeight, cispoTerm: one definition each in ./points.ts): through
+ * `pt` and the generic loop they took 1.2–1.3× as long (docs/performance.md#fields).
  */
-function fusedKl(
-  ref: Float64Array,
+function fusedTokenRow(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  gOff: number,
+  fresh: boolean,
+  b: number,
+  f: number,
+  e: number,
+  pt: Float64Array,
+  v: Float64Array,
+): boolean {
+  if (plan.advTok === null) {
+    const site = plan.sur.site;
+    if (site === SITE_PG_CLIP) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
+    if (site === SITE_CISPO) return cispoTokenRow(plan, grad, gOff, fresh, b, f, e, v);
+  }
+  return anyTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
+}
+
+/** {@link fusedTokenRow} for any surrogate, through its point function and `pt`. */
+function anyTokenRow(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  gOff: number,
+  fresh: boolean,
+  b: number,
+  f: number,
+  e: number,
+  pt: Float64Array,
+  v: Float64Array,
+): boolean {
+  const { m, lp, old, advRow, advTok, sur, params } = plan;
+  const point = sur.point;
+  const site = sur.site;
+  const uses = sur.usesRatio;
+  const readsOld = sur.readsOld;
+  const viaToken = sur.through === "ratio";
+  const wb = plan.w[b] as number;
+  const g = -wb;
+  const aRow = advRow === null ? 0 : (advRow[b] as number);
+  let s = v[0] as number;
+  let c = v[1] as number;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      if (!fresh) grad[i - gOff] = 0;
+      continue;
+    }
+    const x = lp[i] as number;
+    const od = old[i] as number;
+    // lp − old is finite only where both are (a difference past float64 stops too: the whole
+    // call then judges it, as it judges every stop).
+    const z = x - od;
+    if (!finite(z)) return false;
+    const r = uses ? Math.exp(z) : 1;
+    let a = aRow;
+    if (advTok !== null) {
+      a = advTok[i] as number;
+      if (!finite(a)) return false;
+    }
+    const odp = readsOld ? od : 0;
+    switch (site) {
+      case 0:
+        point(r, a, x, g, pt, params, odp);
+        break;
+      case 1:
+        point(r, a, x, g, pt, params, odp);
+        break;
+      case 2:
+        point(r, a, x, g, pt, params, odp);
+        break;
+      case 3:
+        point(r, a, x, g, pt, params, odp);
+        break;
+      default:
+        point(r, a, x, g, pt, params, odp);
+    }
+    const ell = pt[0] as number;
+    if (!finite(ell)) return false;
+    const d = pt[1] as number;
+    const gv = viaToken ? (d === 0 ? d : d * r) : d;
+    if (!finite(gv)) return false;
+    grad[i - gOff] = gv;
+    const y = wb * ell;
+    const t = s + y;
+    c += twoSumError(s, y, t);
+    s = t;
+  }
+  v[0] = s;
+  v[1] = c;
+  return true;
+}
+
+/**
+ * {@link fusedTokenRow} for pg_clip without a dual clip (PG_CLIP's point function, row advantage
+ * A): strictly inside the band ℓ = −r·A and ∂L/∂r = g·A; outside it, pgClipNoCapInto's term and
+ * slope through `pt` (its ties and saturations; the flags, which this pass does not return, are
+ * not formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them.
+ */
+function pgClipTokenRow(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  gOff: number,
+  fresh: boolean,
+  b: number,
+  f: number,
+  e: number,
+  pt: Float64Array,
+  v: Float64Array,
+): boolean {
+  const { m, lp, old, params } = plan;
+  const { lo, hi } = params;
+  const wb = plan.w[b] as number;
+  const a = (plan.advRow as Float64Array)[b] as number;
+  // PG_CLIP's ∂L/∂r = g·A with g = −w_b, inside the band.
+  const ga = -wb * a;
+  let s = v[0] as number;
+  let c = v[1] as number;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      if (!fresh) grad[i - gOff] = 0;
+      continue;
+    }
+    const x = lp[i] as number;
+    const z = x - (old[i] as number);
+    if (!finite(z)) return false;
+    const r = Math.exp(z);
+    let ell: number;
+    let d: number;
+    if (inBand(r, params)) {
+      ell = ratioTerm(r, a);
+      d = ga;
+    } else {
+      pgClipNoCapInto(r, a, lo, hi, pt);
+      ell = -(pt[0] as number);
+      d = slopeTimes(ga, pt[1] as number);
+    }
+    if (!finite(ell)) return false;
+    const gv = d === 0 ? d : d * r;
+    if (!finite(gv)) return false;
+    grad[i - gOff] = gv;
+    const y = wb * ell;
+    const t = s + y;
+    c += twoSumError(s, y, t);
+    s = t;
+  }
+  v[0] = s;
+  v[1] = c;
+  return true;
+}
+
+/**
+ * {@link fusedTokenRow} for cispo (CISPO's point function, row advantage A): ŵ·A =
+ * cispoWeight(r)·A held constant, ℓ = −ŵ·A·lp and ∂L/∂lp = g·ŵ·A.
+ */
+function cispoTokenRow(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  gOff: number,
+  fresh: boolean,
+  b: number,
+  f: number,
+  e: number,
+  v: Float64Array,
+): boolean {
+  const { m, lp, old, params } = plan;
+  const { lo, hi, oneSided } = params;
+  const wb = plan.w[b] as number;
+  const g = -wb;
+  const a = (plan.advRow as Float64Array)[b] as number;
+  let s = v[0] as number;
+  let c = v[1] as number;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) {
+      if (!fresh) grad[i - gOff] = 0;
+      continue;
+    }
+    const x = lp[i] as number;
+    const z = x - (old[i] as number);
+    if (!finite(z)) return false;
+    const coefA = cispoWeight(Math.exp(z), lo, hi, oneSided) * a;
+    const ell = cispoTerm(coefA, x);
+    if (!finite(ell)) return false;
+    const gv = g * coefA;
+    if (!finite(gv)) return false;
+    grad[i - gOff] = gv;
+    const y = wb * ell;
+    const t = s + y;
+    c += twoSumError(s, y, t);
+    s = t;
+  }
+  v[0] = s;
+  v[1] = c;
+  return true;
+}
+
+/**
+ * The plain KL term over row [f, e) of {@link fusedLossAndGrad} (klStage's loop, after the row's
+ * surrogate pass): per response token k and ∂k/∂lp at δ = ref − lp, w^kl_b·k added to the KL sum
+ * in `v[2]`, `v[3]` (accumulateRow's, in row-major order), and coef·w^kl_b·∂k/∂lp (`cw`) added to
+ * the token's gradient. Returns false where ref, k, ∂k/∂lp or the gradient is not finite.
+ */
+function fusedKlRow(
+  plan: PolicyPlan,
   klPoint: (d: number, out: Float64Array) => void,
-  i: number,
-  x: number,
+  grad: Float64Array,
+  gOff: number,
+  f: number,
+  e: number,
   cw: number,
   wk: number,
   pt: Float64Array,
   v: Float64Array,
-): number {
-  const rf = ref[i] as number;
-  if (!finite(rf)) return Number.NaN;
-  klPoint(rf - x, pt);
-  const kv = pt[0] as number;
-  const dl = pt[1] as number;
-  if (!finite(kv) || !finite(dl)) return Number.NaN;
-  const ks = v[2] as number;
-  const ky = wk * kv;
-  const kt = ks + ky;
-  v[3] = (v[3] as number) + twoSumError(ks, ky, kt);
-  v[2] = kt;
-  return cw * dl;
+): boolean {
+  const { m, lp } = plan;
+  const ref = plan.ref as Float64Array;
+  let ks = v[2] as number;
+  let kc = v[3] as number;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const rf = ref[i] as number;
+    if (!finite(rf)) return false;
+    klPoint(rf - (lp[i] as number), pt);
+    const kv = pt[0] as number;
+    const dl = pt[1] as number;
+    if (!finite(kv) || !finite(dl)) return false;
+    const gv = (grad[i - gOff] as number) + cw * dl;
+    if (!finite(gv)) return false;
+    grad[i - gOff] = gv;
+    const ky = wk * kv;
+    const kt = ks + ky;
+    kc += twoSumError(ks, ky, kt);
+    ks = kt;
+  }
+  v[2] = ks;
+  v[3] = kc;
+  return true;
 }
 
 /**
@@ -1243,13 +1399,15 @@ function fusedKl(
  * robustSum's scaled pass would take, stops), then per response token the surrogate at r = s_b
  * and w_b·ℓ into the sum (objectiveStage, accumulateRow), and the gradient: token-local d·s_b
  * (sequence_token) or d (a surrogate through the logprob), or, for GSPO's sequence ratio through
- * the ratio, the row's (Σ_t d)·s_b / L_b at every response token once the row is summed; with a
- * plain KL term, its term and gradient after (klStage). Returns false where the whole call must
+ * the ratio, the row's (Σ_t d)·s_b / L_b at every response token once the row is summed.
+ * `grad` at `gOff + i` (see {@link fusedLossAndGrad}). Returns false where the whole call must
  * judge.
  */
 function fusedSequenceRow(
   plan: PolicyPlan,
-  grad: Float64Array | null,
+  grad: Float64Array,
+  gOff: number,
+  fresh: boolean,
   b: number,
   f: number,
   e: number,
@@ -1257,16 +1415,12 @@ function fusedSequenceRow(
   v: Float64Array,
 ): boolean {
   const { m, lp, old, advRow, advTok, sur, params } = plan;
-  const kl = plan.kl;
-  const ref = plan.ref;
-  const klPoint = kl === null ? null : KL_POINT_FNS[kl.kind];
   const wb = plan.w[b] as number;
   const g = -wb;
   const aRow = advRow === null ? 0 : (advRow[b] as number);
-  const wk = kl === null ? 0 : (kl.w[b] as number);
-  const cw = kl === null ? 0 : kl.coef * wk;
   const viaRatio = sur.through === "ratio";
   const coupled = viaRatio && plan.ratio === "sequence";
+  if (!fresh) for (let i = f; i < e; i++) if (m[i] !== 1) grad[i - gOff] = 0;
   // ratioStage's compensated Σ_t z_t (a sum past float64 needs robustSum's pass: the whole call).
   const plain = rowLogRatioSum(m, lp, old, f, e, null);
   if (plain === null || !Number.isFinite(plain)) return false;
@@ -1294,14 +1448,9 @@ function fusedSequenceRow(
       else dc += d - t + ds;
       ds = t;
     } else {
-      let gv = viaRatio ? (d === 0 ? d : d * sb) : d;
-      if (klPoint !== null) {
-        const add = fusedKl(ref as Float64Array, klPoint, i, x, cw, wk, pt, v);
-        if (Number.isNaN(add)) return false;
-        gv = gv + add;
-      }
+      const gv = viaRatio ? (d === 0 ? d : d * sb) : d;
       if (!finite(gv)) return false;
-      if (grad !== null) grad[i] = gv;
+      grad[i - gOff] = gv;
     }
     const y = wb * ell;
     const t = s + y;
@@ -1313,17 +1462,7 @@ function fusedSequenceRow(
     const sum = Number.isFinite(ds) ? ds + dc : ds;
     const gb = (sum === 0 ? sum : sum * sb) / Lb;
     if (!finite(gb)) return false;
-    for (let i = f; i < e; i++) {
-      if (m[i] !== 1) continue;
-      let gv = gb;
-      if (klPoint !== null) {
-        const add = fusedKl(ref as Float64Array, klPoint, i, lp[i] as number, cw, wk, pt, v);
-        if (Number.isNaN(add)) return false;
-        gv = gv + add;
-      }
-      if (!finite(gv)) return false;
-      if (grad !== null) grad[i] = gv;
-    }
+    for (let i = f; i < e; i++) if (m[i] === 1) grad[i - gOff] = gb;
   }
   v[0] = s;
   v[1] = c;
