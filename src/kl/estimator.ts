@@ -152,6 +152,13 @@ export function k3Value(delta: number, e: number): number {
 }
 
 /**
+ * ∂k3/∂logprobs = −(e^δ − 1) given e = expm1(δ) (δ = ref − lp: ∂δ/∂lp = −1). @internal
+ */
+export function k3DLogprob(e: number): number {
+  return -e;
+}
+
+/**
  * {@link klPointwise} into `out` (out[0] ← value, out[1] ← ∂k/∂logprobs), allocation-free, for the
  * fused kernel. @internal
  */
@@ -180,7 +187,7 @@ export const KL_POINT_FNS: Readonly<
   k3: (delta: number, out: Float64Array): void => {
     const e = Math.expm1(delta);
     out[0] = k3Value(delta, e);
-    out[1] = -e;
+    out[1] = k3DLogprob(e);
   },
   abs: (delta: number, out: Float64Array): void => {
     out[0] = Math.abs(delta);

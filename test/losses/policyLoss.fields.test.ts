@@ -158,6 +158,77 @@ describe("policyLoss fields", () => {
     }
   });
 
+  it("regression: the pg_clip row skips its finiteness tests inside the band only where they cannot fail (lo ≥ 0, hi·A and hi·g·A finite): a −∞ logprob with lo < 0 (ratio 0 inside the band) and an advantage whose hi·A overflows are the full call's", () => {
+    const config = {
+      ratio: "token" as const,
+      surrogate: "pg_clip" as const,
+      clip: { epsLow: 1.5, epsHigh: 0.28, ratioCap: null },
+      aggregation: "token_mean" as const,
+    };
+    const cases = [
+      // exp(−∞ − (−1)) = 0 lies in (−0.5, 1.28): the fused pass must still refuse the −∞.
+      { logprobs: [[-Infinity, -1]], oldLogprobs: [[-1, -1]], advantages: [1] },
+      // hi·A = 1.28 × 1.7e308 overflows: the tests run, and the finite result is the full call's.
+      { logprobs: [[-1, -1]], oldLogprobs: [[-1, -1]], advantages: [1.7e308] },
+      // A ratio just above 1 with A = 1.7e308: r·A overflows inside the band.
+      { logprobs: [[-0.9, -1]], oldLogprobs: [[-1, -1]], advantages: [1.7e308] },
+    ];
+    const outcomes = cases.map((c) => {
+      const inputs = { ...c, responseMask: [[1, 1]] };
+      const before = fieldPaths.fused + fieldPaths.whole;
+      const r = expectFieldsOf(
+        () => policyLoss(config, inputs),
+        (f) => policyLoss(config, inputs, { fields: f }),
+        ["loss", "gradLogprobs"],
+        JSON.stringify(c),
+      );
+      expect(fieldPaths.fused + fieldPaths.whole).toBe(before + 1);
+      return r;
+    });
+    expect(outcomes).toEqual(["err", "ok", "err"]);
+  });
+
+  it("golden: GSPO's row-constant surrogate (formed once per row) is the full call's bitwise, clipped and unclipped rows, with holes, into a dirty out", () => {
+    const config = {
+      ratio: "sequence" as const,
+      surrogate: "pg_clip" as const,
+      clip: { epsLow: 0.0003, epsHigh: 0.0004, ratioCap: null },
+      aggregation: "seq_mean_token_mean" as const,
+    };
+    const inputs = {
+      // Row 0 inside the band (mean log-ratio 0), row 1 clipped high with A > 0, row 2 low with A < 0.
+      logprobs: [
+        [-1, -2, -3, -4],
+        [-1, -1.5, 9, -1],
+        [-2, -2, -2, 7],
+      ],
+      oldLogprobs: [
+        [-1, -2, -3, -4],
+        [-1.1, -1.5, 9, -1],
+        [-1.9, -2, -2, 7],
+      ],
+      advantages: [0.7, 1.3, -0.4],
+      responseMask: [
+        [1, 1, 1, 0],
+        [1, 0, 1, 1],
+        [1, 1, 1, 0],
+      ],
+    };
+    const full = policyLoss(config, inputs);
+    const grad = new Float64Array(12).fill(Number.NaN);
+    const before = fieldPaths.fused;
+    const some = policyLoss(config, inputs, {
+      fields: ["loss", "gradLogprobs"],
+      out: { gradLogprobs: grad },
+    });
+    expect(fieldPaths.fused).toBe(before + 1);
+    expect(Object.is(some.loss, full.loss)).toBe(true);
+    expect(Array.from(grad)).toEqual(Array.from(full.gradLogprobs.data));
+    // Row 0's gradient flows; rows 1 and 2 are clipped (their ratio outside the band): exactly 0.
+    expect(grad[0]).not.toBe(0);
+    expect(Array.from(grad.subarray(4))).toEqual(Array(8).fill(0));
+  });
+
   test.each(ALGORITHM_NAMES)(
     "identity: %s with every single field and with loss and gradLogprobs, blocks of one row and of several, is bitwise the full call",
     (name) => {

@@ -81,6 +81,12 @@ export interface SurrogatePoint {
   readonly usesRatio: boolean;
   /** True when the point function reads the old logprob `od` (the kernel passes 0 otherwise). */
   readonly readsOld: boolean;
+  /**
+   * True when the point function reads the logprob `lp`. One that reads neither lp nor od gives
+   * every token of a row the same ℓ and derivative under a sequence ratio with row advantages
+   * (GSPO), which the fused pass then forms once per row.
+   */
+  readonly readsLogprob: boolean;
   readonly point: SurrogatePointFn;
   /**
    * Why ℓ is not finite, for the overflow message: `which` names the log-ratio ("log-ratio lp −
@@ -109,13 +115,22 @@ export const SITE_CISPO = 2;
  * region). A = ±0 gives ±0 whatever the ratio (r·A is bitwise A for finite r ≥ 0; no ∞·0).
  * @internal
  */
-export const ratioTerm = (r: number, a: number): number => -(a === 0 ? a : r * a);
+export function ratioTerm(r: number, a: number): number {
+  return -(a === 0 ? a : r * a);
+}
 
-/** Whether r lies strictly inside pg_clip's band (lo, hi), where ℓ = −r·A and ∂L/∂r = g·A. @internal */
-export const inBand = (r: number, k: SurrogateParams): boolean => r > k.lo && r < k.hi;
+/**
+ * Whether r lies strictly inside pg_clip's band (lo, hi), where ℓ = −r·A and ∂L/∂r = g·A.
+ * @internal
+ */
+export function inBand(r: number, lo: number, hi: number): boolean {
+  return r > lo && r < hi;
+}
 
 /** cispo's ℓ = −sg[ŵ]·A·lp from coefA = ŵ·A (cispoWeight times A). @internal */
-export const cispoTerm = (coefA: number, lp: number): number => -(coefA * lp);
+export function cispoTerm(coefA: number, lp: number): number {
+  return -(coefA * lp);
+}
 
 /** pg: ℓ = −r·A, ∂L/∂r = g·A. */
 const PG: SurrogatePoint = {
@@ -123,6 +138,7 @@ const PG: SurrogatePoint = {
   through: "ratio",
   usesRatio: true,
   readsOld: false,
+  readsLogprob: false,
   point: (r, a, _lp, g, out) => {
     out[0] = ratioTerm(r, a);
     out[1] = g * a;
@@ -142,8 +158,9 @@ const PG_CLIP: SurrogatePoint = {
   through: "ratio",
   usesRatio: true,
   readsOld: false,
+  readsLogprob: false,
   point: (r, a, _lp, g, out, k) => {
-    if (inBand(r, k)) {
+    if (inBand(r, k.lo, k.hi)) {
       out[0] = ratioTerm(r, a);
       out[1] = g * a;
       return 0;
@@ -159,6 +176,7 @@ const PG_CLIP_DUAL: SurrogatePoint = {
   through: "ratio",
   usesRatio: true,
   readsOld: false,
+  readsLogprob: false,
   point: (r, a, _lp, g, out, k) => clipped(r, a, g, out, k),
   why: ratioWhy,
 };
@@ -175,8 +193,9 @@ function clipped(r: number, a: number, g: number, out: Float64Array, k: Surrogat
  * ∂L/∂r = (g·A)·slope for pg_clip's slope ∈ {1, ½, ¼, 0}: a saturated clamp or the cap passes no
  * gradient, exactly +0, as autograd's masking gives. @internal
  */
-export const slopeTimes = (ga: number, slope: number): number =>
-  slope === 1 ? ga : slope === 0 ? 0 : ga * slope;
+export function slopeTimes(ga: number, slope: number): number {
+  return slope === 1 ? ga : slope === 0 ? 0 : ga * slope;
+}
 
 /** reinforce: ℓ = −A·lp, ∂L/∂lp = g·A. */
 const REINFORCE: SurrogatePoint = {
@@ -184,6 +203,7 @@ const REINFORCE: SurrogatePoint = {
   through: "logprob",
   usesRatio: false,
   readsOld: false,
+  readsLogprob: true,
   point: (_r, a, lp, g, out) => {
     out[0] = -(a * lp);
     out[1] = g * a;
@@ -198,6 +218,7 @@ const CISPO: SurrogatePoint = {
   through: "logprob",
   usesRatio: true,
   readsOld: false,
+  readsLogprob: true,
   point: (r, a, lp, g, out, k) => {
     const coefA = cispoWeight(r, k.lo, k.hi, k.oneSided) * a;
     out[0] = cispoTerm(coefA, lp);
@@ -217,6 +238,7 @@ const SAPO: SurrogatePoint = {
   through: "ratio",
   usesRatio: true,
   readsOld: false,
+  readsLogprob: false,
   point: (r, a, _lp, g, out, k) => {
     const tau =
       a > 0 ? (k as ExtendedSurrogateParams).tauPos : (k as ExtendedSurrogateParams).tauNeg;
@@ -239,6 +261,7 @@ const DRO: SurrogatePoint = {
   through: "logprob",
   usesRatio: false,
   readsOld: true,
+  readsLogprob: true,
   point: (_r, a, lp, g, out, k, od) => {
     const z = lp - od;
     out[0] = -(lp * a - 0.5 * (k as ExtendedSurrogateParams).beta * (z * z));
@@ -261,6 +284,7 @@ const DPPO: SurrogatePoint = {
   through: "logprob",
   usesRatio: true,
   readsOld: true,
+  readsLogprob: true,
   point: (r, a, lp, g, out, k, od) => {
     const p = Math.exp(lp);
     const po = Math.exp(od);
@@ -302,6 +326,7 @@ const IPO: SurrogatePoint = {
   through: "ratio",
   usesRatio: true,
   readsOld: true,
+  readsLogprob: true,
   point: (r, a, lp, g, out, k, od) => {
     const dp = Math.exp(lp) - Math.exp(od);
     if (Math.abs(dp) > (k as ExtendedSurrogateParams).ipoThreshold) {

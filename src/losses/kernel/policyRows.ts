@@ -20,7 +20,13 @@
  * unfused code had (docs/conventions.md#numeric-policy).
  */
 import { robustSum, twoSumError, twoSumErrorSafe } from "../../core/sum.js";
-import { clampedKlValue, KL_POINT_FNS, type KLEstimator } from "../../kl/estimator.js";
+import {
+  clampedKlValue,
+  KL_POINT_FNS,
+  type KLEstimator,
+  k3DLogprob,
+  k3Value,
+} from "../../kl/estimator.js";
 import type { RatioKind, ResolvedISCorrection, ResolvedPolicyLossConfig } from "../config.js";
 import { CLIPPED_HIGH, CLIPPED_LOW, cispoWeight, pgClipNoCapInto } from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
@@ -305,7 +311,10 @@ function rowLogRatioSum(
     else c += x - t + s;
     s = t;
   }
-  return Number.isFinite(s) ? s + c : s;
+  // s − s === 0 is Number.isFinite(s): code after a long loop is often compiled (on-stack
+  // replacement) before it first runs, and a property load there without feedback (Number's
+  // isFinite) deoptimised this function again and again (--trace-deopt: 5 times in 18 calls).
+  return s - s === 0 ? s + c : s;
 }
 
 /**
@@ -1104,7 +1113,7 @@ export function fusable(plan: PolicyPlan): boolean {
  * input, ℓ or gradient), having stopped. @internal
  *
  * Each pass is a function of its own, called once per row: one loop serving every config
- * (with and without KL, token and logprob gradients) was 1.3–1.8× slower on dapo once grpo and
+ * (with and without KL, token and logprob gradients) was 1.3–1.4× slower on dapo once grpo and
  * cispo had run in the same process (docs/performance.md#fields).
  */
 export function fusedLossAndGrad(
@@ -1140,7 +1149,11 @@ export function fusedLossAndGrad(
     if (klPoint !== null) {
       const wk = (kl as KLPlan).w[b] as number;
       const cw = (kl as KLPlan).coef * wk;
-      if (!fusedKlRow(plan, klPoint, g, gOff, f, e, cw, wk, pt, v)) return false;
+      const ok =
+        (kl as KLPlan).kind === "k3"
+          ? k3KlRow(plan, g, gOff, f, e, cw, wk, v)
+          : fusedKlRow(plan, klPoint, g, gOff, f, e, cw, wk, pt, v);
+      if (!ok) return false;
     }
   }
   return true;
@@ -1251,7 +1264,8 @@ function anyTokenRow(
  * {@link fusedTokenRow} for pg_clip without a dual clip (PG_CLIP's point function, row advantage
  * A): strictly inside the band ℓ = −r·A and ∂L/∂r = g·A; outside it, pgClipNoCapInto's term and
  * slope through `pt` (its ties and saturations; the flags, which this pass does not return, are
- * not formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them.
+ * not formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them. The
+ * finiteness tests run outside the band, and inside it only for a row whose bound (below) fails.
  */
 function pgClipTokenRow(
   plan: PolicyPlan,
@@ -1270,6 +1284,16 @@ function pgClipTokenRow(
   const a = (plan.advRow as Float64Array)[b] as number;
   // PG_CLIP's ∂L/∂r = g·A with g = −w_b, inside the band.
   const ga = -wb * a;
+  // Inside the band the token needs no test when this holds: lo ≥ 0 puts r = exp(lp − old) in
+  // (lo, hi) only for a finite log-ratio (NaN, +∞ and r = 0 from −∞ all fall outside), and then
+  // |ℓ| = r·|A| < hi·|A| and |∂L/∂lp| = r·|g·A| < hi·|g·A| are finite.
+  const bounded = lo >= 0 && finite(hi * a) && finite(hi * ga);
+  // Imported functions read once (see k3KlRow).
+  const band = inBand;
+  const term = ratioTerm;
+  const outside = pgClipNoCapInto;
+  const times = slopeTimes;
+  const err = twoSumError;
   let s = v[0] as number;
   let c = v[1] as number;
   for (let i = f; i < e; i++) {
@@ -1277,27 +1301,27 @@ function pgClipTokenRow(
       if (!fresh) grad[i - gOff] = 0;
       continue;
     }
-    const x = lp[i] as number;
-    const z = x - (old[i] as number);
-    if (!finite(z)) return false;
+    const z = (lp[i] as number) - (old[i] as number);
     const r = Math.exp(z);
     let ell: number;
-    let d: number;
-    if (inBand(r, params)) {
-      ell = ratioTerm(r, a);
-      d = ga;
+    let gv: number;
+    if (band(r, lo, hi)) {
+      ell = term(r, a);
+      gv = ga === 0 ? ga : ga * r;
+      if (!bounded && !(finite(z) && finite(ell) && finite(gv))) return false;
     } else {
-      pgClipNoCapInto(r, a, lo, hi, pt);
+      if (!finite(z)) return false;
+      outside(r, a, lo, hi, pt);
       ell = -(pt[0] as number);
-      d = slopeTimes(ga, pt[1] as number);
+      const d = times(ga, pt[1] as number);
+      if (!finite(ell)) return false;
+      gv = d === 0 ? d : d * r;
+      if (!finite(gv)) return false;
     }
-    if (!finite(ell)) return false;
-    const gv = d === 0 ? d : d * r;
-    if (!finite(gv)) return false;
     grad[i - gOff] = gv;
     const y = wb * ell;
     const t = s + y;
-    c += twoSumError(s, y, t);
+    c += err(s, y, t);
     s = t;
   }
   v[0] = s;
@@ -1324,6 +1348,10 @@ function cispoTokenRow(
   const wb = plan.w[b] as number;
   const g = -wb;
   const a = (plan.advRow as Float64Array)[b] as number;
+  // Imported functions read once (see k3KlRow).
+  const weight = cispoWeight;
+  const term = cispoTerm;
+  const err = twoSumError;
   let s = v[0] as number;
   let c = v[1] as number;
   for (let i = f; i < e; i++) {
@@ -1334,15 +1362,15 @@ function cispoTokenRow(
     const x = lp[i] as number;
     const z = x - (old[i] as number);
     if (!finite(z)) return false;
-    const coefA = cispoWeight(Math.exp(z), lo, hi, oneSided) * a;
-    const ell = cispoTerm(coefA, x);
+    const coefA = weight(Math.exp(z), lo, hi, oneSided) * a;
+    const ell = term(coefA, x);
     if (!finite(ell)) return false;
     const gv = g * coefA;
     if (!finite(gv)) return false;
     grad[i - gOff] = gv;
     const y = wb * ell;
     const t = s + y;
-    c += twoSumError(s, y, t);
+    c += err(s, y, t);
     s = t;
   }
   v[0] = s;
@@ -1394,6 +1422,50 @@ function fusedKlRow(
 }
 
 /**
+ * {@link fusedKlRow} for k3 (GRPO's estimator), KL_POINT_FNS.k3's arithmetic inline: e =
+ * expm1(δ), k = k3Value(δ, e), ∂k/∂lp = k3DLogprob(e). One test stands for ref's, k's and ∂k/∂lp's:
+ * lp is finite here (the surrogate pass checked lp − old), so a non-finite ref or δ, and an
+ * overflowing e^δ, all make k non-finite.
+ */
+function k3KlRow(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  gOff: number,
+  f: number,
+  e: number,
+  cw: number,
+  wk: number,
+  v: Float64Array,
+): boolean {
+  const { m, lp } = plan;
+  const ref = plan.ref as Float64Array;
+  // Imported functions read once: a call through the import reloads and hole-checks its binding
+  // at every token (measured: about 3 % of a 256×8192 row pass).
+  const value = k3Value;
+  const slope = k3DLogprob;
+  const err = twoSumError;
+  let ks = v[2] as number;
+  let kc = v[3] as number;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const d = (ref[i] as number) - (lp[i] as number);
+    const ex = Math.expm1(d);
+    const kv = value(d, ex);
+    if (!finite(kv)) return false;
+    const gv = (grad[i - gOff] as number) + cw * slope(ex);
+    if (!finite(gv)) return false;
+    grad[i - gOff] = gv;
+    const ky = wk * kv;
+    const kt = ks + ky;
+    kc += err(ks, ky, kt);
+    ks = kt;
+  }
+  v[2] = ks;
+  v[3] = kc;
+  return true;
+}
+
+/**
  * Row b of {@link fusedLossAndGrad} for the sequence ratios, its sums in `v` (LossSums' slots):
  * ratioStage's compensated Σ_t (lp − old) and s_b = exp(mean) (a sum past float64, which
  * robustSum's scaled pass would take, stops), then per response token the surrogate at r = s_b
@@ -1423,9 +1495,11 @@ function fusedSequenceRow(
   if (!fresh) for (let i = f; i < e; i++) if (m[i] !== 1) grad[i - gOff] = 0;
   // ratioStage's compensated Σ_t z_t (a sum past float64 needs robustSum's pass: the whole call).
   const plain = rowLogRatioSum(m, lp, old, f, e, null);
-  if (plain === null || !Number.isFinite(plain)) return false;
+  if (plain === null || !finite(plain)) return false;
   const Lb = plan.L[b] as number;
   const sb = Math.exp(plain / Lb);
+  if (advTok === null && !sur.readsLogprob && !sur.readsOld)
+    return constantSequenceRow(plan, grad, gOff, b, f, e, sb, pt, v);
   let s = v[0] as number;
   let c = v[1] as number;
   let ds = 0;
@@ -1459,13 +1533,72 @@ function fusedSequenceRow(
   }
   if (coupled) {
     // The masked mean couples the row: ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every response token.
-    const sum = Number.isFinite(ds) ? ds + dc : ds;
+    const sum = ds - ds === 0 ? ds + dc : ds; // Number.isFinite(ds) (see rowLogRatioSum)
     const gb = (sum === 0 ? sum : sum * sb) / Lb;
     if (!finite(gb)) return false;
     for (let i = f; i < e; i++) if (m[i] === 1) grad[i - gOff] = gb;
   }
   v[0] = s;
   v[1] = c;
+  return true;
+}
+
+/**
+ * The rest of {@link fusedSequenceRow} for a surrogate that reads neither lp nor old, with row
+ * advantages (GSPO): ℓ and d are the same at every response token of the row (the point function
+ * at r = s_b), so they are formed once; per token w_b·ℓ still goes into the loss sum and d into
+ * the row's Σ_t d (the compensated sums of every token, in order: the same bits), and the
+ * gradient is written once the row is summed (coupled) or as it goes.
+ */
+function constantSequenceRow(
+  plan: PolicyPlan,
+  grad: Float64Array,
+  gOff: number,
+  b: number,
+  f: number,
+  e: number,
+  sb: number,
+  pt: Float64Array,
+  v: Float64Array,
+): boolean {
+  const { m, sur } = plan;
+  const wb = plan.w[b] as number;
+  const viaRatio = sur.through === "ratio";
+  const coupled = viaRatio && plan.ratio === "sequence";
+  sur.point(sb, (plan.advRow as Float64Array)[b] as number, 0, -wb, pt, plan.params, 0);
+  const ell = pt[0] as number;
+  if (!finite(ell)) return false;
+  const d = pt[1] as number;
+  const gv = viaRatio ? (d === 0 ? d : d * sb) : d;
+  if (!coupled && !finite(gv)) return false;
+  const y = wb * ell;
+  // Imported functions read once (see k3KlRow).
+  const err = twoSumError;
+  let s = v[0] as number;
+  let c = v[1] as number;
+  let ds = 0;
+  let dc = 0;
+  for (let i = f; i < e; i++) {
+    if (m[i] !== 1) continue;
+    const t = s + y;
+    c += err(s, y, t);
+    s = t;
+    if (coupled) {
+      const u = ds + d;
+      if (Math.abs(ds) >= Math.abs(d)) dc += ds - u + d;
+      else dc += d - u + ds;
+      ds = u;
+    } else grad[i - gOff] = gv;
+  }
+  v[0] = s;
+  v[1] = c;
+  if (coupled) {
+    // The masked mean couples the row: ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every response token.
+    const sum = ds - ds === 0 ? ds + dc : ds; // Number.isFinite(ds) (see rowLogRatioSum)
+    const gb = (sum === 0 ? sum : sum * sb) / (plan.L[b] as number);
+    if (!finite(gb)) return false;
+    for (let i = f; i < e; i++) if (m[i] === 1) grad[i - gOff] = gb;
+  }
   return true;
 }
 
