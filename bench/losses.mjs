@@ -218,12 +218,6 @@ async function benchLosses() {
           { name: "floor", run: () => timed(() => floorPass(batch, floorOutputs(n), true)) },
           { name: "floorOut", run: () => timed(() => floorPass(batch, floorReused, false)) },
         ];
-        if (fieldsFloor !== null)
-          // Issue 36: this config's loss and gradient in one plain pass into fresh memory.
-          arms.push({
-            name: "floorFields",
-            run: () => timed(() => fieldsFloor(batch, new Float64Array(n), config)),
-          });
         for (const threads of THREADS) {
           // Untimed first calls: warm-up, and the check that all sides compute the same thing.
           const rt = callOurs(config, typed, threads);
@@ -243,40 +237,43 @@ async function benchLosses() {
             agreement.peerGradAbsSumRel = relDiff(gradAbsSum, p.grad_abs_sum);
           }
           // Minor page faults of each typed call and each peer call (the warm-up round's first).
-          const faults = { typed: [], peer: [] };
-          per.set(threads, { agreement, loss, gradAbsSum, faults });
-          const at = (arm) => `${arm}@${threads}`;
-          arms.push(
-            {
-              name: at("typed"),
-              run: () => {
-                const f0 = process.resourceUsage().minorPageFault;
-                const s = timed(() => callOurs(config, typed, threads));
-                faults.typed.push(process.resourceUsage().minorPageFault - f0);
-                return s;
-              },
-            },
-            { name: at("out"), run: () => timed(() => callOurs(config, typed, threads, out)) },
-            // Issue 36: the loss and the gradient only, fresh and into a reused gradient.
-            { name: at("fields"), run: () => timed(() => callFields(config, typed, threads)) },
-            {
-              name: at("fieldsOut"),
-              run: () => timed(() => callFields(config, typed, threads, out.gradLogprobs)),
-            },
-          );
-          if (peer !== null)
+          per.set(threads, { agreement, loss, gradAbsSum, faults: { typed: [], peer: [] } });
+        }
+        // Each call, at one thread and then at two, side by side in every round (arm@1, arm@2):
+        // a ratio of the two is taken round by round, so that drift slower than a call cancels.
+        const kinds = {
+          typed: (threads) => () => {
+            const { faults } = per.get(threads);
+            const f0 = process.resourceUsage().minorPageFault;
+            const s = timed(() => callOurs(config, typed, threads));
+            faults.typed.push(process.resourceUsage().minorPageFault - f0);
+            return s;
+          },
+          out: (threads) => () => timed(() => callOurs(config, typed, threads, out)),
+          // Issue 36: the loss and the gradient only, fresh and into a reused gradient, right
+          // after this config's floor for them (a loss and gradient in one plain pass).
+          fields: (threads) => () => timed(() => callFields(config, typed, threads)),
+          fieldsOut: (threads) => () =>
+            timed(() => callFields(config, typed, threads, out.gradLogprobs)),
+          ...(peer === null
+            ? {}
+            : {
+                peer: (threads) => async () => {
+                  const p = await peer.request({ cmd: "time", config: name, threads, reps: 1 });
+                  per.get(threads).faults.peer.push(p.faults[0]);
+                  return p.times[0];
+                },
+              }),
+          nested: (threads) => () => timed(() => callOurs(config, nested, threads)),
+        };
+        for (const [kind, make] of Object.entries(kinds)) {
+          if (kind === "fields" && fieldsFloor !== null)
             arms.push({
-              name: at("peer"),
-              run: async () => {
-                const p = await peer.request({ cmd: "time", config: name, threads, reps: 1 });
-                faults.peer.push(p.faults[0]);
-                return p.times[0];
-              },
+              name: "floorFields",
+              run: () => timed(() => fieldsFloor(batch, new Float64Array(n), config)),
             });
-          arms.push({
-            name: at("nested"),
-            run: () => timed(() => callOurs(config, nested, threads)),
-          });
+          for (const threads of THREADS)
+            arms.push({ name: `${kind}@${threads}`, run: make(threads) });
         }
         const t = await interleave(rounds, arms);
         expTimes.push(...t.exp.times);
@@ -289,6 +286,8 @@ async function benchLosses() {
           fractionOfExp: t.exp.median / m.median,
         });
         const ff = t.floorFields ?? null;
+        // The median over rounds of a / b, each round's pair measured side by side.
+        const paired = (a, b) => median(a.times.map((x, r) => x / b.times[r]));
         for (const threads of THREADS) {
           const { agreement, loss, gradAbsSum, faults } = per.get(threads);
           const arm = (a) => t[`${a}@${threads}`];
@@ -315,7 +314,8 @@ async function benchLosses() {
             fieldsOut: side(arm("fieldsOut")),
             // This config's floor for the fields (null: bench/floor.mjs has none for it).
             floorFields: ff === null ? null : side(ff),
-            fieldsOverFloor: ff === null ? null : arm("fields").median / ff.median,
+            // Ours over the floor and two threads over one: paired, round by round (above).
+            fieldsOverFloor: ff === null ? null : paired(arm("fields"), ff),
             nested: side(arm("nested")),
             nestedOverTyped: arm("nested").median / arm("typed").median,
             peer: peer === null ? null : { threads, ...side(arm("peer")) },
@@ -339,7 +339,7 @@ async function benchLosses() {
                 : Object.fromEntries(
                     ["typed", "out", "fields", "fieldsOut"].map((a) => [
                       a,
-                      arm(a).median / t[`${a}@1`].median,
+                      paired(arm(a), t[`${a}@1`]),
                     ]),
                   ),
             agreement,

@@ -107,11 +107,12 @@ export interface PolicyLossOptions {
    */
   readonly out?: PolicyLossOut;
   /**
-   * Threads to run the rows on (worker threads over shared memory, Node only): a positive
-   * integer; 1 runs on the calling thread. Default: 1 (measured on this project's 2-core
-   * machine, two threads never paid, at 256×8192 or 512×32768: the rows of other threads are
-   * copied in and out; docs/performance.md#threads). The result is bitwise the same for every
-   * value.
+   * The most threads to run the rows on (worker threads over shared memory, Node only): a
+   * positive integer; 1 runs on the calling thread. Default: 1. The rows of other threads are
+   * copied in and out, so a call runs on one thread where that copy costs more than it saves:
+   * with `fields` (the fused pass is as fast as the copy), and with fresh outputs for a sequence
+   * ratio with no per-token term beside the surrogate (docs/performance.md#threads). The result
+   * is bitwise the same for every value.
    */
   readonly threads?: number;
   /**
@@ -418,6 +419,25 @@ export const KEPT_PLAN: PolicyPlan = planPolicyLoss(
   },
 ).plan;
 
+/**
+ * Whether a call's rows cost less than copying them: a sequence ratio (one exp per row) with no
+ * per-token term beside the surrogate (no KL, IS weights, entropy, off-policy mask, VESPO). With
+ * fresh outputs such a call runs on one thread whatever `threads` asks: another thread's rows
+ * would be copied in and its five outputs copied out, which costs more than the half of the row
+ * pass it saves (measured at 256×8192 ragged: gspo 1.09× one thread; docs/performance.md#threads).
+ */
+function copyBound(plan: PolicyPlan): boolean {
+  return (
+    plan.ratio !== "token" &&
+    plan.kl === null &&
+    plan.tis === null &&
+    plan.ent === null &&
+    !plan.entMask &&
+    plan.opsm === null &&
+    plan.vespo === null
+  );
+}
+
 function evaluate(
   fn: string,
   cfg: ResolvedPolicyLossConfig,
@@ -430,7 +450,10 @@ function evaluate(
   const runner = rowBlockRunner();
   // IS weights formed on the mask before rejection (plan.isRows) run on one thread: the shared
   // plan the workers read carries the mask the loss sees only.
-  const threads = plan.isRows === null ? Math.min(plan.B, opts.threads ?? 1) : 1;
+  const threads =
+    plan.isRows === null && (given !== undefined || !copyBound(plan))
+      ? Math.min(plan.B, opts.threads ?? 1)
+      : 1;
   if (runner === null || threads <= 1) {
     const out = given ?? allocOutputs(n, false);
     return finish(fn, cfg, planned, out, runRows(fn, cfg, planned, out));

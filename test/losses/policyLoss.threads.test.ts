@@ -168,6 +168,35 @@ describe("policyLoss threads", () => {
     expect(grown, `resident memory grew ${grown.toFixed(0)} MiB`).toBeLessThan(400);
   });
 
+  it("golden: a sequence ratio with nothing per token beside the surrogate (GSPO) runs on one thread with fresh outputs, on the workers with out, and on the workers with a token ratio or a KL term (the same bits each way)", () => {
+    const batch = fullBatch(8, 64);
+    const inputs = { ...batch, refLogprobs: batch.oldLogprobs };
+    const ran = (config: PolicyLossConfig, out?: Float64Array) => {
+      const before = threadPool.workerBlocks;
+      const opts =
+        out === undefined
+          ? { threads: 2 }
+          : {
+              threads: 2,
+              out: {
+                gradLogprobs: out,
+                perTokenObjective: new Float64Array(512),
+                ratio: new Float64Array(512),
+                clippedLow: new Uint8Array(512),
+                clippedHigh: new Uint8Array(512),
+              },
+            };
+      const r = policyLoss(config, inputs, opts);
+      expect(Object.is(r.loss, policyLoss(config, inputs, { threads: 1 }).loss)).toBe(true);
+      return threadPool.workerBlocks > before;
+    };
+    const gspo = getAlgorithm("gspo").loss;
+    expect(ran(gspo)).toBe(false);
+    expect(ran(gspo, new Float64Array(512))).toBe(true);
+    expect(ran({ ...gspo, kl: { kind: "k3", coef: 0.04 } })).toBe(true);
+    expect(ran(getAlgorithm("dapo").loss)).toBe(true);
+  });
+
   it("golden: 1,000 threaded calls stay bounded in memory (issue 36: two threads over 1,000 calls)", () => {
     // 1,000 calls of 32×4096 on two threads, half of them with fields: each call's outputs and
     // staged inputs are 3–6 MB, so memory kept per call (a leaked arena, worker-side copies)
