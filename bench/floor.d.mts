@@ -17,6 +17,16 @@ export interface FloorConfig {
   readonly clip: { readonly epsLow: number | null; readonly epsHigh: number } | null;
   readonly kl?: { readonly coef: number } | null;
 }
-export type FieldsFloor = (batch: BenchBatch, grad: Float64Array, cfg: FloorConfig) => number;
-export function floorPassGrad(batch: BenchBatch, grad: Float64Array, cfg?: FloorConfig): number;
+export type FieldsFloor = (
+  batch: BenchBatch,
+  grad: Float64Array,
+  cfg: FloorConfig,
+  fresh?: boolean,
+) => number;
+export function floorPassGrad(
+  batch: BenchBatch,
+  grad: Float64Array,
+  cfg?: FloorConfig,
+  fresh?: boolean,
+): number;
 export const FIELDS_FLOORS: Readonly<Record<"dapo" | "grpo" | "gspo" | "cispo", FieldsFloor>>;

@@ -100,7 +100,9 @@ export function floorPass(batch, out, fresh) {
  * returns policyLoss's loss and gradient bitwise on the bench's batches (grpo's loss within
  * rounding: k3's Taylor branch for |δ| < 2^-8 is left out). Left out as well: validation,
  * finiteness checks and the edge cases (ties at the band's edges, A = ±0, overflow). Clip bands
- * and the KL coefficient come from `cfg` (the registry's PolicyLossConfig). Returns the loss.
+ * and the KL coefficient come from `cfg` (the registry's PolicyLossConfig). With `fresh` false
+ * the gradient is reused (dirty) memory and its other positions are written 0 as well, as
+ * policyLoss with `out` writes them. Returns the loss.
  */
 export const FIELDS_FLOORS = {
   dapo: floorPassGrad,
@@ -120,7 +122,7 @@ const DAPO = { clip: { epsLow: 0.2, epsHigh: 0.28 } };
  * clamp(r, lo, hi)·A), loss = Σ w·ℓ_t (compensated), ∂L/∂lp_t = (−w·A)·r where the unclipped
  * branch is taken, else 0. {@link floorPass}'s arithmetic for these two fields.
  */
-export function floorPassGrad(batch, grad, cfg = DAPO) {
+export function floorPassGrad(batch, grad, cfg = DAPO, fresh = true) {
   const { B, T, logprobs: lp, oldLogprobs: old, mask: m, advantages: adv, valid } = batch;
   const [lo, hi] = band(cfg);
   const w = 1 / valid;
@@ -131,7 +133,10 @@ export function floorPassGrad(batch, grad, cfg = DAPO) {
     const g = -w * a;
     const o = b * T;
     for (let i = o; i < o + T; i++) {
-      if (m[i] !== 1) continue;
+      if (m[i] !== 1) {
+        if (!fresh) grad[i] = 0;
+        continue;
+      }
       const r = Math.exp(lp[i] - old[i]);
       const ra = r * a;
       let ell;
@@ -162,7 +167,7 @@ export function floorPassGrad(batch, grad, cfg = DAPO) {
  * per response token dapo's ℓ and d at weight w_b, then δ = ref − lp, e = expm1(δ), k = e − δ
  * and ∂L/∂lp += coef·w_b·(−e); loss = Σ w_b·ℓ_t + coef·Σ w_b·k_t, each sum compensated.
  */
-function floorGrpo(batch, grad, cfg) {
+function floorGrpo(batch, grad, cfg, fresh = true) {
   const {
     B,
     T,
@@ -182,13 +187,19 @@ function floorGrpo(batch, grad, cfg) {
     const o = b * T;
     let L = 0;
     for (let i = o; i < o + T; i++) L += m[i];
-    if (L === 0) continue;
+    if (L === 0) {
+      if (!fresh) grad.fill(0, o, o + T);
+      continue;
+    }
     const w = 1 / (B * L);
     const a = adv[b];
     const g = -w * a;
     const cw = coef * w;
     for (let i = o; i < o + T; i++) {
-      if (m[i] !== 1) continue;
+      if (m[i] !== 1) {
+        if (!fresh) grad[i] = 0;
+        continue;
+      }
       const x = lp[i];
       const r = Math.exp(x - old[i]);
       const ra = r * a;
@@ -229,7 +240,7 @@ function floorGrpo(batch, grad, cfg) {
  * the row's compensated Σ_t d, and the coupled gradient (Σ_t d)·s_b / L_b written at every
  * response token: two passes over a row, the second writing only.
  */
-function floorGspo(batch, grad, cfg) {
+function floorGspo(batch, grad, cfg, fresh = true) {
   const { B, T, logprobs: lp, oldLogprobs: old, mask: m, advantages: adv } = batch;
   const [lo, hi] = band(cfg);
   let s = 0;
@@ -248,7 +259,10 @@ function floorGspo(batch, grad, cfg) {
       z = t;
       L++;
     }
-    if (L === 0) continue;
+    if (L === 0) {
+      if (!fresh) grad.fill(0, o, o + T);
+      continue;
+    }
     const r = Math.exp((z + zc) / L);
     const w = 1 / (B * L);
     const a = adv[b];
@@ -281,7 +295,9 @@ function floorGspo(batch, grad, cfg) {
     }
     const sum = ds + dc;
     const gb = (sum === 0 ? sum : sum * r) / L;
-    for (let i = o; i < o + T; i++) if (m[i] === 1) grad[i] = gb;
+    for (let i = o; i < o + T; i++)
+      if (m[i] === 1) grad[i] = gb;
+      else if (!fresh) grad[i] = 0;
   }
   return s + c;
 }
@@ -290,7 +306,7 @@ function floorGspo(batch, grad, cfg) {
  * cispo (token ratio, the cispo surrogate, token_mean w = 1/N): ŵ = min(r, 1 + ε_high) held
  * constant, ℓ_t = −(ŵ·A)·lp, loss = Σ w·ℓ_t (compensated), ∂L/∂lp_t = −w·(ŵ·A).
  */
-function floorCispo(batch, grad, cfg) {
+function floorCispo(batch, grad, cfg, fresh = true) {
   const { B, T, logprobs: lp, oldLogprobs: old, mask: m, advantages: adv, valid } = batch;
   const hi = 1 + cfg.clip.epsHigh;
   const w = 1 / valid;
@@ -301,7 +317,10 @@ function floorCispo(batch, grad, cfg) {
     const a = adv[b];
     const o = b * T;
     for (let i = o; i < o + T; i++) {
-      if (m[i] !== 1) continue;
+      if (m[i] !== 1) {
+        if (!fresh) grad[i] = 0;
+        continue;
+      }
       const x = lp[i];
       const r = Math.exp(x - old[i]);
       // biome-ignore lint/complexity/useMathMinMax: cispoWeight's comparison, its bits and its speed.

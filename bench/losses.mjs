@@ -197,6 +197,7 @@ async function benchLosses() {
       const z = new Float64Array(n);
       const out = reusedOutputs(n);
       const floorReused = floorOutputs(n);
+      const floorGrad = new Float64Array(n);
       if (peer !== null) {
         const dir = mkdtempSync(join(os.tmpdir(), "polgrad-bench-npy-"));
         writeBatchNpy(dir, batch);
@@ -272,6 +273,12 @@ async function benchLosses() {
               name: "floorFields",
               run: () => timed(() => fieldsFloor(batch, new Float64Array(n), config)),
             });
+          if (kind === "fieldsOut" && fieldsFloor !== null)
+            // The same floor into the reused gradient `fieldsOut` writes (padding written 0).
+            arms.push({
+              name: "floorFieldsOut",
+              run: () => timed(() => fieldsFloor(batch, floorGrad, config, false)),
+            });
           for (const threads of THREADS)
             arms.push({ name: `${kind}@${threads}`, run: make(threads) });
         }
@@ -286,6 +293,7 @@ async function benchLosses() {
           fractionOfExp: t.exp.median / m.median,
         });
         const ff = t.floorFields ?? null;
+        const ffo = t.floorFieldsOut ?? null;
         // The median over rounds of a / b, each round's pair measured side by side.
         const paired = (a, b) => median(a.times.map((x, r) => x / b.times[r]));
         for (const threads of THREADS) {
@@ -314,6 +322,7 @@ async function benchLosses() {
             fieldsOut: side(arm("fieldsOut")),
             // This config's floor for the fields (null: bench/floor.mjs has none for it).
             floorFields: ff === null ? null : side(ff),
+            floorFieldsOut: ffo === null ? null : side(ffo),
             // Ours over the floor and two threads over one: paired, round by round (above).
             fieldsOverFloor: ff === null ? null : paired(arm("fields"), ff),
             nested: side(arm("nested")),
@@ -331,6 +340,7 @@ async function benchLosses() {
                     fields: pm / arm("fields").median,
                     fieldsOut: pm / arm("fieldsOut").median,
                     floorFields: ff === null ? null : pm / ff.median,
+                    floorFieldsOut: ffo === null ? null : pm / ffo.median,
                   },
             // Two threads over one, measured in the same rounds (null on the one-thread row).
             overOneThread:
@@ -452,8 +462,13 @@ if (sections.has("diagnose")) {
 doc.fieldsVerdicts = fieldsVerdicts(doc);
 say("");
 say("targets (issue 36: fields loss,gradLogprobs; every format at disk speed), this run:");
-for (const v of doc.fieldsVerdicts)
+for (const v of doc.fieldsVerdicts) {
   say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
+  if (v.bound !== null)
+    say(
+      `       the floors for the fields: ${v.bound}${v.reachable ? "" : ": the target lies beyond even the floor on this machine for some row"}`,
+    );
+}
 doc.verdicts = targetVerdicts(doc);
 say("");
 say("targets (issue 12), this run:");

@@ -20,6 +20,10 @@ export interface FieldsVerdict {
   readonly measured: string;
   /** null: this run did not measure it (no peer, no 256x8192 row). */
   readonly met: boolean | null;
+  /** The floors' ratios to torch for a torch target (range over rows); null elsewhere. */
+  readonly bound: string | null;
+  /** Whether every row's floor passes the target (false: unreachable here); null with no bound. */
+  readonly reachable: boolean | null;
 }
 
 export function fieldsVerdicts(doc: unknown): FieldsVerdict[];

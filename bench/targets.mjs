@@ -164,27 +164,35 @@ export function fieldsVerdicts(doc) {
   const stored = (doc.diagnose?.formats ?? []).filter(
     (f) => STORED_FORMATS.has(f.format) && f.mbPerSecond !== undefined,
   );
+  // The floors' own ratio to torch: where even a floor misses a torch target, it is unreachable.
+  const peeredFloor = (key) => peered.filter((r) => typeof r.ratio[key] === "number");
+  const floorBound = (key, pass) => bounded(peeredFloor(key), (r) => r.ratio[key], pass, times);
+  const none = { bound: null, reachable: null };
   return [
     {
       target:
         "loss + gradient ≥ 2× torch, fresh, one thread, 256x8192 (or ≥ 1.5× within 1.1× of a floor under 2.2×)",
       measured: list(peered, (r) => `${times(r.ratio.fields)}${floorText(r)}`),
       met: all(peered, freshMet),
+      ...floorBound("floorFields", (x) => x >= 1.5),
     },
     {
       target: "loss + gradient into a reused gradient (out) ≥ 3× torch, one thread, 256x8192",
       measured: list(peered, (r) => times(r.ratio.fieldsOut)),
       met: all(peered, (r) => r.ratio.fieldsOut >= 3),
+      ...floorBound("floorFieldsOut", (x) => x >= 3),
     },
     {
       target: "the library within 1.2× of its config's floor pass for the same fields (256x8192)",
       measured: list(floored, (r) => `${r.fieldsOverFloor.toFixed(2)}×`),
       met: all(floored, (r) => r.fieldsOverFloor <= 1.2),
+      ...none,
     },
     {
       target: `two threads never slower than one (typed, out, fields, fieldsOut; 256x8192; within ${SAME_TIME_WITHIN}×)`,
       measured: list(two, (r) => `${worst(r).toFixed(2)}×`),
       met: all(two, (r) => worst(r) <= SAME_TIME_WITHIN),
+      ...none,
     },
     {
       target: "run diagnosis of stored npz, npy folders and pt ≥ 400 MB/s of run data (page cache)",
@@ -193,6 +201,7 @@ export function fieldsVerdicts(doc) {
           ? "not measured"
           : stored.map((f) => `${f.format} ${f.mbPerSecond.toFixed(0)} MB/s`).join(", "),
       met: all(stored, (f) => f.mbPerSecond >= 400),
+      ...none,
     },
   ];
 }

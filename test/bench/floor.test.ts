@@ -51,7 +51,7 @@ describe("floorPass", () => {
       (["ragged", "full"] as const).map((fill) => [config, fill] as const),
     ),
   )(
-    "identity: the %s floor for the fields loss and gradLogprobs gives policyLoss's gradient and loss bitwise (grpo's loss within rounding: k3's series is left out) (%s rows)",
+    "identity: the %s floor for the fields loss and gradLogprobs gives policyLoss's gradient and loss bitwise (grpo's loss within rounding: k3's series is left out), into fresh and into dirty memory (%s rows)",
     (config, fill) => {
       const B = 16;
       const T = 1024;
@@ -66,6 +66,10 @@ describe("floorPass", () => {
       if (config === "grpo")
         expect(Math.abs(loss - want.loss)).toBeLessThanOrEqual(1e-14 * Math.abs(want.loss));
       else expect(Object.is(loss, want.loss)).toBe(true);
+      // Into reused memory (NaN everywhere): the same gradient, padding written 0.
+      const dirty = new Float64Array(B * T).fill(Number.NaN);
+      FIELDS_FLOORS[config](batch, dirty, cfg as FloorConfig, false);
+      expect(same(dirty, want.gradLogprobs.data)).toBe(true);
     },
   );
 });

@@ -193,6 +193,21 @@ describe("fieldsVerdicts", () => {
     ).toEqual([null, null, true, null, null]);
   });
 
+  test("golden: the floors bound the torch targets: out ≥ 3× is unreachable where a floor into reused memory is under 3× torch, the fresh target where a floor is under 1.5×; rows without the floors give no bound", () => {
+    const withFloors = (floorFields: number, floorFieldsOut: number) => ({
+      ...fieldsRow("cispo", 1.6, 2.5, floorFields, 1.1),
+      ratio: { fields: 1.6, fieldsOut: 2.5, floorFields, floorFieldsOut },
+    });
+    const v = fieldsVerdicts({ rows: [withFloors(2.1, 2.9), withFloors(2.4, 3.3)] });
+    expect([v[0]?.bound, v[0]?.reachable]).toEqual(["2.10×–2.40×", true]);
+    expect([v[1]?.bound, v[1]?.reachable]).toEqual(["2.90×–3.30×", false]);
+    expect(fieldsVerdicts({ rows: [withFloors(1.4, 3)] })[0]?.reachable).toBe(false);
+    // An older document (no floorFieldsOut) and the targets that bound nothing: null.
+    const old = fieldsVerdicts({ rows: [fieldsRow("dapo", 2, 3, 2.4, 1)] });
+    expect([old[1]?.bound, old[1]?.reachable]).toEqual([null, null]);
+    expect(old.slice(2).map((x) => [x.bound, x.reachable])).toEqual(Array(3).fill([null, null]));
+  });
+
   test("golden: two threads are never slower than one when every arm of every two-thread row is within 1.05× of its one-thread median; the worst arm is listed; no two-thread row is unmeasured", () => {
     const v = (...over: Record<string, number>[]) =>
       fieldsVerdicts({ rows: over.map((o) => twoThreadRow("dapo", o)) })[3];
