@@ -130,12 +130,16 @@ export function targetVerdicts(doc) {
 }
 
 /**
- * How much slower than one thread two may measure and still count as "never slower": the two
- * medians come from the same interleaved rounds, and on this project's 2-vCPU VM the medians of
- * one code path measured twice in the same rounds (the fields arms, which run on one thread at
- * either count) differ by up to about 4 % (docs/performance.md#threads).
+ * How much slower than one thread two may measure and still count as "never slower", at least:
+ * the paired ratio of one code path measured twice in the same rounds (the fields arms, which
+ * run on one thread at either count) stays within about 5 % on this project's 2-vCPU VM. A run
+ * whose own same-code pairs differ by more widens it to their worst: a difference the machine
+ * cannot tell from measuring one code path twice is not "slower" (docs/performance.md#threads).
  */
 export const SAME_TIME_WITHIN = 1.05;
+
+/** The arms of a two-thread row that run the same code at either thread count. */
+const SAME_CODE = ["fields", "fieldsOut"];
 
 /**
  * Issue 36's targets (docs/performance.md#the-verdicts): the loss targets from the rows' `fields`
@@ -161,6 +165,15 @@ export function fieldsVerdicts(doc) {
     (r) => r.overOneThread !== null && r.overOneThread !== undefined,
   );
   const worst = (r) => Math.max(...Object.values(r.overOneThread));
+  // This run's noise: the worst paired ratio of the same code at the two counts (at least 1.05).
+  const noise = Math.max(
+    SAME_TIME_WITHIN,
+    ...two.flatMap((r) =>
+      SAME_CODE.filter((a) => typeof r.overOneThread[a] === "number").map((a) =>
+        Math.max(r.overOneThread[a], 1 / r.overOneThread[a]),
+      ),
+    ),
+  );
   const stored = (doc.diagnose?.formats ?? []).filter(
     (f) => STORED_FORMATS.has(f.format) && f.mbPerSecond !== undefined,
   );
@@ -189,9 +202,12 @@ export function fieldsVerdicts(doc) {
       ...none,
     },
     {
-      target: `two threads never slower than one (typed, out, fields, fieldsOut; 256x8192; within ${SAME_TIME_WITHIN}×)`,
-      measured: list(two, (r) => `${worst(r).toFixed(2)}×`),
-      met: all(two, (r) => worst(r) <= SAME_TIME_WITHIN),
+      target: `two threads never slower than one (typed, out; 256x8192; within the same code's spread, at least ${SAME_TIME_WITHIN}×)`,
+      measured:
+        two.length === 0
+          ? "not measured"
+          : `${list(two, (r) => `${worst(r).toFixed(2)}×`)}; the same code at both counts within ${noise.toFixed(2)}×`,
+      met: all(two, (r) => worst(r) <= noise),
       ...none,
     },
     {

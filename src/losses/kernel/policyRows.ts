@@ -304,8 +304,10 @@ function rowLogRatioSum(
     }
     const l = lp[i] as number;
     const od = old[i] as number;
-    if (!finite(l) || !finite(od)) return null;
     const x = l - od;
+    // A non-finite input makes x non-finite, so the inputs are tested only then (x may also
+    // overflow from finite ones: the sum then passes float64, which is not a bad input).
+    if (!finite(x) && (!finite(l) || !finite(od))) return null;
     const t = s + x;
     if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
     else c += x - t + s;
@@ -1492,20 +1494,22 @@ function fusedSequenceRow(
   const aRow = advRow === null ? 0 : (advRow[b] as number);
   const viaRatio = sur.through === "ratio";
   const coupled = viaRatio && plan.ratio === "sequence";
-  if (!fresh) for (let i = f; i < e; i++) if (m[i] !== 1) grad[i - gOff] = 0;
   // ratioStage's compensated Σ_t z_t (a sum past float64 needs robustSum's pass: the whole call).
   const plain = rowLogRatioSum(m, lp, old, f, e, null);
   if (plain === null || !finite(plain)) return false;
   const Lb = plan.L[b] as number;
   const sb = Math.exp(plain / Lb);
   if (advTok === null && !sur.readsLogprob && !sur.readsOld)
-    return constantSequenceRow(plan, grad, gOff, b, f, e, sb, pt, v);
+    return constantSequenceRow(plan, grad, gOff, fresh, b, f, e, sb, pt, v);
   let s = v[0] as number;
   let c = v[1] as number;
   let ds = 0;
   let dc = 0;
   for (let i = f; i < e; i++) {
-    if (m[i] !== 1) continue;
+    if (m[i] !== 1) {
+      if (!fresh) grad[i - gOff] = 0;
+      continue;
+    }
     const x = lp[i] as number;
     let a = aRow;
     if (advTok !== null) {
@@ -1554,6 +1558,7 @@ function constantSequenceRow(
   plan: PolicyPlan,
   grad: Float64Array,
   gOff: number,
+  fresh: boolean,
   b: number,
   f: number,
   e: number,
@@ -1579,7 +1584,10 @@ function constantSequenceRow(
   let ds = 0;
   let dc = 0;
   for (let i = f; i < e; i++) {
-    if (m[i] !== 1) continue;
+    if (m[i] !== 1) {
+      if (!fresh) grad[i - gOff] = 0;
+      continue;
+    }
     const t = s + y;
     c += err(s, y, t);
     s = t;
