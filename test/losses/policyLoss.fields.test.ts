@@ -257,6 +257,18 @@ describe("policyLoss fields", () => {
     },
   );
 
+  it("golden: a single asked-for output is an array of its own (its buffer is exactly its data); several share one staggered buffer", () => {
+    const drawn = drawBatch(5, [3, 7]);
+    const inputs = { ...drawn, advantages: drawn.advantages.map((row) => row[0] as number) };
+    const config = ALGORITHMS.dapo.loss;
+    const one = policyLoss(config, inputs, { fields: ["loss", "gradLogprobs"] });
+    expect(one.gradLogprobs.data.buffer.byteLength).toBe(3 * 7 * 8);
+    const flags = policyLoss(config, inputs, { fields: ["clippedHigh"] });
+    expect(flags.clippedHigh.data.buffer.byteLength).toBe(3 * 7);
+    const two = policyLoss(config, inputs, { fields: ["gradLogprobs", "ratio"] });
+    expect(two.gradLogprobs.data.buffer).toBe(two.ratio.data.buffer);
+  });
+
   it("golden: the result type and object hold only the fields asked for, and out arrays of asked fields are written in place", () => {
     const drawn = drawBatch(3, [4, 6]);
     const inputs = { ...drawn, advantages: drawn.advantages.map((row) => row[0] as number) };
@@ -275,10 +287,10 @@ describe("policyLoss fields", () => {
     expect(Object.keys(full)).toEqual(POLICY_LOSS_FIELDS);
     expect(Object.is(r.loss, full.loss)).toBe(true);
     expect(Array.from(grad)).toEqual(Array.from(full.gradLogprobs.data));
-    // Only what is asked for is allocated: one buffer holding the gradient (and its 520-byte
-    // stagger), where the full call's holds all five outputs.
+    // Only what is asked for is allocated: the gradient alone, where the full call's buffer
+    // holds all five outputs (each staggered by 520 bytes).
     const lean = policyLoss(config, inputs, { fields: ["loss", "gradLogprobs"] });
-    expect(lean.gradLogprobs.data.buffer.byteLength).toBe(24 * 8 + 520);
+    expect(lean.gradLogprobs.data.buffer.byteLength).toBe(24 * 8);
     expect(full.gradLogprobs.data.buffer.byteLength).toBe(3 * (24 * 8 + 520) + 2 * (24 + 520));
   });
 

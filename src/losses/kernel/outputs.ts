@@ -83,10 +83,18 @@ export type SomeOutputs = {
 
 /**
  * Allocate the asked-for outputs of `n` positions in one zero-filled buffer, staggered as
- * {@link allocOutputs} staggers all five; `given` ones are kept. @internal
+ * {@link allocOutputs} staggers all five; `given` ones are kept. A single output is an array of
+ * its own (nothing to stagger it from): its `buffer` is exactly its data. @internal
  */
 export function allocSome(n: number, want: readonly OutputKey[], given: SomeOutputs): SomeOutputs {
   const make = want.filter((k) => given[k] === undefined);
+  if (make.length === 1) {
+    const k = make[0] as OutputKey;
+    const out: SomeOutputs = { ...given };
+    if (k === "clippedLow" || k === "clippedHigh") out[k] = new Uint8Array(n);
+    else out[k] = new Float64Array(n);
+    return out;
+  }
   const size = (k: OutputKey) => (k === "clippedLow" || k === "clippedHigh" ? n : n * 8) + STAGGER;
   const buf = new ArrayBuffer(make.reduce((a, k) => a + size(k), 0));
   const out: SomeOutputs = { ...given };
