@@ -294,8 +294,15 @@ async function benchLosses() {
         });
         const ff = t.floorFields ?? null;
         const ffo = t.floorFieldsOut ?? null;
-        // The median over rounds of a / b, each round's pair measured side by side.
-        const paired = (a, b) => median(a.times.map((x, r) => x / b.times[r]));
+        // a over b, paired: rounds 2k and 2k + 1 run the arms in opposite orders (interleave), so
+        // over the two each arm has run in either place; the median over such pairs of rounds of
+        // (a's two times) / (b's two times). One round alone: its ratio.
+        const paired = (a, b) => {
+          const k = a.times.length >> 1;
+          if (k === 0) return a.times[0] / b.times[0];
+          const two = (x, j) => x.times[2 * j] + x.times[2 * j + 1];
+          return median(Array.from({ length: k }, (_, j) => two(a, j) / two(b, j)));
+        };
         for (const threads of THREADS) {
           const { agreement, loss, gradAbsSum, faults } = per.get(threads);
           const arm = (a) => t[`${a}@${threads}`];

@@ -420,6 +420,23 @@ export const KEPT_PLAN: PolicyPlan = planPolicyLoss(
 ).plan;
 
 /**
+ * The positions (B·T) each thread of a call must have: a call of fewer than twice this many runs
+ * on one thread whatever `threads` asks (measured: at 64×4096, 2^18 positions, two threads took
+ * 1.09–1.38× one thread's time; at 256×8192, 2^21, they paid; docs/performance.md#threads).
+ */
+let threadMinPositions = 2 ** 20;
+
+/**
+ * Set the positions each thread of a call must have (tests: tiny batches on the workers); returns
+ * the previous value. @internal
+ */
+export function setThreadMinPositions(positions: number): number {
+  const was = threadMinPositions;
+  threadMinPositions = positions;
+  return was;
+}
+
+/**
  * Whether a call's rows cost less than copying them: a sequence ratio (one exp per row) with no
  * per-token term beside the surrogate (no KL, IS weights, entropy, off-policy mask, VESPO). With
  * fresh outputs such a call runs on one thread whatever `threads` asks: another thread's rows
@@ -450,9 +467,12 @@ function evaluate(
   const runner = rowBlockRunner();
   // IS weights formed on the mask before rejection (plan.isRows) run on one thread: the shared
   // plan the workers read carries the mask the loss sees only.
+  // At most a thread per threadMinPositions positions: below that the workers' start-up and
+  // the copies cost more than a thread's share of the rows.
+  const most = Math.max(1, Math.floor((plan.B * plan.T) / threadMinPositions));
   const threads =
     plan.isRows === null && (given !== undefined || !copyBound(plan))
-      ? Math.min(plan.B, opts.threads ?? 1)
+      ? Math.min(plan.B, opts.threads ?? 1, most)
       : 1;
   if (runner === null || threads <= 1) {
     const out = given ?? allocOutputs(n, false);

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getAlgorithm, type PolicyLossConfig, policyLoss } from "../../src/index.js";
 import {
   BLOCK_FAILED,
@@ -18,16 +18,24 @@ import {
   rowBlockRunner,
   setRowBlockRunner,
 } from "../../src/losses/kernel/blocks.js";
+import { setThreadMinPositions } from "../../src/losses/policyLoss.js";
 import { threadPool } from "../../src/node/threadPool.js";
 import { WorkerSet } from "../../src/node/workerSet.js";
 import { FC_PARAMS, IS_VARIANTS } from "../_kit/index.js";
 import { expectSame, outcome, policyBatches } from "../_kit/policyBatches.js";
 import { runMain } from "../cli/_run.js";
 
+// The kit's batches are tiny: every call here may use its threads (policyLoss otherwise gives a
+// thread no fewer than 2^20 positions; its own test below restores that).
+let minPositions = 0;
 beforeAll(() => {
   const worker = new URL("../../dist/node/rowWorker.js", import.meta.url);
   if (!existsSync(worker))
     throw new Error(`build first (npm run build): ${worker.pathname} is missing`);
+  minPositions = setThreadMinPositions(1);
+});
+afterAll(() => {
+  setThreadMinPositions(minPositions);
 });
 
 /** A full B×T batch (every position a response token) of smooth log-probabilities. */
@@ -197,6 +205,25 @@ describe("policyLoss threads", () => {
     expect(ran(getAlgorithm("dapo").loss)).toBe(true);
   });
 
+  it("golden: a call runs on one thread below 2^20 positions per thread (the workers idle at 64×4096 with 2 threads, run at 256×8192), the same bits", () => {
+    const was = setThreadMinPositions(2 ** 20);
+    try {
+      const cfg = getAlgorithm("dapo").loss;
+      const ran = (B: number, T: number) => {
+        const inputs = fullBatch(B, T);
+        const before = threadPool.workerBlocks;
+        const r = policyLoss(cfg, inputs, { threads: 2 });
+        expect(Object.is(r.loss, policyLoss(cfg, inputs).loss)).toBe(true);
+        return threadPool.workerBlocks > before;
+      };
+      expect(ran(64, 4096)).toBe(false);
+      expect(ran(128, 8192)).toBe(false);
+      expect(ran(256, 8192)).toBe(true);
+    } finally {
+      setThreadMinPositions(was);
+    }
+  }, 60_000);
+
   it("golden: 1,000 threaded calls stay bounded in memory (issue 36: two threads over 1,000 calls)", () => {
     // 1,000 calls of 32×4096 on two threads, half of them with fields: each call's outputs and
     // staged inputs are 3–6 MB, so memory kept per call (a leaked arena, worker-side copies)
@@ -227,6 +254,8 @@ describe("policyLoss threads", () => {
     const script = `
       import { getAlgorithm, policyLoss } from "${dist}index.js";
       import { threadPool } from "${dist}node/threadPool.js";
+      import { setThreadMinPositions } from "${dist}losses/policyLoss.js";
+      setThreadMinPositions(1);
       const t0 = Date.now();
       policyLoss(getAlgorithm("dapo").loss, { logprobs: [[-1, -2], [-1, -1]], oldLogprobs: [[-1, -1], [-2, -1]], advantages: [1, -1], responseMask: [[1, 1], [1, 0]] }, { threads: 2 });
       console.log(JSON.stringify({ workerBlocks: threadPool.workerBlocks, ms: Date.now() - t0 }));
@@ -273,6 +302,8 @@ describe("policyLoss threads", () => {
     const script = `
       import { getAlgorithm, policyLoss } from "${dist}index.js";
       import { threadPool } from "${dist}node/threadPool.js";
+      import { setThreadMinPositions } from "${dist}losses/policyLoss.js";
+      setThreadMinPositions(1);
       const inputs = { logprobs: [[-0.2, -1, -0.7], [-0.5, -0.4, -1]], oldLogprobs: [[-0.5, -0.7, -0.9], [-0.6, -0.5, -1]], advantages: [1.5, -0.8], responseMask: [[1, 1, 1], [1, 1, 0]] };
       const cfg = getAlgorithm("dapo").loss;
       const one = policyLoss(cfg, inputs, { threads: 1 });
