@@ -74,11 +74,13 @@ function requireStream(
 
 /**
  * The row metadata of a `[B, T]` mask in one branch-free pass per row: L_b = Σ_t m, the span
- * [first_b, end_b) of the row's ones (empty rows: [o, o)), and the OR of the row's values, which
- * exceeds 1 iff a value is not 0/1. Returns Σ_b L_b, or −1 when some value is not 0/1 (the caller
- * then names it). Its own function, not a loop inside planPolicyLoss: that function's object
- * feedback is cleared by full GCs (every call then deoptimised it, and the 2^21-position loop ran
- * in the interpreter, about 15 ms at 256×8192; measured with --trace-deopt).
+ * [first_b, end_b) of the row's ones (empty rows: [o, o)). Returns Σ_b L_b, or −1 when some
+ * value is not 0/1 (the caller then names it). Its own function, not a loop inside
+ * planPolicyLoss: that function's object feedback is cleared by full GCs (every call then
+ * deoptimised it, and the 2^21-position loop ran in the interpreter, about 15 ms at 256×8192;
+ * measured with --trace-deopt). A mask on a 4-byte boundary with T a multiple of 4 is read by
+ * 32-bit words ({@link rowOnesByWord}: a quarter of the iterations; the mask pass of a 256×8192
+ * plan 1.0 → 0.3 ms), any other byte by byte.
  */
 function maskRows(
   m: Uint8Array,
@@ -88,19 +90,19 @@ function maskRows(
   end: Int32Array,
   L: Int32Array,
 ): number {
-  if ((m.byteOffset & 3) === 0 && (T & 3) === 0) return maskRowsByWord(m, B, T, first, end, L);
+  const words =
+    (m.byteOffset & 3) === 0 && (T & 3) === 0
+      ? new Uint32Array(m.buffer, m.byteOffset, (B * T) >> 2)
+      : null;
   let N = 0;
   let bad = false;
   for (let b = 0; b < B; b++) {
     const o = b * T;
-    let n = 0;
-    let or = 0;
-    for (let i = o; i < o + T; i++) {
-      const v = m[i] as number;
-      n += v;
-      or |= v;
+    const n = words === null ? rowOnes(m, o, T) : rowOnesByWord(words, o >> 2, T >> 2);
+    if (n < 0) {
+      bad = true;
+      continue;
     }
-    if (or > 1) bad = true;
     first[b] = n === 0 ? o : m.indexOf(1, o);
     end[b] = n === 0 ? o : m.lastIndexOf(1, o + T - 1) + 1;
     L[b] = n;
@@ -109,41 +111,32 @@ function maskRows(
   return bad ? -1 : N;
 }
 
-/**
- * {@link maskRows} four bytes at a time, where the mask starts on a 4-byte boundary and T is a
- * multiple of 4 (a row is then whole words): a word's bytes sum to the top byte of
- * word·0x01010101 when each is 0 or 1 (no carry: the partial sums stay ≤ 3), and a byte above 1
- * sets a bit of 0xFEFEFEFE in the OR of the words (the sum is then not used: the caller names the
- * value). The same results, a quarter of the iterations (measured: the mask pass of a 256×8192
- * plan 1.0 → 0.3 ms).
- */
-function maskRowsByWord(
-  m: Uint8Array,
-  B: number,
-  T: number,
-  first: Int32Array,
-  end: Int32Array,
-  L: Int32Array,
-): number {
-  const words = new Uint32Array(m.buffer, m.byteOffset, (B * T) >> 2);
-  const Tw = T >> 2;
-  let N = 0;
+/** The ones among m[o … o + T): their count, or −1 when a value is not 0/1 (the OR exceeds 1). */
+function rowOnes(m: Uint8Array, o: number, T: number): number {
+  let n = 0;
   let or = 0;
-  for (let b = 0; b < B; b++) {
-    const ow = b * Tw;
-    let n = 0;
-    for (let k = ow; k < ow + Tw; k++) {
-      const x = words[k] as number;
-      n += Math.imul(x, 0x01010101) >>> 24;
-      or |= x;
-    }
-    const o = b * T;
-    first[b] = n === 0 ? o : m.indexOf(1, o);
-    end[b] = n === 0 ? o : m.lastIndexOf(1, o + T - 1) + 1;
-    L[b] = n;
-    N += n;
+  for (let i = o; i < o + T; i++) {
+    const v = m[i] as number;
+    n += v;
+    or |= v;
   }
-  return (or & 0xfefefefe) !== 0 ? -1 : N;
+  return or > 1 ? -1 : n;
+}
+
+/**
+ * {@link rowOnes} over the 32-bit words w[k … k + Tw): a word's bytes sum to the top byte of
+ * word·0x01010101 when each is 0 or 1 (no carry: the partial sums stay ≤ 3), and a byte above 1
+ * sets a bit of 0xFEFEFEFE in the OR of the words.
+ */
+function rowOnesByWord(w: Uint32Array, k: number, Tw: number): number {
+  let n = 0;
+  let or = 0;
+  for (let j = k; j < k + Tw; j++) {
+    const x = w[j] as number;
+    n += Math.imul(x, 0x01010101) >>> 24;
+    or |= x;
+  }
+  return (or & 0xfefefefe) !== 0 ? -1 : n;
 }
 
 /** A validated plan, the matrices it reads (for error messages) and its deferred checks. @internal */
