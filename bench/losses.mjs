@@ -464,28 +464,29 @@ if (sections.has("diagnose")) {
     );
 }
 
+/** Print a list of verdicts under `title`; a bound is printed as `floorName`'s. */
+function sayVerdicts(title, verdicts, floorName) {
+  say("");
+  say(title);
+  for (const v of verdicts) {
+    say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
+    if (v.bound !== null)
+      say(
+        `       ${floorName}: ${v.bound}${v.reachable ? "" : `: the target lies beyond even ${floorName} on this machine`}`,
+      );
+  }
+}
+
 // Issue 36's targets (the loss and the gradient only, against torch's loss.backward()), then
 // issue 12's, judged from this run (bench/targets.mjs).
 doc.fieldsVerdicts = fieldsVerdicts(doc);
-say("");
-say("targets (issue 36: fields loss,gradLogprobs; every format at disk speed), this run:");
-for (const v of doc.fieldsVerdicts) {
-  say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
-  if (v.bound !== null)
-    say(
-      `       the floors for the fields: ${v.bound}${v.reachable ? "" : ": the target lies beyond even the floor on this machine for some row"}`,
-    );
-}
+sayVerdicts(
+  "targets (issue 36: fields loss,gradLogprobs; every format at disk speed), this run:",
+  doc.fieldsVerdicts,
+  "the floors for the fields",
+);
 doc.verdicts = targetVerdicts(doc);
-say("");
-say("targets (issue 12), this run:");
-for (const v of doc.verdicts) {
-  say(`  ${v.met === null ? "-  " : v.met ? "yes" : "no "}  ${v.target}: ${v.measured}`);
-  if (v.bound !== null)
-    say(
-      `       the floor pass: ${v.bound}${v.reachable ? "" : ": the target lies beyond even the floor pass on this machine"}`,
-    );
-}
+sayVerdicts("targets (issue 12), this run:", doc.verdicts, "the floor pass");
 
 doc.finishedAt = new Date().toISOString();
 if (opt.json !== undefined) {

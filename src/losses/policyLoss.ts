@@ -319,7 +319,8 @@ function evaluateFields(
   // Padding is written only into arrays that were not zero-filled by allocation.
   const fresh = given === undefined;
   if (fusable(plan) && want.every((k) => k === "gradLogprobs")) {
-    // The loss and the gradient alone of a plain token-ratio loss: one pass, nothing else written.
+    // The loss and the gradient alone of a loss with no stage beside the surrogate and a plain
+    // KL term (any ratio): one pass per row, nothing else written.
     const acc = new LossSums();
     if (!fusedLossAndGrad(plan, full.gradLogprobs ?? null, fresh, acc)) return null;
     // finish()'s arithmetic on finite sums; anything non-finite is the whole call's to name.
@@ -422,7 +423,8 @@ export const KEPT_PLAN: PolicyPlan = planPolicyLoss(
 /**
  * The positions (B·T) each thread of a call must have: a call of fewer than twice this many runs
  * on one thread whatever `threads` asks (measured: at 64×4096, 2^18 positions, two threads took
- * 1.09–1.38× one thread's time; at 256×8192, 2^21, they paid; docs/performance.md#threads).
+ * 1.04–1.38× one thread's time wherever the workers ran; at 256×8192, 2^21, they paid;
+ * docs/performance.md#threads).
  */
 let threadMinPositions = 2 ** 20;
 

@@ -597,27 +597,11 @@ export function inflateBounded(
     } catch (e) {
       throw fail(arg, "valid deflate data", e instanceof Error ? e.message : String(e));
     }
-    if (got === null)
-      throw fail(
-        arg,
-        `deflate data inflating to its declared ${size} bytes`,
-        "more bytes (a zip bomb?)",
-      );
-    if (head !== undefined) {
-      if (got.length === Math.min(head, size)) return got;
-      throw fail(
-        arg,
-        `deflate data inflating to its declared ${size} bytes`,
-        `${got.length} bytes`,
-      );
-    }
-    if (got.length !== size)
-      throw fail(
-        arg,
-        `deflate data inflating to its declared ${size} bytes`,
-        `${got.length} bytes`,
-      );
-    return got;
+    // The whole entry, or its head: the first min(head, size) bytes.
+    const expect = head === undefined ? size : Math.min(head, size);
+    if (got !== null && got.length === expect) return got;
+    const rule = `deflate data inflating to its declared ${size} bytes`;
+    throw fail(arg, rule, got === null ? "more bytes (a zip bomb?)" : `${got.length} bytes`);
   }
   let out = new Uint8Array(
     head === undefined ? Math.min(size, Math.max(65536, 4 * data.length)) : Math.min(size, 65536),
