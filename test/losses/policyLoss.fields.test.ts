@@ -188,6 +188,69 @@ describe("policyLoss fields", () => {
     expect(outcomes).toEqual(["err", "ok", "err"]);
   });
 
+  it("regression: the pg_clip row's one-comparison clipped branch leaves to pgClipNoCapInto exactly where it would differ (r at lo or hi, a tie r·A = c·A, A = ±0, r = +∞), and a stop whose parts are finite but whose sum overflows gives the full call's result", () => {
+    const clip = (epsLow: number, epsHigh: number) => ({
+      ratio: "token" as const,
+      surrogate: "pg_clip" as const,
+      clip: { epsLow, epsHigh, ratioCap: null },
+      aggregation: "token_mean" as const,
+    });
+    // old = 0, so z = lp exactly: ±0.3 (r = 1.35, 0.74: outside [0.8, 1.28]), 800 (r = +∞).
+    const row = (z: number[], A: number) => ({
+      logprobs: [z],
+      oldLogprobs: [z.map(() => 0)],
+      advantages: [A],
+      responseMask: [z.map(() => 1)],
+    });
+    // exp(ln 0.5) = 0.5 = 1 − 0.5 and exp(ln 1.25) = 1.25 = 1 + 0.25 exactly: r on the band's edges.
+    const edges = [Math.log(0.5), Math.log(1.25), 0.9, -0.9];
+    const cases: [string, ReturnType<typeof clip>, ReturnType<typeof row>, "ok" | "err"][] = [
+      ["r = lo or hi, A > 0", clip(0.5, 0.25), row(edges, 0.7), "ok"],
+      ["r = lo or hi, A < 0", clip(0.5, 0.25), row(edges, -0.7), "ok"],
+      // A = 2^−1074: r·A and c·A both round to 2^−1074 outside the band, a tie (slope ½).
+      ["tie r·A = c·A", clip(0.2, 0.28), row([0.3, -0.3, 0.1], Number.MIN_VALUE), "ok"],
+      ["A = 0", clip(0.2, 0.28), row([0.3, -0.3, 800], 0), "ok"],
+      ["A = −0", clip(0.2, 0.28), row([0.3, -0.3, 800], -0), "ok"],
+      // r = +∞: clipped high for A > 0 (ℓ = −hi·A, slope 0); for A < 0, r·A = −∞ is the overflow.
+      ["r = +∞, A > 0", clip(0.2, 0.28), row([800, 0.1], 0.5), "ok"],
+      ["r = +∞, A < 0", clip(0.2, 0.28), row([800, 0.1], -0.5), "err"],
+      // One token, r = 0.75 below the band, A = 1.5e308: ℓ = ∂ = −1.125e308, each finite, the
+      // one test's sum −2.25e308 is not: the whole call gives the (finite) result.
+      ["finite parts, overflowing test", clip(0.2, 0.28), row([Math.log(0.75)], 1.5e308), "ok"],
+    ];
+    const outcomes = cases.map(([label, config, inputs]) => {
+      const before = { ...fieldPaths };
+      const got = expectFieldsOf(
+        () => policyLoss(config, inputs),
+        (f) => policyLoss(config, inputs, { fields: f }),
+        ["loss", "gradLogprobs"],
+        label,
+      );
+      const path = fieldPaths.fused > before.fused ? "fused" : "whole";
+      expect(fieldPaths.fused + fieldPaths.whole, label).toBe(before.fused + before.whole + 1);
+      return [label, got, path] as const;
+    });
+    // Every finite case but the last completes in the fused pass; the last stops at its test.
+    expect(outcomes).toEqual(
+      cases.map(([label, , , want], k) => [
+        label,
+        want,
+        want === "err" || k === cases.length - 1 ? "whole" : "fused",
+      ]),
+    );
+    // The edges and the tie did leave the one comparison: there the gradient flows (pass 1 at an
+    // edge, slope ½ at a tie), where the clamp's branch would give 0 (with A > 0, r = 2.46 above
+    // the band is clipped; r = 0.41 below it is not: min(r·A, c·A) = r·A).
+    const edge = policyLoss(clip(0.5, 0.25), row(edges, 0.7), { fields: ["gradLogprobs"] });
+    expect(Array.from(edge.gradLogprobs.data, (g) => g !== 0)).toEqual([true, true, false, true]);
+    const tie = policyLoss(clip(0.2, 0.28), row([0.3, -0.3, 0.1], Number.MIN_VALUE), {
+      fields: ["gradLogprobs"],
+    });
+    // g·A = −(1/3)·2^−1074 is −0: the tie's slope ½ keeps −0 (as the band does), the clamp's
+    // slope 0 would write +0.
+    expect(Array.from(tie.gradLogprobs.data, (g) => Object.is(g, -0))).toEqual([true, true, true]);
+  });
+
   it("golden: GSPO's row-constant surrogate (formed once per row) is the full call's bitwise, clipped and unclipped rows, with holes, into a dirty out", () => {
     const config = {
       ratio: "sequence" as const,

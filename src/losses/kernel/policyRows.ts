@@ -33,7 +33,6 @@ import type { PolicyOutputs } from "./outputs.js";
 import {
   cispoTerm,
   inBand,
-  ratioTerm,
   SITE_CISPO,
   SITE_PG_CLIP,
   type SurrogateParams,
@@ -302,12 +301,7 @@ function rowLogRatioSum(
       if (ratio !== null) ratio[i] = 1;
       continue;
     }
-    const l = lp[i] as number;
-    const od = old[i] as number;
-    const x = l - od;
-    // A non-finite input makes x non-finite, so the inputs are tested only then (x may also
-    // overflow from finite ones: the sum then passes float64, which is not a bad input).
-    if (!finite(x) && (!finite(l) || !finite(od))) return null;
+    const x = (lp[i] as number) - (old[i] as number);
     const t = s + x;
     if (Math.abs(s) >= Math.abs(x)) c += s - t + x;
     else c += x - t + s;
@@ -316,7 +310,13 @@ function rowLogRatioSum(
   // s − s === 0 is Number.isFinite(s): code after a long loop is often compiled (on-stack
   // replacement) before it first runs, and a property load there without feedback (Number's
   // isFinite) deoptimised this function again and again (--trace-deopt: 5 times in 18 calls).
-  return s - s === 0 ? s + c : s;
+  if (s - s === 0) return s + c;
+  // A non-finite input makes its z, and from there the sum, non-finite (±Infinity stays, NaN
+  // stays), so the inputs are tested only now: tested per token, the row pass took 1.16× as
+  // long. Finite inputs whose z or sum passes float64 are not a bad input.
+  for (let i = f; i < e; i++)
+    if (m[i] === 1 && !(finite(lp[i] as number) && finite(old[i] as number))) return null;
+  return s;
 }
 
 /**
@@ -1132,6 +1132,13 @@ export function fusedLossAndGrad(
   // goes to a row of scratch (at gOff = the row's start), so that the row passes write always.
   const row = grad === null ? new Float64Array(T) : null;
   const v = acc.v;
+  // GRPO's pairing, pg_clip with k3, takes both terms in one pass over the row (pgClipTokenRow).
+  const k3InRow =
+    kl !== null &&
+    kl.kind === "k3" &&
+    plan.ratio === "token" &&
+    plan.advTok === null &&
+    plan.sur.site === SITE_PG_CLIP;
   for (let b = 0; b < B; b++) {
     const o = b * T;
     const f = plan.first[b] as number;
@@ -1145,10 +1152,10 @@ export function fusedLossAndGrad(
     const gOff = grad === null ? o : 0;
     const ok =
       plan.ratio === "token"
-        ? fusedTokenRow(plan, g, gOff, fresh, b, f, e, pt, v)
+        ? fusedTokenRow(plan, g, gOff, fresh, b, f, e, pt, v, k3InRow)
         : fusedSequenceRow(plan, g, gOff, fresh, b, f, e, pt, v);
     if (!ok) return false;
-    if (klPoint !== null) {
+    if (klPoint !== null && !k3InRow) {
       const wk = (kl as KLPlan).w[b] as number;
       const cw = (kl as KLPlan).coef * wk;
       const ok =
@@ -1167,7 +1174,8 @@ export function fusedLossAndGrad(
  * (through the ratio) or d (through the logprob) into `grad` at `i − gOff`. Returns false where
  * the whole call must judge. pg_clip (no dual clip) and cispo with row advantages, the bench's
  * and the registry's common losses, run rows of their own with the point function's arithmetic
- * inline (ratioTerm, inBand, cispoWeight, cispoTerm: one definition each in ./points.ts): through
+ * inline (inBand, cispoWeight, cispoTerm: one definition each in ./points.ts; in the band,
+ * ratioTerm without its A = ±0 test, see pgClipTokenRow): through
  * `pt` and the generic loop they took 1.2–1.3× as long (docs/performance.md#fields).
  */
 function fusedTokenRow(
@@ -1180,10 +1188,11 @@ function fusedTokenRow(
   e: number,
   pt: Float64Array,
   v: Float64Array,
+  k3: boolean,
 ): boolean {
   if (plan.advTok === null) {
     const site = plan.sur.site;
-    if (site === SITE_PG_CLIP) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
+    if (site === SITE_PG_CLIP) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v, k3);
     if (site === SITE_CISPO) return cispoTokenRow(plan, grad, gOff, fresh, b, f, e, v);
   }
   return anyTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
@@ -1265,9 +1274,11 @@ function anyTokenRow(
 /**
  * {@link fusedTokenRow} for pg_clip without a dual clip (PG_CLIP's point function, row advantage
  * A): strictly inside the band ℓ = −r·A and ∂L/∂r = g·A; outside it, pgClipNoCapInto's term and
- * slope through `pt` (its ties and saturations; the flags, which this pass does not return, are
- * not formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them. The
- * finiteness tests run outside the band, and inside it only for a row whose bound (below) fails.
+ * slope (one comparison where r is strictly outside and r·A, c·A are ordered; through `pt`, with
+ * its ties and saturations, elsewhere; the flags, which this pass does not return, are not
+ * formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them. The
+ * finiteness test runs outside the band, and inside it only for a row whose bound (below) fails.
+ * With `k3` (GRPO), the k3 KL term of k3KlRow in the same pass.
  */
 function pgClipTokenRow(
   plan: PolicyPlan,
@@ -1279,6 +1290,7 @@ function pgClipTokenRow(
   e: number,
   pt: Float64Array,
   v: Float64Array,
+  k3: boolean,
 ): boolean {
   const { m, lp, old, params } = plan;
   const { lo, hi } = params;
@@ -1292,33 +1304,73 @@ function pgClipTokenRow(
   const bounded = lo >= 0 && finite(hi * a) && finite(hi * ga);
   // Imported functions read once (see k3KlRow).
   const band = inBand;
-  const term = ratioTerm;
   const outside = pgClipNoCapInto;
   const times = slopeTimes;
   const err = twoSumError;
+  // With `k3`, k3KlRow's per-token work in the same pass (its operations, its order, its sums in
+  // v[2], v[3]): GRPO's two passes over each row took 1.1× as long as one.
+  const kl = plan.kl as KLPlan;
+  const ref = k3 ? (plan.ref as Float64Array) : lp;
+  const wk = k3 ? (kl.w[b] as number) : 0;
+  const cw = k3 ? kl.coef * wk : 0;
+  const kValue = k3Value;
+  const kSlope = k3DLogprob;
   let s = v[0] as number;
   let c = v[1] as number;
+  let ks = v[2] as number;
+  let kc = v[3] as number;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) {
       if (!fresh) grad[i - gOff] = 0;
       continue;
     }
-    const z = (lp[i] as number) - (old[i] as number);
+    const x = lp[i] as number;
+    const z = x - (old[i] as number);
     const r = Math.exp(z);
+    const ra = r * a;
     let ell: number;
     let gv: number;
+    // One test per token where one is needed: z + ℓ + ∂ is finite only if all three are (a sum of
+    // finite ones that passes float64 stops too: the whole call then gives the result, as it
+    // does for every stop).
     if (band(r, lo, hi)) {
-      ell = term(r, a);
-      gv = ga === 0 ? ga : ga * r;
-      if (!bounded && !(finite(z) && finite(ell) && finite(gv))) return false;
+      // ratioTerm(r, a) and g·A·r without their A = ±0 test: strictly inside the band r is
+      // finite and ≥ 0, where r·A is ±0 with A's sign, bitwise A (and g·A·r bitwise g·A) —
+      // what the test writes for r = +∞, which falls outside. The two tests cost 1.2× here.
+      ell = -ra;
+      gv = ga * r;
+      if (!bounded && !finite(z + ell + gv)) return false;
     } else {
-      if (!finite(z)) return false;
-      outside(r, a, lo, hi, pt);
-      ell = -(pt[0] as number);
-      const d = times(ga, pt[1] as number);
-      if (!finite(ell)) return false;
-      gv = d === 0 ? d : d * r;
-      if (!finite(gv)) return false;
+      // Strictly outside [lo, hi] (clamp c = lo or hi, pass 0) with r·A and c·A ordered,
+      // pgClipNoCapInto is one comparison: r·A < c·A gives ℓ = −r·A and slope 1 (g·A·r, bitwise
+      // its g·A-is-±0 test for a finite r, as above), c·A < r·A gives ℓ = −c·A and slope 0
+      // (+0). The edges r = lo, hi (pass 1), ties (slope ½), A = ±0 (r·A = c·A, or NaN at
+      // r = +∞) and NaN take pgClipNoCapInto itself. Through it every time: 1.1× as long.
+      const ca = (r < lo ? lo : hi) * a;
+      if (r === lo || r === hi || !(ra < ca || ca < ra)) {
+        outside(r, a, lo, hi, pt);
+        ell = -(pt[0] as number);
+        const d = times(ga, pt[1] as number);
+        gv = d === 0 ? d : d * r;
+      } else if (ra < ca) {
+        ell = -ra;
+        gv = ga * r;
+      } else {
+        ell = -ca;
+        gv = 0;
+      }
+      if (!finite(z + ell + gv)) return false;
+    }
+    if (k3) {
+      const dk = (ref[i] as number) - x;
+      const ex = Math.expm1(dk);
+      const kv = kValue(dk, ex);
+      gv += cw * kSlope(ex);
+      if (!finite(kv + gv)) return false;
+      const ky = wk * kv;
+      const kt = ks + ky;
+      kc += err(ks, ky, kt);
+      ks = kt;
     }
     grad[i - gOff] = gv;
     const y = wb * ell;
@@ -1328,6 +1380,8 @@ function pgClipTokenRow(
   }
   v[0] = s;
   v[1] = c;
+  v[2] = ks;
+  v[3] = kc;
   return true;
 }
 
@@ -1363,12 +1417,11 @@ function cispoTokenRow(
     }
     const x = lp[i] as number;
     const z = x - (old[i] as number);
-    if (!finite(z)) return false;
     const coefA = weight(Math.exp(z), lo, hi, oneSided) * a;
     const ell = term(coefA, x);
-    if (!finite(ell)) return false;
     const gv = g * coefA;
-    if (!finite(gv)) return false;
+    // One test for the three (see pgClipTokenRow).
+    if (!finite(z + ell + gv)) return false;
     grad[i - gOff] = gv;
     const y = wb * ell;
     const t = s + y;
@@ -1552,7 +1605,8 @@ function fusedSequenceRow(
  * advantages (GSPO): ℓ and d are the same at every response token of the row (the point function
  * at r = s_b), so they are formed once; per token w_b·ℓ still goes into the loss sum and d into
  * the row's Σ_t d (the compensated sums of every token, in order: the same bits), and the
- * gradient is written once the row is summed (coupled) or as it goes.
+ * gradient is written once the row is summed (coupled: one value per row, token-local: d·s_b or
+ * d, also one value).
  */
 function constantSequenceRow(
   plan: PolicyPlan,
@@ -1581,32 +1635,32 @@ function constantSequenceRow(
   const err = twoSumError;
   let s = v[0] as number;
   let c = v[1] as number;
+  // Σ_t d is formed for the token-local gradient too (unused there): one loop with no per-token
+  // branch and the writes in a pass of their own ran 1.1× faster than choosing per token.
   let ds = 0;
   let dc = 0;
   for (let i = f; i < e; i++) {
-    if (m[i] !== 1) {
-      if (!fresh) grad[i - gOff] = 0;
-      continue;
-    }
+    if (m[i] !== 1) continue;
     const t = s + y;
     c += err(s, y, t);
     s = t;
-    if (coupled) {
-      const u = ds + d;
-      if (Math.abs(ds) >= Math.abs(d)) dc += ds - u + d;
-      else dc += d - u + ds;
-      ds = u;
-    } else grad[i - gOff] = gv;
+    const u = ds + d;
+    if (Math.abs(ds) >= Math.abs(d)) dc += ds - u + d;
+    else dc += d - u + ds;
+    ds = u;
   }
   v[0] = s;
   v[1] = c;
+  let gb = gv;
   if (coupled) {
     // The masked mean couples the row: ∂lp_t = (Σ_τ ∂r_τ)·s_b / L_b for every response token.
     const sum = ds - ds === 0 ? ds + dc : ds; // Number.isFinite(ds) (see rowLogRatioSum)
-    const gb = (sum === 0 ? sum : sum * sb) / (plan.L[b] as number);
+    gb = (sum === 0 ? sum : sum * sb) / (plan.L[b] as number);
     if (!finite(gb)) return false;
-    for (let i = f; i < e; i++) if (m[i] === 1) grad[i - gOff] = gb;
   }
+  for (let i = f; i < e; i++)
+    if (m[i] === 1) grad[i - gOff] = gb;
+    else if (!fresh) grad[i - gOff] = 0;
   return true;
 }
 
