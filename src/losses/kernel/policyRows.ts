@@ -1344,20 +1344,21 @@ function pgClipTokenRow(
       // Strictly outside [lo, hi] (clamp c = lo or hi, pass 0) with r·A and c·A ordered,
       // pgClipNoCapInto is one comparison: r·A < c·A gives ℓ = −r·A and slope 1 (g·A·r, bitwise
       // its g·A-is-±0 test for a finite r, as above), c·A < r·A gives ℓ = −c·A and slope 0
-      // (+0). The edges r = lo, hi (pass 1), ties (slope ½), A = ±0 (r·A = c·A, or NaN at
-      // r = +∞) and NaN take pgClipNoCapInto itself. Through it every time: 1.1× as long.
-      const ca = (r < lo ? lo : hi) * a;
-      if (r === lo || r === hi || !(ra < ca || ca < ra)) {
+      // (+0). Everything else is unordered and takes pgClipNoCapInto itself: the edges (r = lo
+      // or hi makes c·A = r·A, with pass 1), ties (slope ½), A = ±0 (r·A = c·A, or NaN at
+      // r = +∞) and NaN. Through it every time: 1.1× as long.
+      const ca = (r <= lo ? lo : hi) * a;
+      if (ra < ca) {
+        ell = -ra;
+        gv = ga * r;
+      } else if (ca < ra) {
+        ell = -ca;
+        gv = 0;
+      } else {
         outside(r, a, lo, hi, pt);
         ell = -(pt[0] as number);
         const d = times(ga, pt[1] as number);
         gv = d === 0 ? d : d * r;
-      } else if (ra < ca) {
-        ell = -ra;
-        gv = ga * r;
-      } else {
-        ell = -ca;
-        gv = 0;
       }
       if (!finite(z + ell + gv)) return false;
     }
