@@ -425,7 +425,16 @@ async function benchLosses() {
   }
 }
 
-if (sections.has("losses")) await benchLosses();
+if (sections.has("losses")) {
+  // No incremental marking while the loss arms run (docs/performance.md#interleaving-medians-agreement):
+  // after the full GC before each call, a fresh output's 16 MB crossed V8's allocation limit and
+  // the call's next slow-path allocation started marking the whole heap inside its timing (10–11
+  // of 11 fields calls, 0.2–2.6 ms each), while the floor, which allocates nothing after its
+  // output, never reached that point. Collections stay where the bench puts them, between calls.
+  v8.setFlagsFromString("--no-incremental-marking");
+  await benchLosses();
+  v8.setFlagsFromString("--incremental-marking");
+}
 if (peer !== null) peer.close();
 
 if (sections.has("cli")) {
