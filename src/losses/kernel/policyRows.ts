@@ -1132,13 +1132,9 @@ export function fusedLossAndGrad(
   // goes to a row of scratch (at gOff = the row's start), so that the row passes write always.
   const row = grad === null ? new Float64Array(T) : null;
   const v = acc.v;
-  // GRPO's pairing, pg_clip with k3, takes both terms in one pass over the row (pgClipTokenRow).
-  const k3InRow =
-    kl !== null &&
-    kl.kind === "k3" &&
-    plan.ratio === "token" &&
-    plan.advTok === null &&
-    plan.sur.site === SITE_PG_CLIP;
+  // GRPO's pairing, pg_clip with k3, takes both terms in one pass over the row (pgClipTokenRow),
+  // and then has no KL pass of its own.
+  const k3InRow = kl !== null && kl.kind === "k3" && plan.ratio === "token" && pgClipRows(plan);
   for (let b = 0; b < B; b++) {
     const o = b * T;
     const f = plan.first[b] as number;
@@ -1190,12 +1186,18 @@ function fusedTokenRow(
   v: Float64Array,
   k3: boolean,
 ): boolean {
-  if (plan.advTok === null) {
-    const site = plan.sur.site;
-    if (site === SITE_PG_CLIP) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v, k3);
-    if (site === SITE_CISPO) return cispoTokenRow(plan, grad, gOff, fresh, b, f, e, v);
-  }
+  if (pgClipRows(plan)) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v, k3);
+  if (plan.advTok === null && plan.sur.site === SITE_CISPO)
+    return cispoTokenRow(plan, grad, gOff, fresh, b, f, e, v);
   return anyTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
+}
+
+/**
+ * Whether a token-ratio plan's rows run {@link pgClipTokenRow} (pg_clip without a dual clip, row
+ * advantages): one rule for the row's dispatch and for whether that row pass takes k3's term.
+ */
+function pgClipRows(plan: PolicyPlan): boolean {
+  return plan.advTok === null && plan.sur.site === SITE_PG_CLIP;
 }
 
 /** {@link fusedTokenRow} for any surrogate, through its point function and `pt`. */
