@@ -132,12 +132,13 @@ export function floorPassGrad(batch, grad, cfg = DAPO, fresh = true) {
     const a = adv[b];
     const g = -w * a;
     const o = b * T;
+    for (let i = o; i < o + T; i++) if (m[i] === 1) grad[i] = Math.exp(lp[i] - old[i]);
     for (let i = o; i < o + T; i++) {
       if (m[i] !== 1) {
         if (!fresh) grad[i] = 0;
         continue;
       }
-      const r = Math.exp(lp[i] - old[i]);
+      const r = grad[i];
       const ra = r * a;
       let ell;
       let d = 0;
@@ -316,13 +317,14 @@ function floorCispo(batch, grad, cfg, fresh = true) {
   for (let b = 0; b < B; b++) {
     const a = adv[b];
     const o = b * T;
+    for (let i = o; i < o + T; i++) if (m[i] === 1) grad[i] = Math.exp(lp[i] - old[i]);
     for (let i = o; i < o + T; i++) {
       if (m[i] !== 1) {
         if (!fresh) grad[i] = 0;
         continue;
       }
       const x = lp[i];
-      const r = Math.exp(x - old[i]);
+      const r = grad[i];
       // biome-ignore lint/complexity/useMathMinMax: cispoWeight's comparison, its bits and its speed.
       const wa = (r > hi ? hi : r) * a;
       grad[i] = g * wa;

@@ -158,7 +158,7 @@ describe("policyLoss fields", () => {
     }
   });
 
-  it("regression: the pg_clip row skips its finiteness tests inside the band only where they cannot fail (lo ≥ 0, hi·A and hi·g·A finite): a −∞ logprob with lo < 0 (ratio 0 inside the band) and an advantage whose hi·A overflows are the full call's", () => {
+  it("regression: the pg_clip row has no test inside the band, and what only such a test would catch is the full call's: a −∞ logprob with lo < 0 (ratio 0 inside the band), an advantage whose hi·A overflows, r·A overflowing inside the band", () => {
     const config = {
       ratio: "token" as const,
       surrogate: "pg_clip" as const,
@@ -166,9 +166,10 @@ describe("policyLoss fields", () => {
       aggregation: "token_mean" as const,
     };
     const cases = [
-      // exp(−∞ − (−1)) = 0 lies in (−0.5, 1.28): the fused pass must still refuse the −∞.
+      // exp(−∞ − (−1)) = 0 lies in (−0.5, 1.28): the fused pass must still refuse the −∞ (the
+      // row's log-ratio sum in ratioRow is −∞).
       { logprobs: [[-Infinity, -1]], oldLogprobs: [[-1, -1]], advantages: [1] },
-      // hi·A = 1.28 × 1.7e308 overflows: the tests run, and the finite result is the full call's.
+      // hi·A = 1.28 × 1.7e308 overflows: the finite result is the full call's.
       { logprobs: [[-1, -1]], oldLogprobs: [[-1, -1]], advantages: [1.7e308] },
       // A ratio just above 1 with A = 1.7e308: r·A overflows inside the band.
       { logprobs: [[-0.9, -1]], oldLogprobs: [[-1, -1]], advantages: [1.7e308] },
@@ -215,7 +216,7 @@ describe("policyLoss fields", () => {
       ["r = +∞, A > 0", clip(0.2, 0.28), row([800, 0.1], 0.5), "ok"],
       ["r = +∞, A < 0", clip(0.2, 0.28), row([800, 0.1], -0.5), "err"],
       // One token, r = 0.75 below the band, A = 1.5e308: ℓ = ∂ = −1.125e308, each finite, the
-      // one test's sum −2.25e308 is not: the whole call gives the (finite) result.
+      // row's test sum (loss sum + Σ ∂) −2.25e308 is not: the whole call gives the (finite) result.
       ["finite parts, overflowing test", clip(0.2, 0.28), row([Math.log(0.75)], 1.5e308), "ok"],
     ];
     const outcomes = cases.map(([label, config, inputs]) => {
@@ -249,6 +250,79 @@ describe("policyLoss fields", () => {
     // g·A = −(1/3)·2^−1074 is −0: the tie's slope ½ keeps −0 (as the band does), the clamp's
     // slope 0 would write +0.
     expect(Array.from(tie.gradLogprobs.data, (g) => Object.is(g, -0))).toEqual([true, true, true]);
+  });
+
+  it("regression: pg_clip's and cispo's rows read r back from ratioRow and test once per row: a non-finite old logprob that leaves ℓ and ∂ finite (old = +∞: r = 0; old = −∞: r = +∞, clipped), a NaN logprob, a bad token in a later row, are the full call's errors; a log-ratio sum past float64 from finite log-ratios goes to the full call and its result", () => {
+    const configs = {
+      pg_clip: ALGORITHMS.dapo.loss,
+      cispo: ALGORITHMS.cispo.loss,
+    };
+    // Two rows of three response tokens; `bad` replaces one entry of row `at`.
+    const batch = (at: number, lp: number, old: number, A = 0.5) => {
+      const logprobs = [
+        [-1, -1.1, -0.9],
+        [-1.2, -1, -1],
+      ];
+      const oldLogprobs = [
+        [-1, -1, -1],
+        [-1, -1, -1],
+      ];
+      (logprobs[at] as number[])[1] = lp;
+      (oldLogprobs[at] as number[])[1] = old;
+      return {
+        logprobs,
+        oldLogprobs,
+        advantages: [A, A],
+        responseMask: [
+          [1, 1, 1],
+          [1, 1, 1],
+        ],
+      };
+    };
+    const cases: [string, ReturnType<typeof batch>, "ok" | "err", "fused" | "whole"][] = [
+      ["old = +∞ (r = 0)", batch(0, -1, Number.POSITIVE_INFINITY), "err", "whole"],
+      [
+        "old = −∞ (r = +∞, clipped for A > 0)",
+        batch(0, -1, Number.NEGATIVE_INFINITY),
+        "err",
+        "whole",
+      ],
+      ["lp = NaN", batch(0, Number.NaN, -1), "err", "whole"],
+      ["old = +∞ in the second row", batch(1, -1, Number.POSITIVE_INFINITY), "err", "whole"],
+      ["lp = −∞ in the second row", batch(1, Number.NEGATIVE_INFINITY, -1), "err", "whole"],
+      // lp − old = 1e308 + 1e308 − … : each log-ratio of the row finite (9.9e307), the first row's
+      // sum 1.98e308 past float64; r = +∞ at both is clipped (A > 0): the full call's finite loss.
+      [
+        "finite log-ratios whose sum overflows",
+        {
+          ...batch(0, 9e307, -9e306),
+          logprobs: [
+            [9e307, 9e307, -1],
+            [-1.2, -1, -1],
+          ],
+          oldLogprobs: [
+            [-9e306, -9e306, -1],
+            [-1, -1, -1],
+          ],
+        },
+        "ok",
+        "whole",
+      ],
+      ["all finite", batch(0, -1.05, -1), "ok", "fused"],
+    ];
+    for (const [name, config] of Object.entries(configs)) {
+      const outcomes = cases.map(([label, inputs]) => {
+        const before = { ...fieldPaths };
+        const got = expectFieldsOf(
+          () => policyLoss(config, inputs),
+          (f) => policyLoss(config, inputs, { fields: f }),
+          ["loss", "gradLogprobs"],
+          `${name}: ${label}`,
+        );
+        return [label, got, fieldPaths.fused > before.fused ? "fused" : "whole"];
+      });
+      expect(outcomes, name).toEqual(cases.map(([label, , want, path]) => [label, want, path]));
+    }
   });
 
   it("golden: GSPO's row-constant surrogate (formed once per row) is the full call's bitwise, clipped and unclipped rows, with holes, into a dirty out", () => {

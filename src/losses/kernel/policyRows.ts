@@ -1132,9 +1132,9 @@ export function fusedLossAndGrad(
   // goes to a row of scratch (at gOff = the row's start), so that the row passes write always.
   const row = grad === null ? new Float64Array(T) : null;
   const v = acc.v;
-  // GRPO's pairing, pg_clip with k3, takes both terms in one pass over the row (pgClipTokenRow),
-  // and then has no KL pass of its own.
-  const k3InRow = kl !== null && kl.kind === "k3" && plan.ratio === "token" && pgClipRows(plan);
+  // The token rows' kind, once (TOKEN_ROW_*): pg_clip's and cispo's rows read back the ratios
+  // that ratioRow writes first.
+  const kind = plan.ratio === "token" ? tokenRowKind(plan) : TOKEN_ROW_ANY;
   for (let b = 0; b < B; b++) {
     const o = b * T;
     const f = plan.first[b] as number;
@@ -1146,12 +1146,13 @@ export function fusedLossAndGrad(
     if (plan.L[b] === 0) continue;
     const g = (grad ?? row) as Float64Array;
     const gOff = grad === null ? o : 0;
+    if (kind !== TOKEN_ROW_ANY && !ratioRow(plan.m, plan.lp, plan.old, f, e, g, gOff)) return false;
     const ok =
       plan.ratio === "token"
-        ? fusedTokenRow(plan, g, gOff, fresh, b, f, e, pt, v, k3InRow)
+        ? fusedTokenRow(plan, kind, g, gOff, fresh, b, f, e, pt, v)
         : fusedSequenceRow(plan, g, gOff, fresh, b, f, e, pt, v);
     if (!ok) return false;
-    if (klPoint !== null && !k3InRow) {
+    if (klPoint !== null) {
       const wk = (kl as KLPlan).w[b] as number;
       const cw = (kl as KLPlan).coef * wk;
       const ok =
@@ -1169,13 +1170,14 @@ export function fusedLossAndGrad(
  * response token r = exp(lp − old), the surrogate's ℓ and d, w_b·ℓ into the sum and d·r
  * (through the ratio) or d (through the logprob) into `grad` at `i − gOff`. Returns false where
  * the whole call must judge. pg_clip (no dual clip) and cispo with row advantages, the bench's
- * and the registry's common losses, run rows of their own with the point function's arithmetic
- * inline (inBand, cispoWeight, cispoTerm: one definition each in ./points.ts; in the band,
- * ratioTerm without its A = ±0 test, see pgClipTokenRow): through
- * `pt` and the generic loop they took 1.2–1.3× as long (docs/performance.md#fields).
+ * and the registry's common losses, run rows of their own (`kind`, tokenRowKind) after ratioRow,
+ * with the point function's arithmetic inline (inBand, cispoWeight, cispoTerm: one definition
+ * each in ./points.ts; in the band, ratioTerm without its A = ±0 test, see pgClipTokenRow):
+ * through `pt` and the generic loop they took 1.2–1.3× as long (docs/performance.md#fields).
  */
 function fusedTokenRow(
   plan: PolicyPlan,
+  kind: number,
   grad: Float64Array,
   gOff: number,
   fresh: boolean,
@@ -1184,20 +1186,25 @@ function fusedTokenRow(
   e: number,
   pt: Float64Array,
   v: Float64Array,
-  k3: boolean,
 ): boolean {
-  if (pgClipRows(plan)) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v, k3);
-  if (plan.advTok === null && plan.sur.site === SITE_CISPO)
-    return cispoTokenRow(plan, grad, gOff, fresh, b, f, e, v);
+  if (kind === TOKEN_ROW_PG_CLIP) return pgClipTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
+  if (kind === TOKEN_ROW_CISPO) return cispoTokenRow(plan, grad, gOff, fresh, b, f, e, v);
   return anyTokenRow(plan, grad, gOff, fresh, b, f, e, pt, v);
 }
 
-/**
- * Whether a token-ratio plan's rows run {@link pgClipTokenRow} (pg_clip without a dual clip, row
- * advantages): one rule for the row's dispatch and for whether that row pass takes k3's term.
- */
-function pgClipRows(plan: PolicyPlan): boolean {
-  return plan.advTok === null && plan.sur.site === SITE_PG_CLIP;
+/** A token-ratio row through its surrogate's point function (anyTokenRow). */
+const TOKEN_ROW_ANY = 0;
+/** pg_clip without a dual clip, row advantages: ratioRow, then pgClipTokenRow. */
+const TOKEN_ROW_PG_CLIP = 1;
+/** cispo, row advantages: ratioRow, then cispoTokenRow. */
+const TOKEN_ROW_CISPO = 2;
+
+/** Which row pass a token-ratio plan's rows run: one rule for the dispatch and for ratioRow. */
+function tokenRowKind(plan: PolicyPlan): number {
+  if (plan.advTok !== null) return TOKEN_ROW_ANY;
+  if (plan.sur.site === SITE_PG_CLIP) return TOKEN_ROW_PG_CLIP;
+  if (plan.sur.site === SITE_CISPO) return TOKEN_ROW_CISPO;
+  return TOKEN_ROW_ANY;
 }
 
 /** {@link fusedTokenRow} for any surrogate, through its point function and `pt`. */
@@ -1278,9 +1285,10 @@ function anyTokenRow(
  * A): strictly inside the band ℓ = −r·A and ∂L/∂r = g·A; outside it, pgClipNoCapInto's term and
  * slope (one comparison where r is strictly outside and r·A, c·A are ordered; through `pt`, with
  * its ties and saturations, elsewhere; the flags, which this pass does not return, are not
- * formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them. The
- * finiteness test runs outside the band, and inside it only for a row whose bound (below) fails.
- * With `k3` (GRPO), the k3 KL term of k3KlRow in the same pass.
+ * formed), ∂L/∂r = slopeTimes(g·A, slope), as PG_CLIP's point function computes them, from
+ * the row's r that ratioRow wrote into `grad`. One finiteness test for the row (rowTested).
+ * GRPO's k3 term runs in a pass of its own after it (k3KlRow): inside this loop, its expm1
+ * made dapo's rows, which have no KL term, 1.05–1.1× as long (docs/performance.md#fields).
  */
 function pgClipTokenRow(
   plan: PolicyPlan,
@@ -1292,56 +1300,37 @@ function pgClipTokenRow(
   e: number,
   pt: Float64Array,
   v: Float64Array,
-  k3: boolean,
 ): boolean {
-  const { m, lp, old, params } = plan;
+  const { m, params } = plan;
   const { lo, hi } = params;
   const wb = plan.w[b] as number;
   const a = (plan.advRow as Float64Array)[b] as number;
   // PG_CLIP's ∂L/∂r = g·A with g = −w_b, inside the band.
   const ga = -wb * a;
-  // Inside the band the token needs no test when this holds: lo ≥ 0 puts r = exp(lp − old) in
-  // (lo, hi) only for a finite log-ratio (NaN, +∞ and r = 0 from −∞ all fall outside), and then
-  // |ℓ| = r·|A| < hi·|A| and |∂L/∂lp| = r·|g·A| < hi·|g·A| are finite.
-  const bounded = lo >= 0 && finite(hi * a) && finite(hi * ga);
   // Imported functions read once (see k3KlRow).
   const band = inBand;
   const outside = pgClipNoCapInto;
   const times = slopeTimes;
   const err = twoSumError;
-  // With `k3`, k3KlRow's per-token work in the same pass (its operations, its order, its sums in
-  // v[2], v[3]): GRPO's two passes over each row took 1.1× as long as one.
-  const kl = plan.kl as KLPlan;
-  const ref = k3 ? (plan.ref as Float64Array) : lp;
-  const wk = k3 ? (kl.w[b] as number) : 0;
-  const cw = k3 ? kl.coef * wk : 0;
-  const kValue = k3Value;
-  const kSlope = k3DLogprob;
   let s = v[0] as number;
   let c = v[1] as number;
-  let ks = v[2] as number;
-  let kc = v[3] as number;
+  // Σ ∂ over the row, for the row's one test (rowTested).
+  let h = 0;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) {
       if (!fresh) grad[i - gOff] = 0;
       continue;
     }
-    const x = lp[i] as number;
-    const z = x - (old[i] as number);
-    const r = Math.exp(z);
+    const r = grad[i - gOff] as number;
     const ra = r * a;
     let ell: number;
     let gv: number;
-    // One test per token where one is needed: z + ℓ + ∂ is finite only if all three are (a sum of
-    // finite ones that passes float64 stops too: the whole call then gives the result, as it
-    // does for every stop).
     if (band(r, lo, hi)) {
       // ratioTerm(r, a) and g·A·r without their A = ±0 test: strictly inside the band r is
       // finite and ≥ 0, where r·A is ±0 with A's sign, bitwise A (and g·A·r bitwise g·A) —
       // what the test writes for r = +∞, which falls outside. The two tests cost 1.2× here.
       ell = -ra;
       gv = ga * r;
-      if (!bounded && !finite(z + ell + gv)) return false;
     } else {
       // Strictly outside [lo, hi] (clamp c = lo or hi, pass 0) with r·A and c·A ordered,
       // pgClipNoCapInto is one comparison: r·A < c·A gives ℓ = −r·A and slope 1 (g·A·r, bitwise
@@ -1362,20 +1351,9 @@ function pgClipTokenRow(
         const d = times(ga, pt[1] as number);
         gv = d === 0 ? d : d * r;
       }
-      if (!finite(z + ell + gv)) return false;
-    }
-    if (k3) {
-      const dk = (ref[i] as number) - x;
-      const ex = Math.expm1(dk);
-      const kv = kValue(dk, ex);
-      gv += cw * kSlope(ex);
-      if (!finite(kv + gv)) return false;
-      const ky = wk * kv;
-      const kt = ks + ky;
-      kc += err(ks, ky, kt);
-      ks = kt;
     }
     grad[i - gOff] = gv;
+    h += gv;
     const y = wb * ell;
     const t = s + y;
     c += err(s, y, t);
@@ -1383,10 +1361,45 @@ function pgClipTokenRow(
   }
   v[0] = s;
   v[1] = c;
-  v[2] = ks;
-  v[3] = kc;
-  return true;
+  return rowTested(s + c, h);
 }
+
+/**
+ * r = exp(lp − old) at the response tokens of row [f, e), into `r` at i − off (padding left as
+ * it is): the first of two passes over a token-ratio row (pgClipTokenRow, cispoTokenRow), the
+ * second reading r back from `r` and writing the gradient over it. On its own the exp loop keeps
+ * nothing else live and the second loop has no call in it: on dapo and cispo at 256×8192 the two
+ * took 0.72–0.84× as long as one pass doing both (docs/performance.md#fields). Returns whether
+ * every lp − old of the row is finite (their sum is: a sum of finite ones that passes float64
+ * gives false too, and the whole call, which is given every stop, then judges).
+ */
+function ratioRow(
+  m: Uint8Array,
+  lp: Float64Array,
+  old: Float64Array,
+  f: number,
+  e: number,
+  r: Float64Array,
+  off: number,
+): boolean {
+  let q = 0;
+  for (let i = f; i < e; i++)
+    if (m[i] === 1) {
+      const z = (lp[i] as number) - (old[i] as number);
+      q += z;
+      r[i - off] = Math.exp(z);
+    }
+  return finite(q);
+}
+
+/**
+ * The one test of a row pass after {@link ratioRow}: the loss sums so far, this row's included
+ * (`sums`), and the row's Σ ∂ (`grads`) are finite. A non-finite ℓ, k or ∂ leaves its sum
+ * non-finite whatever follows (±∞ and NaN absorb finite terms, ∞ − ∞ is NaN, and a zero weight
+ * makes NaN of them); finite parts whose sum passes float64 give false too. False: the whole
+ * call judges.
+ */
+const rowTested = (sums: number, grads: number): boolean => finite(sums + grads);
 
 /**
  * {@link fusedTokenRow} for cispo (CISPO's point function, row advantage A): ŵ·A =
@@ -1402,7 +1415,7 @@ function cispoTokenRow(
   e: number,
   v: Float64Array,
 ): boolean {
-  const { m, lp, old, params } = plan;
+  const { m, lp, params } = plan;
   const { lo, hi, oneSided } = params;
   const wb = plan.w[b] as number;
   const g = -wb;
@@ -1413,19 +1426,20 @@ function cispoTokenRow(
   const err = twoSumError;
   let s = v[0] as number;
   let c = v[1] as number;
+  // Σ ∂ over the row, for the row's one test (rowTested).
+  let h = 0;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) {
       if (!fresh) grad[i - gOff] = 0;
       continue;
     }
     const x = lp[i] as number;
-    const z = x - (old[i] as number);
-    const coefA = weight(Math.exp(z), lo, hi, oneSided) * a;
+    const r = grad[i - gOff] as number;
+    const coefA = weight(r, lo, hi, oneSided) * a;
     const ell = term(coefA, x);
     const gv = g * coefA;
-    // One test for the three (see pgClipTokenRow).
-    if (!finite(z + ell + gv)) return false;
     grad[i - gOff] = gv;
+    h += gv;
     const y = wb * ell;
     const t = s + y;
     c += err(s, y, t);
@@ -1433,7 +1447,7 @@ function cispoTokenRow(
   }
   v[0] = s;
   v[1] = c;
-  return true;
+  return rowTested(s + c, h);
 }
 
 /**
