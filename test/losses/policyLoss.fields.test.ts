@@ -15,6 +15,7 @@ import {
   policyLoss,
   setFieldBlockPositions,
 } from "../../src/losses/policyLoss.js";
+import { cispoClamp, cispoLower, cispoWeight } from "../../src/losses/surrogates.js";
 import { ALGORITHM_NAMES, ALGORITHMS } from "../../src/registry/index.js";
 import { drawBatch } from "../../src/verify/draw.js";
 import { FC_PARAMS } from "../_kit/index.js";
@@ -308,6 +309,10 @@ describe("policyLoss fields", () => {
         "ok",
         "whole",
       ],
+      // A = 1.5e308, every ratio in pg_clip's band: each ℓ and ∂ finite; pg_clip's row test (the
+      // loss sums so far plus the second row's Σ ∂, −2.2e308) and cispo's row bound (g·max(|lo|,
+      // |hi|)·A: 1.2 × 1.5e308 is past float64) stop: the whole call's finite result.
+      ["A = 1.5e308", batch(0, -1.05, -1, 1.5e308), "ok", "whole"],
       ["all finite", batch(0, -1.05, -1), "ok", "fused"],
     ];
     for (const [name, config] of Object.entries(configs)) {
@@ -323,6 +328,24 @@ describe("policyLoss fields", () => {
       });
       expect(outcomes, name).toEqual(cases.map(([label, , want, path]) => [label, want, path]));
     }
+  });
+
+  it("property: cispoClamp under cispoLower's bound (the cispo row's weight, no flag per token) is bitwise the weight as written with its flag (r > hi: hi; two-sided and r < lo: lo; else r), for any doubles, ±0, ±∞ and NaN included", () => {
+    // The weight as cispoWeight was written before the row pass took its bound once.
+    const flagged = (r: number, lo: number, hi: number, oneSided: boolean) =>
+      r > hi ? hi : !oneSided && r < lo ? lo : r;
+    const double = fc.oneof(
+      fc.double(),
+      fc.constantFrom(0, -0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN),
+    );
+    fc.assert(
+      fc.property(double, double, double, fc.boolean(), (r, lo, hi, oneSided) => {
+        const want = flagged(r, lo, hi, oneSided);
+        expect(Object.is(cispoClamp(r, cispoLower(lo, oneSided), hi), want)).toBe(true);
+        expect(Object.is(cispoWeight(r, lo, hi, oneSided), want)).toBe(true);
+      }),
+      { ...FC_PARAMS, numRuns: 20 * FC_PARAMS.numRuns },
+    );
   });
 
   it("golden: GSPO's row-constant surrogate (formed once per row) is the full call's bitwise, clipped and unclipped rows, with holes, into a dirty out", () => {

@@ -28,7 +28,13 @@ import {
   k3Value,
 } from "../../kl/estimator.js";
 import type { RatioKind, ResolvedISCorrection, ResolvedPolicyLossConfig } from "../config.js";
-import { CLIPPED_HIGH, CLIPPED_LOW, cispoWeight, pgClipNoCapInto } from "../surrogates.js";
+import {
+  CLIPPED_HIGH,
+  CLIPPED_LOW,
+  cispoClamp,
+  cispoLower,
+  pgClipNoCapInto,
+} from "../surrogates.js";
 import type { PolicyOutputs } from "./outputs.js";
 import {
   cispoTerm,
@@ -1171,7 +1177,7 @@ export function fusedLossAndGrad(
  * (through the ratio) or d (through the logprob) into `grad` at `i − gOff`. Returns false where
  * the whole call must judge. pg_clip (no dual clip) and cispo with row advantages, the bench's
  * and the registry's common losses, run rows of their own (`kind`, tokenRowKind) after ratioRow,
- * with the point function's arithmetic inline (inBand, cispoWeight, cispoTerm: one definition
+ * with the point function's arithmetic inline (inBand, cispoClamp, cispoTerm: one definition
  * each in ./points.ts; in the band, ratioTerm without its A = ±0 test, see pgClipTokenRow):
  * through `pt` and the generic loop they took 1.2–1.3× as long (docs/performance.md#fields).
  */
@@ -1403,7 +1409,8 @@ const rowTested = (sums: number, grads: number): boolean => finite(sums + grads)
 
 /**
  * {@link fusedTokenRow} for cispo (CISPO's point function, row advantage A): ŵ·A =
- * cispoWeight(r)·A held constant, ℓ = −ŵ·A·lp and ∂L/∂lp = g·ŵ·A.
+ * cispoWeight(r)·A (as cispoClamp with the row's bound) held constant, ℓ = −ŵ·A·lp and
+ * ∂L/∂lp = g·ŵ·A.
  */
 function cispoTokenRow(
   plan: PolicyPlan,
@@ -1421,13 +1428,17 @@ function cispoTokenRow(
   const g = -wb;
   const a = (plan.advRow as Float64Array)[b] as number;
   // Imported functions read once (see k3KlRow).
-  const weight = cispoWeight;
+  const weight = cispoClamp;
+  const lower = cispoLower(lo, oneSided);
   const term = cispoTerm;
   const err = twoSumError;
+  // Every ∂ = g·(ŵ·A) of the row is finite where g·(M·A) is, M = max(|lo|, |hi|): r ≥ 0 after
+  // ratioRow, so ŵ is hi, lo, or r between them (min(r, hi) one-sided), |ŵ| ≤ M, and rounding is
+  // monotonic. Where it is not (|A|·w_b near 1e308, or A not finite) the whole call judges. The
+  // row then needs no Σ ∂ for its test: a sum per token made it 1.03× as long.
+  if (!finite(g * (Math.max(Math.abs(lo), Math.abs(hi)) * a))) return false;
   let s = v[0] as number;
   let c = v[1] as number;
-  // Σ ∂ over the row, for the row's one test (rowTested).
-  let h = 0;
   for (let i = f; i < e; i++) {
     if (m[i] !== 1) {
       if (!fresh) grad[i - gOff] = 0;
@@ -1435,11 +1446,10 @@ function cispoTokenRow(
     }
     const x = lp[i] as number;
     const r = grad[i - gOff] as number;
-    const coefA = weight(r, lo, hi, oneSided) * a;
+    const coefA = weight(r, lower, hi) * a;
     const ell = term(coefA, x);
     const gv = g * coefA;
     grad[i - gOff] = gv;
-    h += gv;
     const y = wb * ell;
     const t = s + y;
     c += err(s, y, t);
@@ -1447,7 +1457,7 @@ function cispoTokenRow(
   }
   v[0] = s;
   v[1] = c;
-  return rowTested(s + c, h);
+  return rowTested(s + c, 0);
 }
 
 /**
