@@ -1438,10 +1438,10 @@ function ratioRow(
 
 /**
  * The one test of a row pass after {@link ratioRow}: the loss sums so far, this row's included
- * (`sums`), and the row's Σ ∂ (`grads`) are finite. A non-finite ℓ, k or ∂ leaves its sum
- * non-finite whatever follows (±∞ and NaN absorb finite terms, ∞ − ∞ is NaN, and a zero weight
- * makes NaN of them); finite parts whose sum passes float64 give false too. False: the whole
- * call judges.
+ * (`sums`), and the row's Σ ∂ (`grads`; 0 where a bound per row stands for it) are finite. A
+ * non-finite ℓ or ∂ leaves its sum non-finite whatever follows (±∞ and NaN absorb finite terms,
+ * ∞ − ∞ is NaN, and a zero weight makes NaN of them); finite parts whose sum passes float64 give
+ * false too. False: the whole call judges.
  */
 const rowTested = (sums: number, grads: number): boolean => finite(sums + grads);
 
